@@ -1,0 +1,94 @@
+"""The `graph` dialect: tensor operators with ONNX-like semantics, control flow, tuples
+and algebraic data types. Types are builtin `tensor<...>`, where `?` is the *Any* dim."""
+
+from xdsl.ir import Dialect
+
+from nimble.dialects.graph.adt import AdtOp, AdtType, AdtValue, ConstructOp, ConstructorOp, MatchOp
+from nimble.dialects.graph.base import GraphOp
+from nimble.dialects.graph.control import (
+    ConditionOp,
+    GetItemOp,
+    IfOp,
+    MakeTupleOp,
+    WhileOp,
+    YieldOp,
+)
+from nimble.dialects.graph.creation import (
+    ArangeOp,
+    ConstantOp,
+    ExternalConstantOp,
+    FullOp,
+    ZerosOp,
+)
+from nimble.dialects.graph.elementwise import (
+    BINARY_OPS,
+    COMPARISON_OPS,
+    UNARY_OPS,
+    AbsOp,
+    AddOp,
+    AndOp,
+    CastOp,
+    ClipOp,
+    DivOp,
+    EqualOp,
+    ErfOp,
+    ExpOp,
+    GeluOp,
+    GreaterOp,
+    LessOp,
+    LogOp,
+    MaximumOp,
+    MinimumOp,
+    MulOp,
+    NegOp,
+    NotOp,
+    OrOp,
+    PowOp,
+    ReluOp,
+    RsqrtOp,
+    SigmoidOp,
+    SqrtOp,
+    SubOp,
+    TanhOp,
+    WhereOp,
+)
+from nimble.dialects.graph.folding import GraphConstantMaterialization
+from nimble.dialects.graph.layout import (
+    BroadcastToOp,
+    ConcatOp,
+    DynamicReshapeOp,
+    GatherOp,
+    ReshapeOp,
+    SplitOp,
+    SqueezeOp,
+    TransposeOp,
+    UnsqueezeOp,
+)
+from nimble.dialects.graph.linalg import DenseOp, MatmulOp
+from nimble.dialects.graph.nn import (
+    AvgPool2dOp,
+    BatchNormOp,
+    Conv2dOp,
+    GlobalAvgPool2dOp,
+    LayerNormOp,
+    MaxPool2dOp,
+    SoftmaxOp,
+)
+from nimble.dialects.graph.reduce import ArgmaxOp, ReduceMaxOp, ReduceMeanOp, ReduceSumOp
+from nimble.dialects.graph.slice import SliceOp
+from nimble.dialects.graph.vision import NmsOp, RoiAlignOp
+
+OPERATIONS = [
+    *BINARY_OPS, *COMPARISON_OPS, WhereOp, *UNARY_OPS, ClipOp, CastOp,
+    MatmulOp, DenseOp,
+    Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp,
+    ReshapeOp, DynamicReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp,
+    BroadcastToOp, SqueezeOp, UnsqueezeOp,
+    ConstantOp, ExternalConstantOp, ZerosOp, FullOp, ArangeOp,
+    NmsOp, RoiAlignOp,
+    IfOp, WhileOp, YieldOp, ConditionOp, MakeTupleOp, GetItemOp,
+    AdtOp, ConstructorOp, ConstructOp, MatchOp,
+]
+
+Graph = Dialect("graph", OPERATIONS, [AdtType], [GraphConstantMaterialization()])

@@ -1,0 +1,174 @@
+"""The abstract base of graph operators and the helpers their definitions share.
+
+A `GraphOp` declares its operands, results and properties like any xdsl op and adds:
+- `shape_function(k)`: result dims from operand dims (see `shape_functions.py`);
+- `result_element_types()`: result element types (default: the first operand's);
+- `reference(*arrays)`: the numpy meaning, used by the interpreter and constant folding.
+From these three, the base derives type inference, verification, reification and
+evaluation, so that no generic pass needs to know any operator by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    NoneType,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.utils.exceptions import VerifyException
+
+from nimble.dialects.graph.types import numpy_dtype, tensor, types_compatible
+from nimble.dialects.interfaces import EvalContext, HasReference, HasShapeFunction
+from nimble.dialects.shape_functions import DimAlgebra, ReifyDims, ShapeError, StaticDims
+
+
+def op_error(op: Operation, message: str) -> VerifyException:
+    """A verifier error worded like MLIR's: `'graph.add' op <message>`."""
+    return VerifyException(f"'{op.name}' op {message}")
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def bool_attr(value: bool) -> IntegerAttr:
+    return BoolAttr.from_bool(value)
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """A Python-style axis in [-rank, rank) made non-negative; ShapeError otherwise."""
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(axes: Sequence[int], rank: int) -> list[int]:
+    result = [normalize_axis(a, rank) for a in axes]
+    if len(set(result)) != len(result):
+        raise ShapeError(f"axes {list(axes)} repeat an axis")
+    return result
+
+
+def broadcast_dims(k: DimAlgebra, *shapes: list[Any]) -> list[Any]:
+    """numpy broadcasting of several dim lists (right-aligned)."""
+    rank = max(len(s) for s in shapes)
+    result: list[Any] = [1] * rank
+    for s in shapes:
+        padded = [1] * (rank - len(s)) + list(s)
+        result = [
+            k.broadcast(r, d, f"dim {i} cannot be broadcast")
+            for i, (r, d) in enumerate(zip(result, padded))
+        ]
+    return result
+
+
+class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
+    """Base of every graph operator with a shape function and a numpy reference."""
+
+    FOLD_LIMIT: ClassVar[int] = 4096
+    """Largest result (in elements) that constant folding materialises."""
+    RIGHT_IDENTITY: ClassVar[float | None] = None
+    """A scalar c with `x op c == x` (folded away by canonicalize)."""
+    COMMUTATIVE: ClassVar[bool] = False
+
+    # -- what each operator defines ------------------------------------------------
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        raise NotImplementedError(f"{self.name} has no shape function")
+
+    def result_element_types(self) -> list[Attribute]:
+        element = self.operands[0].type.get_element_type()
+        return [element] * len(self.results)
+
+    def reference(self, *args: Any) -> Sequence[Any]:
+        raise NotImplementedError(f"{self.name} has no reference semantics")
+
+    # -- what the base derives -----------------------------------------------------
+    def infer_result_types(self) -> list[TensorType]:
+        """Static result types (with `?` where unknown); VerifyException on conflicts."""
+        try:
+            shapes = self.shape_function(StaticDims())
+            elements = self.result_element_types()
+        except ShapeError as e:
+            raise op_error(self, str(e)) from None
+        if self.DATA_DEPENDENT:
+            # The shape function gave upper bounds; the true dims come at run time.
+            shapes = [[None] * len(s) for s in shapes]
+        return [tensor(e, s) for e, s in zip(elements, shapes, strict=True)]
+
+    def verify_(self) -> None:
+        for i, operand in enumerate(self.operands):
+            if isinstance(operand.type, TensorType):
+                try:
+                    numpy_dtype(operand.type.element_type)
+                except ValueError as e:
+                    raise op_error(self, f"operand #{i}: {e}") from None
+        inferred = self.infer_result_types()
+        if len(inferred) != len(self.results):
+            raise op_error(self, f"expected {len(inferred)} results, got {len(self.results)}")
+        for i, (result, expected) in enumerate(zip(self.results, inferred)):
+            if not types_compatible(result.type, expected):
+                raise op_error(
+                    self,
+                    f"result #{i} has type {result.type}, incompatible with the "
+                    f"inferred type {expected}",
+                )
+
+    def reify(self) -> list[list[SSAValue]]:
+        """Emit, before this op, the shape IR computing every result dim."""
+        k = ReifyDims(self)
+        try:
+            shapes = self.shape_function(k)
+        except ShapeError as e:
+            raise op_error(self, str(e)) from None
+        return [[k.value(d) for d in s] for s in shapes]
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> Sequence[Any]:
+        return self.reference(*args)
+
+    @classmethod
+    def create_inferred(
+        cls,
+        operands: Sequence[SSAValue | Sequence[SSAValue]],
+        properties: dict[str, Attribute] | None = None,
+        num_results: int = 1,
+    ) -> Self:
+        """Create the op with its result types inferred from operands and properties."""
+        properties = properties or {}
+        probe = cls.create(
+            operands=_flatten(operands),
+            result_types=[NoneType()] * num_results,
+            properties=properties,
+        )
+        result_types = probe.infer_result_types()
+        probe.drop_all_references()
+        return cls.create(
+            operands=_flatten(operands), result_types=result_types, properties=properties
+        )
+
+
+def _flatten(operands: Sequence[SSAValue | Sequence[SSAValue]]) -> list[SSAValue]:
+    flat: list[SSAValue] = []
+    for o in operands:
+        if isinstance(o, SSAValue):
+            flat.append(o)
+        else:
+            flat.extend(o)
+    return flat
+
+
+def as_tensor(value: Any, element_type: Attribute) -> np.ndarray:
+    """A reference result as an array of the op's declared element type."""
+    return np.asarray(value).astype(numpy_dtype(element_type), copy=False)

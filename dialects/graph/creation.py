@@ -1,0 +1,209 @@
+"""Ops that create tensors: inline constants, weights in `.npz` files, zeros/full of a
+run-time shape, and arange."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, HasFolder, Pure
+
+from nimble.dialects.graph.base import GraphOp, as_tensor, op_error
+from nimble.dialects.graph.folding import dense_to_array
+from nimble.dialects.graph.types import dims, format_dims, numpy_dtype
+from nimble.dialects.interfaces import EvalContext
+from nimble.dialects.shape import ShapeType
+from nimble.dialects.shape_functions import DimAlgebra, ShapeError
+
+
+class _ConstantFolder(HasFolder):
+    @classmethod
+    def fold(cls, op: Operation) -> Sequence[SSAValue | Attribute] | None:
+        assert isinstance(op, ConstantOp)
+        return [op.value]
+
+
+@irdl_op_definition
+class ConstantOp(GraphOp):
+    """A tensor constant held inline (use `graph.external_constant` for large weights).
+
+    Example: `%c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>`
+    """
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike(), _ConstantFolder())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        return [dims(self.value.type)]
+
+    def result_element_types(self) -> list[Attribute]:
+        return [self.value.get_element_type()]
+
+    def verify_(self) -> None:
+        if self.result.type != self.value.type:
+            raise op_error(self, f"result type {self.result.type} differs from the value's type {self.value.type}")
+        super().verify_()
+
+    def reference(self) -> Sequence[Any]:
+        return [dense_to_array(self.value)]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        attrs = parser.parse_optional_attr_dict()
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("expected a dense<...> : tensor<...> value", pos, parser.pos)
+        op = cls(value)
+        op.attributes |= attrs
+        return op
+
+
+@irdl_op_definition
+class ExternalConstantOp(GraphOp):
+    """A tensor stored as entry `key` of an `.npz` file (path relative to the module).
+
+    Example: `%w = graph.external_constant "encoder.0.weight" from "bert.npz" : tensor<768x768xf32>`
+    """
+
+    name = "graph.external_constant"
+    key = prop_def(StringAttr)
+    file = prop_def(StringAttr)
+    result = result_def(TensorType)
+    assembly_format = "$key `from` $file attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        d = dims(self.result.type)
+        if None in d:
+            raise ShapeError("an external constant must have a static shape")
+        return [d]
+
+    def result_element_types(self) -> list[Attribute]:
+        return [self.result.type.element_type]
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> Sequence[Any]:
+        array = ctx.load_external(self.file.data, self.key.data)
+        expected = self.result.type
+        if list(array.shape) != dims(expected):
+            raise ValueError(
+                f"'{self.file.data}' entry '{self.key.data}' has shape {format_dims(array.shape)}, "
+                f"expected {format_dims(dims(expected))}"
+            )
+        if array.dtype != numpy_dtype(expected.element_type):
+            raise ValueError(
+                f"'{self.file.data}' entry '{self.key.data}' has dtype {array.dtype}, "
+                f"expected {numpy_dtype(expected.element_type)}"
+            )
+        return [array]
+
+
+class _FillOp(GraphOp):
+    shape = operand_def(ShapeType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        target = k.shape(self.shape)
+        if len(target) != len(self.result.type.get_shape()):
+            raise ShapeError("result rank differs from the shape's rank")
+        return [target]
+
+    def result_element_types(self) -> list[Attribute]:
+        return [self.result.type.element_type]
+
+    def fill_value(self) -> float | int:
+        return 0
+
+    def reference(self, shape: Any) -> Sequence[Any]:
+        return [np.full(tuple(shape), self.fill_value(), dtype=numpy_dtype(self.result.type.element_type))]
+
+
+@irdl_op_definition
+class ZerosOp(_FillOp):
+    """A tensor of zeros of a run-time shape.
+
+    Example: `%z = graph.zeros %s : !shape.shape<2> -> tensor<?x256xf32>`
+    """
+
+    name = "graph.zeros"
+    assembly_format = "$shape attr-dict `:` type($shape) `->` type($result)"
+
+
+@irdl_op_definition
+class FullOp(_FillOp):
+    """A tensor of a run-time shape filled with `value`.
+
+    Example: `%f = graph.full %s {value = 1.0 : f32} : !shape.shape<1> -> tensor<?xf32>`
+    """
+
+    name = "graph.full"
+    value = prop_def(FloatAttr | IntegerAttr)
+    assembly_format = "$shape attr-dict `:` type($shape) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def fill_value(self) -> float | int:
+        return self.value.value.data
+
+
+@irdl_op_definition
+class ArangeOp(GraphOp):
+    """`[start, start+step, ...)` up to `stop` (exclusive), from `index` operands.
+
+    Example: `%r = graph.arange %start, %stop, %step : tensor<?xi64>`
+    """
+
+    name = "graph.arange"
+    start = operand_def(IndexType)
+    stop = operand_def(IndexType)
+    step = operand_def(IndexType)
+    result = result_def(TensorType)
+    assembly_format = "$start `,` $stop `,` $step attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        if len(self.result.type.get_shape()) != 1:
+            raise ShapeError("result must have rank 1")
+        step = k.index(self.step)
+        if step == 0:
+            raise ShapeError("step must not be 0")
+        span = k.sub(k.index(self.stop), k.index(self.start))
+        return [[k.max(k.ceildiv(span, step), 0)]]
+
+    def result_element_types(self) -> list[Attribute]:
+        return [self.result.type.element_type]
+
+    def reference(self, start: int, stop: int, step: int) -> Sequence[Any]:
+        if step == 0:
+            raise ValueError("arange step is 0")
+        return [as_tensor(np.arange(start, stop, step), self.result.type.element_type)]

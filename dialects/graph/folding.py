@@ -1,0 +1,97 @@
+"""Folding for graph operators: constant folding through the reference semantics, and
+algebraic identities (x*1, x+0, ...) declared as data on the op classes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import ConstantLike, HasFolder
+
+from nimble.dialects.graph.base import GraphOp
+from nimble.dialects.graph.types import numpy_dtype
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The array held by a constant-like graph op producing `value`, else None."""
+    attr = ConstantLike.get_constant_value(value)
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        return dense_to_array(attr)
+    return None
+
+
+def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    dtype = numpy_dtype(attr.get_element_type())
+    values = np.array(attr.get_values(), dtype=dtype)
+    return values.reshape(attr.get_shape())
+
+
+def array_to_dense(array: np.ndarray, type: TensorType) -> DenseIntOrFPElementsAttr:
+    flat = np.asarray(array, dtype=numpy_dtype(type.element_type)).reshape(-1)
+    return DenseIntOrFPElementsAttr.from_list(type, flat.tolist())
+
+
+def _is_splat_of(value: SSAValue, scalar: float) -> bool:
+    array = constant_array(value)
+    return array is not None and array.size > 0 and bool(np.all(array == scalar))
+
+
+class GraphFolder(HasFolder):
+    """Folds an op whose operands are all constants, or that is an identity.
+
+    Identities are data on the op class: `RIGHT_IDENTITY` (x op c == x for the splat c)
+    and `COMMUTATIVE` (then c op x == x too). The result replaces the op only when it
+    has the op's exact type, so a broadcasting identity never changes a shape.
+    """
+
+    @classmethod
+    def fold(cls, op: Operation) -> Sequence[SSAValue | Attribute] | None:
+        if not isinstance(op, GraphOp):
+            return None
+        return cls._fold_identity(op) or cls._fold_constants(op)
+
+    @classmethod
+    def _fold_identity(cls, op: GraphOp) -> Sequence[SSAValue] | None:
+        identity = op.RIGHT_IDENTITY
+        if identity is None or len(op.operands) != 2:
+            return None
+        lhs, rhs = op.operands
+        result_type = op.results[0].type
+        if _is_splat_of(rhs, identity) and lhs.type == result_type:
+            return [lhs]
+        if op.COMMUTATIVE:
+            if _is_splat_of(lhs, identity) and rhs.type == result_type:
+                return [rhs]
+        return None
+
+    @classmethod
+    def _fold_constants(cls, op: GraphOp) -> Sequence[Attribute] | None:
+        if not op.operands:
+            return None
+        arrays = [constant_array(v) for v in op.operands]
+        if any(a is None for a in arrays):
+            return None
+        types = [r.type for r in op.results]
+        if not all(isinstance(t, TensorType) and t.has_static_shape() for t in types):
+            return None
+        if sum(int(np.prod(t.get_shape())) for t in types) > op.FOLD_LIMIT:
+            return None
+        try:
+            values = op.reference(*arrays)
+        except (ArithmeticError, ValueError, FloatingPointError):
+            return None  # leave run-time errors to run time
+        return [array_to_dense(v, t) for v, t in zip(values, types, strict=True)]
+
+
+class GraphConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become `graph.constant` ops."""
+
+    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation | None:
+        from nimble.dialects.graph.creation import ConstantOp
+
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.type == type:
+            return ConstantOp(value)
+        return None

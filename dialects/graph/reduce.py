@@ -1,0 +1,125 @@
+"""Reductions over axes: sum, mean, max (optionally keeping dims), and argmax."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, I64, IntegerAttr, IntegerType, TensorType, i1, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from nimble.dialects.graph.base import GraphOp, as_tensor, normalize_axes, normalize_axis
+from nimble.dialects.graph.folding import GraphFolder
+from nimble.dialects.shape_functions import DimAlgebra, ShapeError
+
+_FALSE = IntegerAttr(0, i1)
+
+
+def _reduced(dims: list[Any], axes: Sequence[int], keepdims: bool) -> list[Any]:
+    if keepdims:
+        return [1 if i in axes else d for i, d in enumerate(dims)]
+    return [d for i, d in enumerate(dims) if i not in axes]
+
+
+class ReduceOp(GraphOp):
+    """Base of reductions over `axes` (all axes when omitted)."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = opt_prop_def(DenseArrayBase.constr(i64))
+    keepdims = opt_prop_def(BoolAttr, _FALSE)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure(), GraphFolder())
+
+    FN: ClassVar[Callable[..., Any]]
+
+    def reduced_axes(self) -> list[int]:
+        rank = len(self.input.type.get_shape())
+        if self.axes is None:
+            return list(range(rank))
+        return normalize_axes(list(self.axes.get_values()), rank)
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        return [_reduced(k.dims(self.input), self.reduced_axes(), bool(self.keepdims.value.data))]
+
+    def reference(self, x: Any) -> Sequence[Any]:
+        y = type(self).FN(x, axis=tuple(self.reduced_axes()), keepdims=bool(self.keepdims.value.data))
+        return [as_tensor(y, self.result.type.element_type)]
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    """Sum over `axes`.
+
+    Example: `%s = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<?x?xf32> -> tensor<?x1xf32>`
+    """
+
+    name = "graph.reduce_sum"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(np.sum)
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    """Arithmetic mean over `axes`.
+
+    Example: `%m = graph.reduce_mean %x {axes = array<i64: -1>} : tensor<?x768xf32> -> tensor<?xf32>`
+    """
+
+    name = "graph.reduce_mean"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(np.mean)
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    """Maximum over `axes` (reducing an empty axis is a run-time error).
+
+    Example: `%m = graph.reduce_max %x {axes = array<i64: 0>} : tensor<?x4xf32> -> tensor<4xf32>`
+    """
+
+    name = "graph.reduce_max"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(np.max)
+
+
+@irdl_op_definition
+class ArgmaxOp(GraphOp):
+    """Index of the first maximum along `axis`, as `i64`.
+
+    Example: `%i = graph.argmax %x {axis = 1 : i64} : tensor<?x10xf32> -> tensor<?xi64>`
+    """
+
+    name = "graph.argmax"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
+    keepdims = opt_prop_def(BoolAttr, _FALSE)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure(), GraphFolder())
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        x = k.dims(self.input)
+        if not x:
+            raise ShapeError("input must have rank >= 1")
+        axis = normalize_axis(self.axis.value.data, len(x))
+        return [_reduced(x, [axis], bool(self.keepdims.value.data))]
+
+    def result_element_types(self) -> list[Attribute]:
+        return [IntegerType(64)]
+
+    def reference(self, x: Any) -> Sequence[Any]:
+        axis = normalize_axis(self.axis.value.data, x.ndim)
+        y = np.argmax(x, axis=axis)
+        if self.keepdims.value.data:
+            y = np.expand_dims(y, axis)
+        return [as_tensor(y, self.result.type.element_type)]

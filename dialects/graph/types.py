@@ -1,0 +1,91 @@
+"""Tensor type helpers shared by the graph dialect, the interpreter and later levels.
+
+Nimble's *Any* dimension is MLIR's `?`: xdsl stores it as `DYNAMIC_INDEX`. In Python we
+speak of dims as `int | None` (None = unknown) and convert at the edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute
+
+Dim = int | None
+
+# One table for every element type the graph level understands.
+_NUMPY_DTYPES: tuple[tuple[Attribute, np.dtype], ...] = (
+    (Float32Type(), np.dtype(np.float32)),
+    (Float64Type(), np.dtype(np.float64)),
+    (Float16Type(), np.dtype(np.float16)),
+    (IntegerType(1), np.dtype(np.bool_)),
+    (IntegerType(8), np.dtype(np.int8)),
+    (IntegerType(32), np.dtype(np.int32)),
+    (IntegerType(64), np.dtype(np.int64)),
+    (IndexType(), np.dtype(np.int64)),
+)
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of an element type; ValueError if Nimble does not support it."""
+    for attr, dtype in _NUMPY_DTYPES:
+        if attr == element_type:
+            return dtype
+    raise ValueError(f"unsupported element type {element_type}")
+
+
+def element_type_of(dtype: np.dtype) -> Attribute:
+    """The element type of a numpy dtype (the first match in the table)."""
+    for attr, known in _NUMPY_DTYPES:
+        if known == np.dtype(dtype):
+            return attr
+    raise ValueError(f"unsupported numpy dtype {dtype}")
+
+
+def is_float(element_type: Attribute) -> bool:
+    return isinstance(element_type, Float16Type | Float32Type | Float64Type)
+
+
+def is_bool(element_type: Attribute) -> bool:
+    return element_type == IntegerType(1)
+
+
+def dims(t: Attribute) -> list[Dim]:
+    """The dims of a tensor type, None for `?`."""
+    assert isinstance(t, TensorType)
+    return [None if d == DYNAMIC_INDEX else d for d in t.get_shape()]
+
+
+def tensor(element_type: Attribute, shape: Sequence[Dim]) -> TensorType:
+    """Build `tensor<...>` from dims given as int or None."""
+    return TensorType(element_type, [DYNAMIC_INDEX if d is None else d for d in shape])
+
+
+def format_dims(shape: Sequence[Dim]) -> str:
+    return "x".join("?" if d is None else str(d) for d in shape) or "scalar"
+
+
+def dims_compatible(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
+    """Same rank, and equal wherever both dims are known."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+def join_dims(a: Sequence[Dim], b: Sequence[Dim]) -> list[Dim]:
+    """The most precise dims both `a` and `b` conform to (differing dims become `?`)."""
+    return [x if x == y else None for x, y in zip(a, b, strict=True)]
+
+
+def types_compatible(a: Attribute, b: Attribute) -> bool:
+    """Two types are compatible when they can describe the same run-time value."""
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return a.element_type == b.element_type and dims_compatible(dims(a), dims(b))
+    return a == b

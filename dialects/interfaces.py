@@ -1,0 +1,58 @@
+"""Interfaces that let generic code (interpreter, passes) use an op without knowing it.
+
+Semantics stay with the op: an op that has a numpy meaning implements `HasReference`,
+an op whose result dims follow from its operands implements `HasShapeFunction`
+(see `shape_functions.py`). Generic code tests `isinstance(op, Interface)`, never names.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from xdsl.ir import Region
+
+if TYPE_CHECKING:
+    from nimble.dialects.shape_functions import DimAlgebra
+
+
+class EvalContext(abc.ABC):
+    """What an op's reference semantics may ask of the interpreter running it."""
+
+    @abc.abstractmethod
+    def run_region(self, region: Region, args: Sequence[Any]) -> list[Any]:
+        """Run the single block of `region` with `args`; return its terminator's operands."""
+
+    @abc.abstractmethod
+    def call(self, callee: str, args: Sequence[Any]) -> list[Any]:
+        """Call the function `callee` of the module being interpreted."""
+
+    @abc.abstractmethod
+    def load_external(self, file: str, key: str) -> Any:
+        """Load array `key` of the `.npz` file `file` (relative to the module's folder)."""
+
+
+class HasReference(abc.ABC):
+    """An op with reference semantics on numpy arrays and Python scalars."""
+
+    @abc.abstractmethod
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> Sequence[Any]:
+        """The values of the results, given the values of the operands."""
+
+
+class HasShapeFunction(abc.ABC):
+    """An op whose result dims are a function of its operands' dims (and index values).
+
+    One function serves three uses: static type inference (dims are `int | None`),
+    verification (a static conflict raises), and reification as shape IR (dims are SSA
+    index values, conflicts become `shape.assert`).
+    """
+
+    DATA_DEPENDENT: ClassVar[bool] = False
+    """True when the true result size is only known after the op runs (e.g. nms); the
+    shape function then gives an upper bound."""
+
+    @abc.abstractmethod
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        """The dims of each result, computed with the operations of `k`."""

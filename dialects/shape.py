@@ -1,0 +1,316 @@
+"""The `shape` dialect: tensor dims as SSA `index` values, and run-time shape checks.
+
+Arithmetic on dims uses xdsl's `arith` on `index`. A whole shape is a `!shape.shape<N>`
+(rank N is static: Nimble's unknowns are dims, not ranks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    I1,
+    I64,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    param_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.printer import Printer
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from nimble.dialects.interfaces import EvalContext, HasReference
+
+
+class ShapeAssertionError(RuntimeError):
+    """A `shape.assert` failed while running: the inputs have incompatible shapes."""
+
+
+def _error(op: Operation, message: str) -> VerifyException:
+    return VerifyException(f"'{op.name}' op {message}")
+
+
+@irdl_attr_definition
+class ShapeType(ParametrizedAttribute, TypeAttribute):
+    """The dims of a tensor of rank N, as a run-time value: `!shape.shape<2>`."""
+
+    name = "shape.shape"
+    rank: IntAttr = param_def()
+
+    def __init__(self, rank: int | IntAttr):
+        super().__init__(IntAttr(rank) if isinstance(rank, int) else rank)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=False)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.rank.data}>")
+
+
+class _CanonicalizeShape(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (FoldStaticDim(), FoldGetOfKnownShape(), FoldTrueAssert())
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation, HasReference):
+    """Dim `index` of a tensor, as an `index` value.
+
+    Example: `%n = shape.dim %x, 0 : tensor<?x256xf32>`
+    """
+
+    name = "shape.dim"
+    source = operand_def(TensorType)
+    index = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    assembly_format = "$source `,` $index attr-dict `:` type($source)"
+    traits = traits_def(Pure(), _CanonicalizeShape())
+
+    def __init__(self, source: SSAValue, index: int):
+        super().__init__(
+            operands=[source],
+            result_types=[IndexType()],
+            properties={"index": IntegerAttr(index, i64)},
+        )
+
+    def verify_(self) -> None:
+        rank = len(self.source.type.get_shape())
+        if not 0 <= self.index.value.data < rank:
+            raise _error(self, f"index {self.index.value.data} out of range for rank {rank}")
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        return [int(np.shape(args[0])[self.index.value.data])]
+
+
+@irdl_op_definition
+class OfOp(IRDLOperation, HasReference):
+    """The whole shape of a tensor.
+
+    Example: `%s = shape.of %x : tensor<?x256xf32> -> !shape.shape<2>`
+    """
+
+    name = "shape.of"
+    source = operand_def(TensorType)
+    result = result_def(ShapeType)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue):
+        rank = len(source.type.get_shape())
+        super().__init__(operands=[source], result_types=[ShapeType(rank)])
+
+    def verify_(self) -> None:
+        rank = len(self.source.type.get_shape())
+        if self.result.type.rank.data != rank:
+            raise _error(self, f"result rank {self.result.type.rank.data} != source rank {rank}")
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        return [tuple(int(d) for d in np.shape(args[0]))]
+
+
+@irdl_op_definition
+class FromDimsOp(IRDLOperation, HasReference):
+    """A shape built from `index` dims.
+
+    Example: `%s = shape.from_dims %n, %m : !shape.shape<2>`
+    """
+
+    name = "shape.from_dims"
+    dims = var_operand_def(IndexType)
+    result = result_def(ShapeType)
+    assembly_format = "$dims attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, dims: Sequence[SSAValue]):
+        super().__init__(operands=[dims], result_types=[ShapeType(len(dims))])
+
+    def verify_(self) -> None:
+        if self.result.type.rank.data != len(self.dims):
+            raise _error(
+                self, f"{len(self.dims)} dims do not make a !shape.shape<{self.result.type.rank.data}>"
+            )
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        if any(d < 0 for d in args):
+            raise ShapeAssertionError(f"negative dim in shape {tuple(args)}")
+        return [tuple(int(d) for d in args)]
+
+
+@irdl_op_definition
+class GetOp(IRDLOperation, HasReference):
+    """Dim `index` of a shape value.
+
+    Example: `%n = shape.get %s, 1 : !shape.shape<2>`
+    """
+
+    name = "shape.get"
+    source = operand_def(ShapeType)
+    index = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    assembly_format = "$source `,` $index attr-dict `:` type($source)"
+    traits = traits_def(Pure(), _CanonicalizeShape())
+
+    def __init__(self, source: SSAValue, index: int):
+        super().__init__(
+            operands=[source],
+            result_types=[IndexType()],
+            properties={"index": IntegerAttr(index, i64)},
+        )
+
+    def verify_(self) -> None:
+        rank = self.source.type.rank.data
+        if not 0 <= self.index.value.data < rank:
+            raise _error(self, f"index {self.index.value.data} out of range for rank {rank}")
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        return [args[0][self.index.value.data]]
+
+
+@irdl_op_definition
+class NumElementsOp(IRDLOperation, HasReference):
+    """The number of elements of a shape (the product of its dims).
+
+    Example: `%n = shape.num_elements %s : !shape.shape<2>`
+    """
+
+    name = "shape.num_elements"
+    source = operand_def(ShapeType)
+    result = result_def(IndexType)
+    assembly_format = "$source attr-dict `:` type($source)"
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[IndexType()])
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        return [int(np.prod(args[0], dtype=np.int64))]
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """numpy broadcasting of two concrete shapes; ShapeAssertionError if incompatible."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise ShapeAssertionError(
+            f"shapes {tuple(a)} and {tuple(b)} cannot be broadcast together"
+        ) from None
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation, HasReference):
+    """The numpy broadcast of two shapes; fails at run time if they are incompatible.
+
+    Example: `%s = shape.broadcast %a, %b : !shape.shape<2>, !shape.shape<1> -> !shape.shape<2>`
+    """
+
+    name = "shape.broadcast"
+    lhs = operand_def(ShapeType)
+    rhs = operand_def(ShapeType)
+    result = result_def(ShapeType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        rank = max(lhs.type.rank.data, rhs.type.rank.data)
+        super().__init__(operands=[lhs, rhs], result_types=[ShapeType(rank)])
+
+    def verify_(self) -> None:
+        rank = max(self.lhs.type.rank.data, self.rhs.type.rank.data)
+        if self.result.type.rank.data != rank:
+            raise _error(self, f"result rank must be {rank}, the larger operand rank")
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        return [broadcast_shapes(args[0], args[1])]
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation, HasReference):
+    """Stop the program with `message` unless `condition` holds (a run-time shape check).
+
+    Example: `shape.assert %ok, "dim 0 of %x must equal dim 0 of %h"`
+    """
+
+    name = "shape.assert"
+    condition = operand_def(I1)
+    message = prop_def(StringAttr)
+    assembly_format = "$condition `,` $message attr-dict"
+    traits = traits_def(_CanonicalizeShape())
+
+    def __init__(self, condition: SSAValue, message: str):
+        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        if not self.message.data:
+            raise _error(self, "needs a non-empty message")
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        if not bool(args[0]):
+            raise ShapeAssertionError(self.message.data)
+        return []
+
+
+# -- canonicalization -------------------------------------------------------------
+
+
+class FoldStaticDim(RewritePattern):
+    """`shape.dim` of a static dim is a constant."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter) -> None:
+        d = op.source.type.get_shape()[op.index.value.data]
+        if d >= 0:
+            rewriter.replace_op(op, arith.ConstantOp(IntegerAttr(d, IndexType())))
+
+
+class FoldGetOfKnownShape(RewritePattern):
+    """`shape.get` of `shape.from_dims` is the dim; of `shape.of` it is `shape.dim`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: GetOp, rewriter: PatternRewriter) -> None:
+        owner = op.source.owner
+        i = op.index.value.data
+        if isinstance(owner, FromDimsOp):
+            rewriter.replace_op(op, [], [owner.dims[i]])
+        elif isinstance(owner, OfOp):
+            rewriter.replace_op(op, DimOp(owner.source, i))
+
+
+class FoldTrueAssert(RewritePattern):
+    """An assert of a constant true condition checks nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AssertOp, rewriter: PatternRewriter) -> None:
+        owner = op.condition.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            if owner.value.value.data != 0:
+                rewriter.erase_op(op)
+
+
+Shape = Dialect(
+    "shape",
+    [DimOp, OfOp, FromDimsOp, GetOp, NumElementsOp, BroadcastOp, AssertOp],
+    [ShapeType],
+)

@@ -1,0 +1,272 @@
+"""Dim algebras: one shape function, run statically or emitted as shape IR.
+
+A shape function (`HasShapeFunction.shape_function`) computes result dims with the
+operations of a `DimAlgebra`. `StaticDims` runs it on `int | None` (None is `?`) for type
+inference and verification; `ReifyDims` runs it on `int | SSAValue` and emits `arith` and
+`shape` ops that compute the dims at run time, turning conflicts it cannot decide
+statically into `shape.assert`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from nimble.dialects import shape
+from nimble.dialects.graph.types import dims as static_dims
+
+
+class ShapeError(Exception):
+    """A static shape conflict found while running a shape function."""
+
+
+class DimAlgebra(abc.ABC):
+    """The operations a shape function may use on dims."""
+
+    # -- reading operands ---------------------------------------------------------
+    @abc.abstractmethod
+    def dims(self, value: SSAValue) -> list[Any]:
+        """The dims of a tensor value."""
+
+    @abc.abstractmethod
+    def index(self, value: SSAValue) -> Any:
+        """The value of an `index` operand."""
+
+    @abc.abstractmethod
+    def shape(self, value: SSAValue) -> list[Any]:
+        """The dims held by a `!shape.shape<N>` operand."""
+
+    # -- arithmetic ---------------------------------------------------------------
+    @abc.abstractmethod
+    def binary(self, kind: str, a: Any, b: Any) -> Any:
+        """`kind` is one of the keys of `INT_BINARY`."""
+
+    def add(self, a: Any, b: Any) -> Any:
+        return self.binary("add", a, b)
+
+    def sub(self, a: Any, b: Any) -> Any:
+        return self.binary("sub", a, b)
+
+    def mul(self, a: Any, b: Any) -> Any:
+        return self.binary("mul", a, b)
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        return self.binary("floordiv", a, b)
+
+    def ceildiv(self, a: Any, b: Any) -> Any:
+        return self.binary("ceildiv", a, b)
+
+    def max(self, a: Any, b: Any) -> Any:
+        return self.binary("max", a, b)
+
+    def min(self, a: Any, b: Any) -> Any:
+        return self.binary("min", a, b)
+
+    def product(self, values: Sequence[Any]) -> Any:
+        result: Any = 1
+        for v in values:
+            result = self.mul(result, v)
+        return result
+
+    # -- checks ---------------------------------------------------------------------
+    @abc.abstractmethod
+    def equal(self, a: Any, b: Any, message: str) -> Any:
+        """Require `a == b`; return the better known of the two."""
+
+    @abc.abstractmethod
+    def broadcast(self, a: Any, b: Any, message: str) -> Any:
+        """The numpy broadcast of two dims (equal, or one of them 1)."""
+
+    @abc.abstractmethod
+    def normalize_index(self, v: Any, n: Any) -> Any:
+        """A Python-style index (negative counts from the end) clamped to [0, n]."""
+
+
+INT_BINARY: dict[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b,
+    "ceildiv": lambda a, b: -(-a // b),
+    "max": max,
+    "min": min,
+}
+
+
+def _clamp_index(v: int, n: int) -> int:
+    if v < 0:
+        v += n
+    return min(max(v, 0), n)
+
+
+class StaticDims(DimAlgebra):
+    """Dims as `int | None`: what is known before running."""
+
+    def dims(self, value: SSAValue) -> list[int | None]:
+        if not isinstance(value.type, TensorType):
+            raise ShapeError(f"expected a tensor, got {value.type}")
+        return static_dims(value.type)
+
+    def index(self, value: SSAValue) -> int | None:
+        return constant_index(value)
+
+    def shape(self, value: SSAValue) -> list[int | None]:
+        if not isinstance(value.type, shape.ShapeType):
+            raise ShapeError(f"expected a !shape.shape, got {value.type}")
+        owner = value.owner
+        if isinstance(owner, shape.FromDimsOp):
+            return [self.index(d) for d in owner.dims]
+        if isinstance(owner, shape.OfOp):
+            return self.dims(owner.source)
+        return [None] * value.type.rank.data
+
+    def binary(self, kind: str, a: int | None, b: int | None) -> int | None:
+        if a is None or b is None:
+            return None
+        if kind in ("floordiv", "ceildiv") and b == 0:
+            raise ShapeError("division by zero in a shape computation")
+        return INT_BINARY[kind](a, b)
+
+    def equal(self, a: int | None, b: int | None, message: str) -> int | None:
+        if a is not None and b is not None and a != b:
+            raise ShapeError(f"{message} ({a} vs {b})")
+        return a if a is not None else b
+
+    def broadcast(self, a: int | None, b: int | None, message: str) -> int | None:
+        if a == 1:
+            return b
+        if b == 1:
+            return a
+        if a is not None and b is not None:
+            if a != b:
+                raise ShapeError(f"{message} ({a} vs {b})")
+            return a
+        # One unknown: it must be 1 or equal to the other; the result is the known
+        # one unless that is also unknown.
+        return a if b is None and a is not None else b if a is None and b is not None else None
+
+    def normalize_index(self, v: int | None, n: int | None) -> int | None:
+        if v is None or n is None:
+            # A non-negative constant within a dim we do not know stays unknown too.
+            return None
+        return _clamp_index(v, n)
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an index SSA value if it is an `arith.constant`, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+class ReifyDims(DimAlgebra):
+    """Dims as `int | SSAValue`, emitting the IR that computes them before `anchor`."""
+
+    _ARITH: dict[str, type[Operation]] = {
+        "add": arith.AddiOp,
+        "sub": arith.SubiOp,
+        "mul": arith.MuliOp,
+        "floordiv": arith.FloorDivSIOp,
+        "ceildiv": arith.CeilDivSIOp,
+        "max": arith.MaxSIOp,
+        "min": arith.MinSIOp,
+    }
+
+    def __init__(self, anchor: Operation):
+        self.builder = Builder(InsertPoint.before(anchor))
+        self._dim_cache: dict[tuple[SSAValue, int], SSAValue] = {}
+        self._const_cache: dict[int, SSAValue] = {}
+
+    # -- emission helpers -----------------------------------------------------------
+    def value(self, d: int | SSAValue) -> SSAValue:
+        """Materialise a dim as an index SSA value."""
+        if isinstance(d, SSAValue):
+            return d
+        if d not in self._const_cache:
+            op = self.builder.insert(arith.ConstantOp(IntegerAttr(d, IndexType())))
+            self._const_cache[d] = op.result
+        return self._const_cache[d]
+
+    def _emit(self, op: Operation) -> SSAValue:
+        return self.builder.insert(op).results[0]
+
+    # -- DimAlgebra -----------------------------------------------------------------
+    def dims(self, value: SSAValue) -> list[int | SSAValue]:
+        result: list[int | SSAValue] = []
+        for i, d in enumerate(static_dims(value.type)):
+            if d is not None:
+                result.append(d)
+                continue
+            key = (value, i)
+            if key not in self._dim_cache:
+                self._dim_cache[key] = self._emit(shape.DimOp(value, i))
+            result.append(self._dim_cache[key])
+        return result
+
+    def index(self, value: SSAValue) -> int | SSAValue:
+        known = constant_index(value)
+        return value if known is None else known
+
+    def shape(self, value: SSAValue) -> list[int | SSAValue]:
+        assert isinstance(value.type, shape.ShapeType)
+        owner = value.owner
+        if isinstance(owner, shape.FromDimsOp):
+            return [self.index(d) for d in owner.dims]
+        if isinstance(owner, shape.OfOp):
+            return self.dims(owner.source)
+        return [self._emit(shape.GetOp(value, i)) for i in range(value.type.rank.data)]
+
+    def binary(self, kind: str, a: int | SSAValue, b: int | SSAValue) -> int | SSAValue:
+        if isinstance(a, int) and isinstance(b, int):
+            return INT_BINARY[kind](a, b)
+        if kind == "mul" and (a == 1 or b == 1):
+            return b if a == 1 else a
+        if kind in ("add", "sub") and b == 0:
+            return a
+        return self._emit(self._ARITH[kind](self.value(a), self.value(b)))
+
+    def _cmp(self, predicate: str, a: int | SSAValue, b: int | SSAValue) -> SSAValue:
+        return self._emit(arith.CmpiOp(self.value(a), self.value(b), predicate))
+
+    def equal(self, a: int | SSAValue, b: int | SSAValue, message: str) -> int | SSAValue:
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                raise ShapeError(f"{message} ({a} vs {b})")
+            return a
+        if a is b:
+            return a
+        self.builder.insert(shape.AssertOp(self._cmp("eq", a, b), message))
+        return a if isinstance(a, int) else b
+
+    def broadcast(self, a: int | SSAValue, b: int | SSAValue, message: str) -> int | SSAValue:
+        if a == 1 or a is b:
+            return b
+        if b == 1:
+            return a
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                raise ShapeError(f"{message} ({a} vs {b})")
+            return a
+        a_is_1 = self._cmp("eq", a, 1)
+        b_is_1 = self._cmp("eq", b, 1)
+        same = self._cmp("eq", a, b)
+        ok = self._emit(arith.OrIOp(self._emit(arith.OrIOp(a_is_1, b_is_1)), same))
+        self.builder.insert(shape.AssertOp(ok, message))
+        return self._emit(arith.SelectOp(a_is_1, self.value(b), self.value(a)))
+
+    def normalize_index(self, v: int | SSAValue, n: int | SSAValue) -> int | SSAValue:
+        if isinstance(v, int) and isinstance(n, int):
+            return _clamp_index(v, n)
+        negative = self._cmp("slt", v, 0)
+        shifted = self._emit(
+            arith.SelectOp(negative, self.value(self.add(v, n)), self.value(v))
+        )
+        return self.min(self.max(shifted, 0), n)

@@ -1,0 +1,1 @@
+"""Front ends: the text format (lark) and the ONNX importer."""

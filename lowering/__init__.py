@@ -1,0 +1,1 @@
+"""Conversions between levels and to target formats, one module per conversion."""

@@ -1,0 +1,1 @@
+"""Nimble: a compiler for dynamic neural networks."""

@@ -1,0 +1,101 @@
+"""The one registry of Nimble's dialects and passes.
+
+`nimble-opt`, the Python API and the text frontend all read it. A new in-tree dialect
+is one module plus one line in `_BUILTIN_DIALECTS`; a new pass, one module plus one line
+in `_BUILTIN_PASSES`. Out-of-tree packages plug in through the entry-point group
+`nimble.plugins`: each entry point names a function `register(registry)` that calls
+`registry.add_dialect(...)` and `registry.add_pass(...)` (see docs/adding-a-dialect.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+
+from xdsl.context import Context
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+ENTRY_POINT_GROUP = "nimble.plugins"
+
+
+def _graph() -> Dialect:
+    from nimble.dialects.graph import Graph
+
+    return Graph
+
+
+def _shape() -> Dialect:
+    from nimble.dialects.shape import Shape
+
+    return Shape
+
+
+_BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "graph": _graph,
+    "shape": _shape,
+}
+
+_BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+
+class PluginError(Exception):
+    """A plugin failed to load or registered something twice."""
+
+
+@dataclass
+class Registry:
+    """Dialect and pass factories by name (factories keep start-up lazy)."""
+
+    dialects: dict[str, Callable[[], Dialect]] = field(default_factory=dict)
+    passes: dict[str, Callable[[], type[ModulePass]]] = field(default_factory=dict)
+
+    def add_dialect(self, name: str, factory: Callable[[], Dialect]) -> None:
+        if name in self.dialects:
+            raise PluginError(f"dialect '{name}' is registered twice")
+        self.dialects[name] = factory
+
+    def add_pass(self, name: str, factory: Callable[[], type[ModulePass]]) -> None:
+        if name in self.passes:
+            raise PluginError(f"pass '{name}' is registered twice")
+        self.passes[name] = factory
+
+
+@cache
+def registry() -> Registry:
+    """Nimble's own dialects and passes, then every installed plugin's."""
+    reg = Registry(dict(_BUILTIN_DIALECTS), dict(_BUILTIN_PASSES))
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register = ep.load()
+            register(reg)
+        except PluginError:
+            raise
+        except Exception as e:  # a broken plugin must not take the tools down silently
+            raise PluginError(f"plugin '{ep.name}' ({ep.value}) failed to load: {e}") from e
+    return reg
+
+
+def all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """xdsl's dialects plus Nimble's (and plugins'); Nimble's win on a name clash."""
+    dialects = dict(Universe.get_multiverse().all_dialects)
+    dialects.update(registry().dialects)
+    return dialects
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """xdsl's passes (canonicalize, cse, dce, ...) plus Nimble's and plugins'."""
+    passes = dict(Universe.get_multiverse().all_passes)
+    passes.update(registry().passes)
+    return passes
+
+
+def make_context() -> Context:
+    """A context that knows every registered dialect (loaded lazily on first use)."""
+    ctx = Context()
+    for name, factory in all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx

@@ -1,0 +1,1 @@
+"""Transformations that stay inside one level, one module per pass."""

@@ -1,0 +1,1 @@
+"""The bytecode format, the VM, kernel loaders and the spatial simulator."""
