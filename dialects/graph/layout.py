@@ -20,7 +20,8 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from nimble.dialects.graph.base import GraphOp, as_tensor, broadcast_dims, normalize_axes, normalize_axis
 from nimble.dialects.graph.folding import GraphFolder
@@ -50,6 +51,18 @@ def _reshaped(k: DimAlgebra, source: list[Any], target: list[Any]) -> list[Any]:
     return [inferred if i == holes[0] else d for i, d in enumerate(target)]
 
 
+class _ReshapeCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (ReshapeOfReshape(), NoOpReshape())
+
+
+class _TransposeCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (TransposeOfTranspose(),)
+
+
 @irdl_op_definition
 class ReshapeOp(GraphOp):
     """Reshape to a static target; one dim may be -1 (inferred from the element count).
@@ -62,7 +75,7 @@ class ReshapeOp(GraphOp):
     shape = prop_def(_I64_ARRAY)
     result = result_def(TensorType)
     assembly_format = "$input $shape attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure(), GraphFolder())
+    traits = traits_def(Pure(), GraphFolder(), _ReshapeCanonicalization())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [_reshaped(k, k.dims(self.input), list(self.shape.get_values()))]
@@ -107,7 +120,7 @@ class TransposeOp(GraphOp):
     perm = prop_def(_I64_ARRAY)
     result = result_def(TensorType)
     assembly_format = "$input $perm attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure(), GraphFolder())
+    traits = traits_def(Pure(), GraphFolder(), _TransposeCanonicalization())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)
@@ -322,3 +335,47 @@ class UnsqueezeOp(GraphOp):
         rank = x.ndim + len(self.axes)
         axes = normalize_axes(list(self.axes.get_values()), rank)
         return [np.expand_dims(x, tuple(axes))]
+
+
+# -- canonicalization -----------------------------------------------------------------
+
+
+class ReshapeOfReshape(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x): only the last target matters."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, ReshapeOp):
+            rewriter.replace_op(
+                op, ReshapeOp.create(operands=[inner.input], result_types=[op.result.type],
+                                     properties={"shape": op.shape})
+            )
+
+
+class NoOpReshape(RewritePattern):
+    """A reshape between identical static types does nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.result.type and op.result.type.has_static_shape():
+            rewriter.replace_op(op, [], [op.input])
+
+
+class TransposeOfTranspose(RewritePattern):
+    """transpose(transpose(x, p), q) -> transpose(x, p[q]), or x when that is the identity."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, TransposeOp):
+            return
+        p, q = list(inner.perm.get_values()), list(op.perm.get_values())
+        composed = [p[i] for i in q]
+        if composed == list(range(len(composed))) and inner.input.type == op.result.type:
+            rewriter.replace_op(op, [], [inner.input])
+            return
+        rewriter.replace_op(
+            op, TransposeOp.create(operands=[inner.input], result_types=[op.result.type],
+                                   properties={"perm": DenseArrayBase.from_list(i64, composed)})
+        )

@@ -1,0 +1,141 @@
+"""Diagnostics with source locations, and MLIR-style `--verify-diagnostics` checking.
+
+A test file states the diagnostics it expects in comments:
+
+    // expected-error @+1 {{'graph.add' op dim 1 cannot be broadcast}}
+    %c = graph.add %a, %b : ...
+
+Forms: `expected-error|warning|note`, with no `@` (this line), `@+N`/`@-N` (relative),
+`@above`/`@below` (the nearest line above/below that is not itself an expectation).
+The text between `{{` and `}}` must occur in the diagnostic's message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from nimble.parser import location_of
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One message about the input: severity, where, what."""
+
+    severity: str  # "error" | "warning" | "note"
+    file: str
+    line: int | None
+    column: int | None
+    message: str
+    context: str = ""  # the source line with a caret, when known
+
+    def format(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}:{self.column}"
+        text = f"{where}: {self.severity}: {self.message}"
+        return f"{text}\n{self.context}" if self.context else text
+
+
+def _op_message(op: Operation, message: str) -> str:
+    """Messages name the op the way MLIR does: `'graph.add' op ...`."""
+    message = message.strip()
+    return message if message.startswith(f"'{op.name}'") else f"'{op.name}' op {message}"
+
+
+def op_diagnostic(op: Operation, message: str, severity: str = "error", source: str = "") -> Diagnostic:
+    loc = location_of(op)
+    if loc is None:
+        return Diagnostic(severity, "<unknown>", None, None, _op_message(op, message))
+    file, line, column = loc
+    return Diagnostic(severity, file, line, column, _op_message(op, message), _context(source, line, column))
+
+
+def _context(source: str, line: int, column: int, first_line: int = 1) -> str:
+    lines = source.splitlines()
+    index = line - first_line
+    if not source or not 0 <= index < len(lines):
+        return ""
+    return f"{lines[index]}\n{' ' * (column - 1)}^"
+
+
+def parse_error_diagnostic(error: ParseError, name: str) -> Diagnostic:
+    loc = error.span.get_location()
+    context = error.span.print_with_context().rstrip("\n")
+    context = "\n".join(context.splitlines()[1:])  # drop the location line xdsl prints
+    return Diagnostic("error", name, loc.line, loc.col, error.msg, context)
+
+
+def verify_module(module: ModuleOp, source: str = "") -> list[Diagnostic]:
+    """Verify every op on its own, collecting one diagnostic per failing op."""
+    diagnostics = []
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException as e:
+            diagnostics.append(op_diagnostic(op, str(e).removeprefix("Operation does not verify: "), source=source))
+    return diagnostics
+
+
+# -- expectations -----------------------------------------------------------------------
+
+_EXPECTATION = re.compile(
+    r"expected-(?P<severity>error|warning|note)\s*(?:@(?P<where>[+-]\d+|above|below))?\s*\{\{(?P<text>.*?)\}\}"
+)
+
+
+@dataclass
+class Expectation:
+    severity: str
+    line: int
+    text: str
+    written_at: int
+    matched: bool = field(default=False)
+
+
+def parse_expectations(source: str, first_line: int = 1) -> list[Expectation]:
+    """The expectations written in `source`, whose first line is `first_line`."""
+    lines = source.splitlines()
+    is_expectation = [_EXPECTATION.search(text) is not None for text in lines]
+    result = []
+    for index, text in enumerate(lines):
+        for m in _EXPECTATION.finditer(text):
+            target = _target_line(m.group("where"), index, is_expectation)
+            result.append(Expectation(m.group("severity"), target + first_line, m.group("text"), index + first_line))
+    return result
+
+
+def _target_line(where: str | None, index: int, is_expectation: list[bool]) -> int:
+    if where is None:
+        return index
+    if where in ("above", "below"):
+        step = -1 if where == "above" else 1
+        target = index + step
+        while 0 <= target < len(is_expectation) and is_expectation[target]:
+            target += step
+        return target
+    return index + int(where)
+
+
+def check_expectations(diagnostics: Iterable[Diagnostic], expectations: list[Expectation], file: str) -> list[str]:
+    """Problems found comparing produced diagnostics with expectations (empty: all good)."""
+    problems = []
+    for d in diagnostics:
+        match = next(
+            (e for e in expectations
+             if not e.matched and e.severity == d.severity and e.line == d.line and e.text in d.message),
+            None,
+        )
+        if match is None:
+            problems.append(f"unexpected {d.format()}")
+        else:
+            match.matched = True
+    for e in expectations:
+        if not e.matched:
+            problems.append(
+                f"{file}:{e.written_at}: expected {e.severity} on line {e.line} was not produced: {{{{{e.text}}}}}"
+            )
+    return problems

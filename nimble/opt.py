@@ -1,0 +1,196 @@
+"""`nimble-opt`: xdsl's `xdsl-opt` driver with Nimble's dialects and passes, plus what
+MLIR users expect of an `-opt` tool: real `--verify-diagnostics`, `--list-passes`,
+located error messages, and exit status 1 (never a traceback) on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import sys
+import traceback
+from collections.abc import Sequence
+from io import BytesIO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from nimble.diagnostics import (
+    Diagnostic,
+    check_expectations,
+    parse_error_diagnostic,
+    parse_expectations,
+    verify_module,
+)
+from nimble.parser import parse_mlir
+from nimble.registry import all_dialects, all_passes
+
+_SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+
+
+def split_chunks(text: str) -> list[tuple[str, int]]:
+    """Split at `// -----` lines: (chunk, number of lines before it)."""
+    chunks, start, line = [], 0, 0
+    for m in _SPLIT_MARKER.finditer(text):
+        chunk = text[start : m.start()]
+        chunks.append((chunk, line))
+        line += chunk.count("\n") + 1
+        start = m.end()
+    chunks.append((text[start:], line))
+    return chunks
+
+
+def pass_summary(pass_class: type) -> str:
+    """`name  summary  {option: type = default ...}` for `--list-passes`."""
+    doc = (pass_class.__doc__ or "").strip().splitlines()
+    summary = doc[0] if doc else ""
+    options = []
+    if dataclasses.is_dataclass(pass_class):
+        for f in dataclasses.fields(pass_class):
+            default = "" if f.default is dataclasses.MISSING else f" = {f.default!r}"
+            type_name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+            options.append(f"{f.name}: {type_name}{default}")
+    text = f"  {pass_class.name:<36} {summary}"
+    if options:
+        text += "\n" + "\n".join(f"  {'':<36}   --{o}" for o in options)
+    return text
+
+
+class NimbleOptMain(xDSLOptMain):
+    """The `nimble-opt` tool."""
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="Nimble modular optimizer driver", args=args)
+
+    def register_all_dialects(self) -> None:
+        for name, factory in all_dialects().items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        for name, factory in all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--list-passes", action="store_true", help="List every pass with its summary and options"
+        )
+        arg_parser.add_argument(
+            "--traceback", action="store_true", help="Show Python tracebacks of internal errors"
+        )
+        for action in arg_parser._actions:
+            if action.dest == "verify_diagnostics":
+                action.help = (
+                    "Check the diagnostics against `expected-error/warning/note` comments "
+                    "in the input; exit 1 on any mismatch"
+                )
+
+    # -- running ------------------------------------------------------------------------
+    def run(self) -> int:  # type: ignore[override]
+        if self.args.list_passes:
+            print("Available passes:")
+            for name in sorted(self.available_passes):
+                print(pass_summary(self.available_passes[name]()))
+            return 0
+        name = self.args.input_file or "<stdin>"
+        try:
+            if self.args.input_file is None:
+                text = sys.stdin.read()
+            else:
+                with open(self.args.input_file, encoding="utf-8") as f:
+                    text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"nimble-opt: error: cannot read input '{name}': {e}", file=sys.stderr)
+            return 1
+        chunks = split_chunks(text) if self.args.split_input_file else [(text, 0)]
+        outputs: list[str] = []
+        ok = True
+        for chunk, offset in chunks:
+            diagnostics, output = self.process_chunk(chunk, offset, name, text)
+            if self.args.verify_diagnostics:
+                expectations = parse_expectations(chunk, first_line=offset + 1)
+                problems = check_expectations(diagnostics, expectations, name)
+                for p in problems:
+                    print(p, file=sys.stderr)
+                ok = ok and not problems
+            else:
+                for d in diagnostics:
+                    print(d.format(), file=sys.stderr)
+                ok = ok and not any(d.severity == "error" for d in diagnostics)
+            if output is not None:
+                outputs.append(output)
+        self.write_output("// -----\n".join(outputs))
+        return 0 if ok else 1
+
+    def write_output(self, text: str) -> None:
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+            return
+        with open(self.args.output_file, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def parse_text(self, chunk: str, offset: int, name: str) -> ModuleOp | None:
+        extension = name.rsplit(".", 1)[-1] if "." in name else "mlir"
+        frontend = self.args.frontend or extension
+        if frontend == "mlir" or name == "<stdin>":
+            return parse_mlir(self.ctx, chunk, name, offset)
+        if frontend not in self.available_frontends:
+            raise ValueError(f"no frontend for '.{extension}' files (known: {', '.join(self.available_frontends)})")
+        return self.parse_chunk(BytesIO(chunk.encode()), frontend, offset)
+
+    def process_chunk(self, chunk: str, offset: int, name: str, source: str) -> tuple[list[Diagnostic], str | None]:
+        """Parse, verify, transform and print one chunk; diagnostics instead of exceptions."""
+        try:
+            module = self.parse_text(chunk, offset, name)
+        except ParseError as e:
+            e.span = dataclasses.replace(e.span, line_offset=offset)
+            return [parse_error_diagnostic(e, name)], None
+        except Exception as e:  # the parser met input it does not handle gracefully
+            return [Diagnostic("error", name, None, None, f"cannot parse input: {e}")], None
+        if module is None:
+            return [], None
+        diagnostics = verify_module(module, source)
+        if any(d.severity == "error" for d in diagnostics):
+            return diagnostics, None
+        try:
+            self.apply_passes(module)
+        except DiagnosticException as e:
+            found = verify_module(module, source)
+            return found or [Diagnostic("error", name, None, None, str(e).splitlines()[0])], None
+        return diagnostics, self.output_resulting_program(module)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    show_traceback = "--traceback" in arguments
+    try:
+        tool = NimbleOptMain(args=arguments)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # xdsl's ArgSpecParseError derives from BaseException
+        if show_traceback:
+            traceback.print_exc()
+        print(f"nimble-opt: error: {e}", file=sys.stderr)
+        return 1
+    try:
+        return tool.run()
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:
+        if show_traceback:
+            traceback.print_exc()
+        print(
+            f"nimble-opt: internal error: {type(e).__name__}: {e}\n"
+            "(this is a bug in Nimble or a plugin; rerun with --traceback for details)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""The reference interpreter: what every Nimble program means.
+
+It evaluates a module's functions on numpy arrays and Python scalars, op by op, using
+each op's own reference semantics (`HasReference`) and a table for the xdsl ops Nimble
+uses as they are (`arith` on index/i1 values, `func.call`). Every lowering and backend
+is tested against it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, TensorType, TupleType
+from xdsl.ir import Attribute, Operation, Region, SSAValue
+
+from nimble.dialects.graph.adt import AdtType, AdtValue
+from nimble.dialects.graph.control import ConditionOp, YieldOp
+from nimble.dialects.graph.types import dims, format_dims, numpy_dtype
+from nimble.dialects.interfaces import EvalContext, HasReference
+from nimble.dialects.shape import ShapeType
+from nimble.parser import location_of
+
+
+class InterpreterError(Exception):
+    """A program could not be evaluated: bad inputs, a failed run-time check, or an op
+    without reference semantics. The message names the op and its source location."""
+
+
+def _trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("index division by zero")
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _floor_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("index division by zero")
+    return a // b
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -_floor_div(-a, b)
+
+
+def _constant(op: arith.ConstantOp, args: Sequence[Any]) -> list[Any]:
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        if value.type == IntegerType(1):
+            return [bool(value.value.data)]
+        return [value.value.data]
+    if isinstance(value, FloatAttr):
+        return [value.value.data]
+    raise InterpreterError(f"unsupported arith.constant value {value}")
+
+
+_CMPI: dict[int, Callable[[int, int], bool]] = {
+    0: lambda a, b: a == b, 1: lambda a, b: a != b,
+    2: lambda a, b: a < b, 3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
+}
+
+
+def _cmpi(op: arith.CmpiOp, args: Sequence[Any]) -> list[Any]:
+    predicate = op.predicate.value.data
+    if predicate not in _CMPI:
+        raise InterpreterError("only signed and equality index comparisons are supported")
+    return [_CMPI[predicate](*args)]
+
+
+def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Operation, Sequence[Any]], list[Any]]:
+    return lambda op, args: [fn(args[0], args[1])]
+
+
+# The xdsl ops Nimble uses on scalars, by class (a table, not a chain of ifs).
+XDSL_SEMANTICS: dict[type[Operation], Callable[[Any, Sequence[Any]], list[Any]]] = {
+    arith.ConstantOp: _constant,
+    arith.AddiOp: _binary(lambda a, b: a + b),
+    arith.SubiOp: _binary(lambda a, b: a - b),
+    arith.MuliOp: _binary(lambda a, b: a * b),
+    arith.DivSIOp: _binary(_trunc_div),
+    arith.FloorDivSIOp: _binary(_floor_div),
+    arith.CeilDivSIOp: _binary(_ceil_div),
+    arith.RemSIOp: _binary(lambda a, b: a - b * _trunc_div(a, b)),
+    arith.MaxSIOp: _binary(max),
+    arith.MinSIOp: _binary(min),
+    arith.AndIOp: _binary(lambda a, b: a & b),
+    arith.OrIOp: _binary(lambda a, b: a | b),
+    arith.XOrIOp: _binary(lambda a, b: a ^ b),
+    arith.CmpiOp: _cmpi,
+    arith.SelectOp: lambda op, args: [args[1] if args[0] else args[2]],
+    arith.IndexCastOp: lambda op, args: [int(args[0])],
+}
+
+
+def describe(value: Any) -> str:
+    """A short description of a run-time value for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {format_dims(value.shape)} and dtype {value.dtype}"
+    if isinstance(value, AdtValue):
+        return f"an ADT value @{value.constructor}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def conforms(value: Any, type: Attribute) -> str | None:
+    """None if `value` is a valid run-time value of `type`, else why not."""
+    if isinstance(type, TensorType):
+        if not isinstance(value, np.ndarray):
+            return f"expected {type}, got {describe(value)}"
+        expected = dims(type)
+        if value.dtype != numpy_dtype(type.element_type):
+            return f"expected element type {type.element_type}, got {describe(value)}"
+        if value.ndim != len(expected) or any(d is not None and d != n for d, n in zip(expected, value.shape)):
+            return f"expected {type}, got {describe(value)}"
+        return None
+    if isinstance(type, IndexType):
+        return None if isinstance(value, int | np.integer) and not isinstance(value, bool) else f"expected an index, got {describe(value)}"
+    if type == IntegerType(1):
+        return None if isinstance(value, bool | np.bool_) else f"expected i1, got {describe(value)}"
+    if isinstance(type, ShapeType):
+        ok = isinstance(value, tuple) and len(value) == type.rank.data
+        return None if ok else f"expected {type}, got {describe(value)}"
+    if isinstance(type, TupleType):
+        types = type.types.data
+        if not isinstance(value, tuple) or len(value) != len(types):
+            return f"expected {type}, got {describe(value)}"
+        for v, t in zip(value, types):
+            if (why := conforms(v, t)) is not None:
+                return why
+        return None
+    if isinstance(type, AdtType):
+        return None if isinstance(value, AdtValue) else f"expected {type}, got {describe(value)}"
+    return None
+
+
+def _where(op: Operation) -> str:
+    loc = location_of(op)
+    return f"{loc[0]}:{loc[1]}:{loc[2]}: " if loc else ""
+
+
+class Interpreter(EvalContext):
+    """Evaluates functions of one module. Values are numpy arrays (tensors), Python ints
+    (index), bools (i1), tuples (tuples and shapes) and `AdtValue`s."""
+
+    def __init__(self, module: ModuleOp, base_dir: str | os.PathLike[str] = ".", check_types: bool = True):
+        self.module = module
+        self.base_dir = os.fspath(base_dir)
+        self.check_types = check_types
+        self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        self._env: dict[SSAValue, Any] = {}
+        self._npz: dict[str, Any] = {}
+
+    # -- EvalContext --------------------------------------------------------------------
+    def call(self, callee: str, args: Sequence[Any]) -> list[Any]:
+        function = self.functions.get(callee)
+        if function is None or function.is_declaration:
+            raise InterpreterError(f"no function @{callee} with a body in the module")
+        params = function.body.block.args
+        if len(args) != len(params):
+            raise InterpreterError(f"@{callee} takes {len(params)} arguments, got {len(args)}")
+        for i, (arg, param) in enumerate(zip(args, params)):
+            if (why := conforms(arg, param.type)) is not None:
+                name = f" (%{param.name_hint})" if param.name_hint else ""
+                raise InterpreterError(f"@{callee} argument #{i}{name}: {why}")
+        saved, self._env = self._env, {}
+        try:
+            return self.run_region(function.body, args)
+        finally:
+            self._env = saved
+
+    def run_region(self, region: Region, args: Sequence[Any]) -> list[Any]:
+        block = region.block
+        for arg, value in zip(block.args, args, strict=True):
+            self._env[arg] = value
+        for op in block.ops:
+            if isinstance(op, YieldOp | ConditionOp | func.ReturnOp):
+                return [self._env[v] for v in op.operands]
+            self._run_op(op)
+        return []
+
+    def load_external(self, file: str, key: str) -> Any:
+        path = os.path.join(self.base_dir, file)
+        if path not in self._npz:
+            try:
+                self._npz[path] = np.load(path)
+            except OSError as e:
+                raise InterpreterError(f"cannot read weights file '{path}': {e}") from None
+        archive = self._npz[path]
+        if key not in archive.files:
+            raise InterpreterError(f"weights file '{path}' has no entry '{key}'")
+        return archive[key]
+
+    # -- evaluation -----------------------------------------------------------------------
+    def _run_op(self, op: Operation) -> None:
+        args = [self._env[v] for v in op.operands]
+        try:
+            with np.errstate(all="ignore"):
+                results = list(self._evaluate(op, args))
+        except InterpreterError:
+            raise
+        except (ArithmeticError, ValueError, IndexError, RuntimeError) as e:
+            raise InterpreterError(f"{_where(op)}'{op.name}' op failed at run time: {e}") from None
+        if len(results) != len(op.results):
+            raise InterpreterError(f"{_where(op)}'{op.name}' op produced {len(results)} values, expected {len(op.results)}")
+        for result, value in zip(op.results, results):
+            if self.check_types and (why := conforms(value, result.type)) is not None:
+                raise InterpreterError(f"{_where(op)}'{op.name}' op result: {why}")
+            self._env[result] = value
+
+    def _evaluate(self, op: Operation, args: list[Any]) -> Sequence[Any]:
+        if isinstance(op, HasReference):
+            return op.evaluate(self, args)
+        if isinstance(op, func.CallOp):
+            return self.call(op.callee.root_reference.data, args)
+        semantics = XDSL_SEMANTICS.get(type(op))
+        if semantics is None:
+            raise InterpreterError(f"{_where(op)}'{op.name}' has no reference semantics")
+        return semantics(op, args)
+
+
+def run(module: ModuleOp, *args: Any, entry: str = "main", base_dir: str = ".") -> list[Any]:
+    """Evaluate function `entry` of `module` on `args`; returns the list of results."""
+    return Interpreter(module, base_dir).call(entry, list(args))
