@@ -36,7 +36,7 @@ def split_chunks(text: str) -> list[tuple[str, int]]:
     for m in _SPLIT_MARKER.finditer(text):
         chunk = text[start : m.start()]
         chunks.append((chunk, line))
-        line += chunk.count("\n") + 1
+        line += chunk.count("\n")
         start = m.end()
     chunks.append((text[start:], line))
     return chunks
@@ -104,6 +104,11 @@ class NimbleOptMain(xDSLOptMain):
         except (OSError, UnicodeDecodeError) as e:
             print(f"nimble-opt: error: cannot read input '{name}': {e}", file=sys.stderr)
             return 1
+        frontend = self.frontend_for(name)
+        if frontend != "mlir" and frontend not in self.available_frontends:
+            known = ", ".join(sorted({"mlir", *self.available_frontends}))
+            print(f"nimble-opt: error: no frontend for '{name}' (known: {known}; choose one with -f)", file=sys.stderr)
+            return 1
         chunks = split_chunks(text) if self.args.split_input_file else [(text, 0)]
         outputs: list[str] = []
         ok = True
@@ -131,13 +136,17 @@ class NimbleOptMain(xDSLOptMain):
         with open(self.args.output_file, "w", encoding="utf-8") as f:
             f.write(text)
 
+    def frontend_for(self, name: str) -> str:
+        if self.args.frontend:
+            return self.args.frontend
+        if name == "<stdin>" or "." not in name:
+            return "mlir"
+        return name.rsplit(".", 1)[-1]
+
     def parse_text(self, chunk: str, offset: int, name: str) -> ModuleOp | None:
-        extension = name.rsplit(".", 1)[-1] if "." in name else "mlir"
-        frontend = self.args.frontend or extension
-        if frontend == "mlir" or name == "<stdin>":
+        frontend = self.frontend_for(name)
+        if frontend == "mlir":
             return parse_mlir(self.ctx, chunk, name, offset)
-        if frontend not in self.available_frontends:
-            raise ValueError(f"no frontend for '.{extension}' files (known: {', '.join(self.available_frontends)})")
         return self.parse_chunk(BytesIO(chunk.encode()), frontend, offset)
 
     def process_chunk(self, chunk: str, offset: int, name: str, source: str) -> tuple[list[Diagnostic], str | None]:

@@ -189,7 +189,7 @@ class SplitOp(GraphOp):
     axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
     sizes = opt_prop_def(_I64_ARRAY)
     num = opt_prop_def(IntegerAttr[I64])
-    assembly_format = "$input attr-dict `:` type($input) `->` type($outputs)"
+    assembly_format = "$input attr-dict `:` type($input) `->` `(` type($outputs) `)`"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
 

@@ -10,7 +10,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     BoolAttr,
     DenseArrayBase,
-    FloatAttr,
     I64,
     IntegerAttr,
     TensorType,

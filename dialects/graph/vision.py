@@ -134,7 +134,7 @@ class RoiAlignOp(GraphOp):
     output_height = prop_def(IntegerAttr[I64])
     output_width = prop_def(IntegerAttr[I64])
     sampling_ratio = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
-    spatial_scale = opt_prop_def(FloatAttr(1.0, f64))
+    spatial_scale = opt_prop_def(FloatAttr, FloatAttr(1.0, f64))
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())
