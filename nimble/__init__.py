@@ -1,1 +1,8 @@
-"""Nimble: a compiler for dynamic neural networks."""
+"""Nimble: a compiler for dynamic neural networks (graph -> shape -> loops -> LLVM /
+OpenCL / VM bytecode), built on xdsl."""
+
+__version__ = "0.1.0"
+
+from nimble.api import interpret, parse
+
+__all__ = ["interpret", "parse", "__version__"]

@@ -1,0 +1,40 @@
+"""The public Python API (grows with each level: compile, load come with the backends)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from nimble.diagnostics import verify_module
+from nimble.parser import parse_mlir
+from nimble.reference import run as _run
+from nimble.registry import make_context
+from xdsl.utils.exceptions import VerifyException
+
+
+def parse(source: str | os.PathLike[str], name: str | None = None, verify: bool = True) -> ModuleOp:
+    """Parse a `.mlir` file (a path) or MLIR text into a verified module.
+
+    Raises xdsl's `ParseError` (with file:line:col) or `VerifyException` (naming the op).
+    """
+    text, name = _read(source, name)
+    module = parse_mlir(make_context(), text, name)
+    if verify:
+        errors = verify_module(module, text)
+        if errors:
+            raise VerifyException("\n".join(d.format() for d in errors))
+    return module
+
+
+def _read(source: str | os.PathLike[str], name: str | None) -> tuple[str, str]:
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and os.path.exists(source)):
+        with open(source, encoding="utf-8") as f:
+            return f.read(), name or os.fspath(source)
+    return str(source), name or "<string>"
+
+
+def interpret(module: ModuleOp, *args: Any, entry: str = "main", base_dir: str = ".") -> list[Any]:
+    """Run `entry` in the reference interpreter (the meaning every backend must match)."""
+    return _run(module, *args, entry=entry, base_dir=base_dir)
