@@ -7,12 +7,21 @@ parser attaches a `FileLineColLoc` to each op it parses, as MLIR does.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+# xdsl 0.75's string-literal regex nests quantifiers, `"(?:[^"...]+|...)*"`, and
+# backtracks exponentially on an unterminated string: `nimble-opt` hung on truncated
+# input. The same language without the nested `+` matches in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(
+    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+)
 
 
 class LocatingParser(Parser):

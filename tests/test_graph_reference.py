@@ -1,0 +1,304 @@
+"""Each graph op in the reference interpreter against a hand-written numpy expression,
+on random inputs whose `?` dims take several sizes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from conftest import SIZES, run_mlir
+
+
+def unary_module(op: str) -> str:
+    return f"""func.func @main(%x: tensor<?x5xf32>) -> tensor<?x5xf32> {{
+  %y = graph.{op} %x : tensor<?x5xf32> -> tensor<?x5xf32>
+  func.return %y : tensor<?x5xf32>
+}}"""
+
+
+_erf = np.vectorize(math.erf)
+UNARY = {
+    "neg": lambda x: -x,
+    "abs": np.abs,
+    "exp": np.exp,
+    "log": lambda x: np.log(np.abs(x) + 0.1),
+    "sqrt": lambda x: np.sqrt(np.abs(x)),
+    "rsqrt": lambda x: 1 / np.sqrt(np.abs(x) + 0.1),
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "relu": lambda x: np.where(x > 0, x, 0),
+    "gelu": lambda x: x * 0.5 * (1 + _erf(x / np.sqrt(2))),
+    "erf": _erf,
+}
+# Inputs for ops with restricted domains, so the reference and numpy see the same values.
+DOMAIN = {"log": lambda x: np.abs(x) + 0.1, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+@pytest.mark.parametrize("n", SIZES)
+def test_unary(op, n, rng):
+    x = rng.standard_normal((n, 5)).astype(np.float32)
+    expected = UNARY[op](x)
+    x = DOMAIN.get(op, lambda v: v)(x).astype(np.float32)
+    (y,) = run_mlir(unary_module(op), x)
+    assert y.dtype == np.float32 and y.shape == (n, 5)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+
+
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "maximum": np.maximum, "minimum": np.minimum, "pow": lambda a, b: np.power(np.abs(a), b),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@pytest.mark.parametrize("n", SIZES)
+def test_binary_broadcasting(op, n, rng):
+    text = f"""func.func @main(%a: tensor<?x1x3xf32>, %b: tensor<4x?xf32>) -> tensor<?x4x3xf32> {{
+  %c = graph.{op} %a, %b : (tensor<?x1x3xf32>, tensor<4x?xf32>) -> tensor<?x4x3xf32>
+  func.return %c : tensor<?x4x3xf32>
+}}"""
+    a = rng.standard_normal((n, 1, 3)).astype(np.float32)
+    if op == "pow":
+        a = np.abs(a)
+    b = rng.uniform(0.5, 2, (4, 3)).astype(np.float32)
+    (c,) = run_mlir(text, a, b)
+    np.testing.assert_allclose(c, BINARY[op](a, b), rtol=1e-5)
+
+
+def test_integer_division_truncates():
+    text = """func.func @main(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %c = graph.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %c : tensor<4xi32>
+}"""
+    (c,) = run_mlir(text, np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32))
+    assert c.tolist() == [3, -3, -3, 3]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_comparisons_logic_where(n, rng):
+    text = """func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xi1>, tensor<?xf32>) {
+  %lt = graph.less %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
+  %gt = graph.greater %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
+  %eq = graph.equal %a, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
+  %o = graph.or %lt, %gt : (tensor<?xi1>, tensor<?xi1>) -> tensor<?xi1>
+  %n = graph.and %o, %eq : (tensor<?xi1>, tensor<?xi1>) -> tensor<?xi1>
+  %m = graph.not %n : tensor<?xi1> -> tensor<?xi1>
+  %w = graph.where %lt, %a, %b : (tensor<?xi1>, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  func.return %m, %w : tensor<?xi1>, tensor<?xf32>
+}"""
+    a = rng.standard_normal(n).astype(np.float32)
+    b = a.copy()
+    b[::2] = rng.standard_normal(len(b[::2]))
+    m, w = run_mlir(text, a, b)
+    np.testing.assert_array_equal(m, a == b)
+    np.testing.assert_array_equal(w, np.minimum(a, b))
+
+
+def test_clip_and_cast(rng):
+    text = """func.func @main(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xi32>) {
+  %c = graph.clip %x {min = -1.0 : f64, max = 1.5 : f64} : tensor<?xf32> -> tensor<?xf32>
+  %i = graph.cast %x : tensor<?xf32> -> tensor<?xi32>
+  func.return %c, %i : tensor<?xf32>, tensor<?xi32>
+}"""
+    x = (rng.standard_normal(33) * 3).astype(np.float32)
+    c, i = run_mlir(text, x)
+    np.testing.assert_array_equal(c, np.clip(x, -1, 1.5))
+    np.testing.assert_array_equal(i, np.trunc(x).astype(np.int32))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_matmul_batch_broadcast_and_vectors(n, rng):
+    text = """func.func @main(%a: tensor<?x1x?x8xf32>, %b: tensor<3x8x5xf32>, %v: tensor<8xf32>) -> (tensor<?x3x?x5xf32>, tensor<?x1x?xf32>) {
+  %c = graph.matmul %a, %b : (tensor<?x1x?x8xf32>, tensor<3x8x5xf32>) -> tensor<?x3x?x5xf32>
+  %d = graph.matmul %a, %v : (tensor<?x1x?x8xf32>, tensor<8xf32>) -> tensor<?x1x?xf32>
+  func.return %c, %d : tensor<?x3x?x5xf32>, tensor<?x1x?xf32>
+}"""
+    a = rng.standard_normal((2, 1, n, 8)).astype(np.float32)
+    b = rng.standard_normal((3, 8, 5)).astype(np.float32)
+    v = rng.standard_normal(8).astype(np.float32)
+    c, d = run_mlir(text, a, b, v)
+    np.testing.assert_allclose(c, np.matmul(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d, a @ v, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_dense(n, rng):
+    text = """func.func @main(%x: tensor<?x6xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %y = graph.dense %x, %w, %b : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}"""
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(n, 6), (4, 6), (4,)])
+    (y,) = run_mlir(text, x, w, b)
+    np.testing.assert_allclose(y, x @ w.T + b, rtol=1e-5, atol=1e-5)
+
+
+def conv2d_naive(x, w, b, stride, pad, dilation, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    oh = (h + pad[0] + pad[2] - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd + pad[1] + pad[3] - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    opg = o // groups
+    for oc in range(o):
+        g = oc // opg
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, g * cg:(g + 1) * cg, i * stride:i * stride + dilation * (kh - 1) + 1:dilation,
+                           j * stride:j * stride + dilation * (kw - 1) + 1:dilation]
+                out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
+    return out + b.reshape(1, -1, 1, 1)
+
+
+@pytest.mark.parametrize("size", [1, 7, 10])
+@pytest.mark.parametrize("stride,pad,dilation,groups", [(1, (0, 0, 0, 0), 1, 1), (2, (1, 1, 1, 1), 1, 2), (1, (2, 1, 0, 1), 2, 1)])
+def test_conv2d(size, stride, pad, dilation, groups, rng):
+    x = rng.standard_normal((2, 4, size + 4, size + 3)).astype(np.float32)
+    w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    text = f"""func.func @main(%x: tensor<?x4x?x?xf32>, %w: tensor<6x{4 // groups}x3x3xf32>, %b: tensor<6xf32>) -> tensor<?x6x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {groups} : i64}} : (tensor<?x4x?x?xf32>, tensor<6x{4 // groups}x3x3xf32>, tensor<6xf32>) -> tensor<?x6x?x?xf32>
+  func.return %y : tensor<?x6x?x?xf32>
+}}"""
+    (y,) = run_mlir(text, x, w, b)
+    np.testing.assert_allclose(y, conv2d_naive(x, w, b, stride, pad, dilation, groups), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size", [2, 7, 16])
+def test_pooling(size, rng):
+    text = """func.func @main(%x: tensor<1x3x?x?xf32>) -> (tensor<1x3x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x1x1xf32>) {
+  %m = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
+  %a = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 1, 1>} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
+  %g = graph.global_avg_pool2d %x : tensor<1x3x?x?xf32> -> tensor<1x3x1x1xf32>
+  func.return %m, %a, %g : tensor<1x3x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x1x1xf32>
+}"""
+    x = rng.standard_normal((1, 3, size, size + 1)).astype(np.float32)
+    m, a, g = run_mlir(text, x)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    oh, ow = (size - 1) // 2 + 1, size // 2 + 1
+    expected_max = np.array([[[[xp[0, c, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max() for j in range(ow)] for i in range(oh)] for c in range(3)]])
+    np.testing.assert_allclose(m, expected_max)
+    # avg with padding at the bottom/right only counts real cells
+    expected_avg = np.zeros((1, 3, size, size + 1))
+    for i in range(size):
+        for j in range(size + 1):
+            expected_avg[0, :, i, j] = x[0, :, i:i + 2, j:j + 2].mean(axis=(1, 2))
+    np.testing.assert_allclose(a, expected_avg, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_norms_and_softmax(n, rng):
+    text = """func.func @main(%x: tensor<?x4x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %g: tensor<3xf32>) -> (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>) {
+  %bn = graph.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-03 : f64} : (tensor<?x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x3xf32>
+  %ln = graph.layer_norm %x, %g, %g : (tensor<?x4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x4x3xf32>
+  %sm = graph.softmax %x {axis = 1 : i64} : tensor<?x4x3xf32> -> tensor<?x4x3xf32>
+  func.return %bn, %ln, %sm : tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>
+}"""
+    x = rng.standard_normal((n, 4, 3)).astype(np.float32)
+    s, b, m = (rng.standard_normal(4).astype(np.float32) for _ in range(3))
+    v = rng.uniform(0.5, 2, 4).astype(np.float32)
+    g = rng.standard_normal(3).astype(np.float32)
+    bn, ln, sm = run_mlir(text, x, s, b, m, v, g)
+    r = lambda a: a.reshape(1, 4, 1)
+    np.testing.assert_allclose(bn, (x - r(m)) / np.sqrt(r(v) + 1e-3) * r(s) + r(b), rtol=1e-5, atol=1e-5)
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    np.testing.assert_allclose(ln, (x - mu) / np.sqrt(var + 1e-5) * g + g, rtol=1e-4, atol=1e-4)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(sm, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_reductions(n, rng):
+    text = """func.func @main(%x: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>) {
+  %s = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<?x?x4xf32> -> tensor<?x1x4xf32>
+  %m = graph.reduce_mean %x {axes = array<i64: 1, -1>} : tensor<?x?x4xf32> -> tensor<?xf32>
+  %a = graph.reduce_max %x : tensor<?x?x4xf32> -> tensor<f32>
+  %i = graph.argmax %x {axis = 2 : i64} : tensor<?x?x4xf32> -> tensor<?x?xi64>
+  func.return %s, %m, %a, %i : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>
+}"""
+    x = rng.standard_normal((n, 3, 4)).astype(np.float32)
+    s, m, a, i = run_mlir(text, x)
+    np.testing.assert_allclose(s, x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m, x.mean((1, 2)), rtol=1e-5, atol=1e-6)
+    assert a == x.max()
+    np.testing.assert_array_equal(i, x.argmax(2))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_layout_ops(n, rng):
+    text = """func.func @main(%x: tensor<?x4x6xf32>, %ids: tensor<3xi64>) -> (tensor<?x24xf32>, tensor<6x?x4xf32>, tensor<?x8x6xf32>, tensor<?x1x6xf32>, tensor<?x3x6xf32>, tensor<?x3x6xf32>, tensor<1x?x4x6xf32>) {
+  %r = graph.reshape %x [-1, 24] : tensor<?x4x6xf32> -> tensor<?x24xf32>
+  %t = graph.transpose %x [2, 0, 1] : tensor<?x4x6xf32> -> tensor<6x?x4xf32>
+  %c = graph.concat %x, %x {axis = 1 : i64} : (tensor<?x4x6xf32>, tensor<?x4x6xf32>) -> tensor<?x8x6xf32>
+  %a, %b = graph.split %x {axis = 1 : i64, sizes = array<i64: 1, 3>} : tensor<?x4x6xf32> -> (tensor<?x1x6xf32>, tensor<?x3x6xf32>)
+  %g = graph.gather %x, %ids {axis = 1 : i64} : (tensor<?x4x6xf32>, tensor<3xi64>) -> tensor<?x3x6xf32>
+  %u = graph.unsqueeze %x [0] : tensor<?x4x6xf32> -> tensor<1x?x4x6xf32>
+  func.return %r, %t, %c, %a, %b, %g, %u : tensor<?x24xf32>, tensor<6x?x4xf32>, tensor<?x8x6xf32>, tensor<?x1x6xf32>, tensor<?x3x6xf32>, tensor<?x3x6xf32>, tensor<1x?x4x6xf32>
+}"""
+    x = rng.standard_normal((n, 4, 6)).astype(np.float32)
+    ids = np.array([3, -1, 0], np.int64)
+    r, t, c, a, b, g, u = run_mlir(text, x, ids)
+    np.testing.assert_array_equal(r, x.reshape(-1, 24))
+    np.testing.assert_array_equal(t, x.transpose(2, 0, 1))
+    np.testing.assert_array_equal(c, np.concatenate([x, x], 1))
+    np.testing.assert_array_equal(a, x[:, :1])
+    np.testing.assert_array_equal(b, x[:, 1:])
+    np.testing.assert_array_equal(g, x[:, [3, 3, 0]])
+    np.testing.assert_array_equal(u, x[None])
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("k", [0, 1, 5, -2, 100])
+def test_slice_dynamic_bounds(n, k, rng):
+    text = """func.func @main(%x: tensor<?x8xf32>, %k: index) -> (tensor<?x3xf32>, tensor<?x8xf32>) {
+  %a = graph.slice %x[:%k, 1:-1:2] : tensor<?x8xf32> -> tensor<?x3xf32>
+  %b = graph.slice %x[%k:, :] : tensor<?x8xf32> -> tensor<?x8xf32>
+  func.return %a, %b : tensor<?x3xf32>, tensor<?x8xf32>
+}"""
+    x = rng.standard_normal((n, 8)).astype(np.float32)
+    a, b = run_mlir(text, x, k)
+    np.testing.assert_array_equal(a, x[:k, 1:-1:2])
+    np.testing.assert_array_equal(b, x[k:])
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_shape_driven_creation(n, rng):
+    text = """func.func @main(%x: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xi64>, tensor<3x?xf32>) {
+  %s = shape.of %x : tensor<?x3xf32> -> !shape.shape<2>
+  %z = graph.zeros %s : !shape.shape<2> -> tensor<?x3xf32>
+  %f = graph.full %s {value = 7 : i32} : !shape.shape<2> -> tensor<?x3xi32>
+  %row = graph.slice %x[0:1, :] : tensor<?x3xf32> -> tensor<1x3xf32>
+  %b = graph.broadcast_to %row, %s : (tensor<1x3xf32>, !shape.shape<2>) -> tensor<?x3xf32>
+  %n = shape.dim %x, 0 : tensor<?x3xf32>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %r = graph.arange %c0, %n, %c2 : tensor<?xi64>
+  %d0 = shape.get %s, 1 : !shape.shape<2>
+  %t = shape.from_dims %d0, %n : !shape.shape<2>
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x3xf32>, !shape.shape<2>) -> tensor<3x?xf32>
+  func.return %z, %f, %b, %r, %y : tensor<?x3xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xi64>, tensor<3x?xf32>
+}"""
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    z, f, b, r, y = run_mlir(text, x)
+    assert z.shape == (n, 3) and not z.any()
+    assert (f == 7).all() and f.dtype == np.int32
+    np.testing.assert_array_equal(b, np.broadcast_to(x[:1], (n, 3)))
+    np.testing.assert_array_equal(r, np.arange(0, n, 2))
+    np.testing.assert_array_equal(y, x.reshape(3, n))
+
+
+def test_external_constant(tmp_path, rng):
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    np.savez(tmp_path / "w.npz", fc=w)
+    from nimble import interpret, parse
+
+    module = parse("""func.func @main() -> tensor<2x3xf32> {
+  %w = graph.external_constant "fc" from "w.npz" : tensor<2x3xf32>
+  func.return %w : tensor<2x3xf32>
+}""")
+    (got,) = interpret(module, base_dir=str(tmp_path))
+    np.testing.assert_array_equal(got, w)

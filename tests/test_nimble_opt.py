@@ -1,0 +1,104 @@
+"""nimble-opt as users run it: diagnostics checking, pass listing, and bad input."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nimble.opt import main
+
+ROOT = Path(__file__).resolve().parent.parent
+BAD_ADD = """func.func @f(%a: tensor<3x4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'graph.add' op dim 1 cannot be broadcast}}
+  %c = graph.add %a, %b : (tensor<3x4xf32>, tensor<5xf32>) -> tensor<3x4xf32>
+  func.return
+}
+"""
+
+
+def run(args, tmp_path, text, capsys):
+    path = tmp_path / "in.mlir"
+    path.write_text(text)
+    code = main([str(path), *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_verify_diagnostics_passes_on_right_expectation(tmp_path, capsys):
+    code, _, err = run(["--verify-diagnostics"], tmp_path, BAD_ADD, capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("wrong", [
+    BAD_ADD.replace("@+1", "@+2"),                        # wrong line
+    BAD_ADD.replace("cannot be broadcast", "is fine"),   # wrong message
+    BAD_ADD.replace("error", "warning", 1),               # wrong severity
+    BAD_ADD.replace("  // expected-error @+1 {{'graph.add' op dim 1 cannot be broadcast}}\n", ""),  # missing
+])
+def test_verify_diagnostics_fails_on_wrong_expectation(wrong, tmp_path, capsys):
+    code, _, err = run(["--verify-diagnostics"], tmp_path, wrong, capsys)
+    assert code == 1
+    assert "Traceback" not in err
+
+
+def test_expectation_without_error_fails(tmp_path, capsys):
+    text = "// expected-error @below {{nothing wrong here}}\nfunc.func @f() {\n  func.return\n}\n"
+    code, _, err = run(["--verify-diagnostics"], tmp_path, text, capsys)
+    assert code == 1 and "was not produced" in err
+
+
+def test_split_chunks_keep_file_lines(tmp_path, capsys):
+    text = "func.func @ok() {\n  func.return\n}\n// -----\n" + BAD_ADD.replace("  // expected-error @+1 {{'graph.add' op dim 1 cannot be broadcast}}\n", "")
+    code, _, err = run(["--split-input-file"], tmp_path, text, capsys)
+    assert code == 1
+    assert "in.mlir:6:3: error: 'graph.add' op dim 1 cannot be broadcast" in err
+
+
+def test_parse_error_has_location_and_caret(tmp_path, capsys):
+    code, _, err = run([], tmp_path, "func.func @f() {\n  %x = graph.nosuch : tensor<f32>\n}\n", capsys)
+    assert code == 1
+    assert "in.mlir:2:" in err and "graph.nosuch is not registered" in err and "^" in err
+
+
+def test_list_passes(capsys):
+    assert main(["--list-passes"]) == 0
+    out = capsys.readouterr().out
+    for name in ("canonicalize", "cse", "dce"):
+        assert f"  {name} " in out
+
+
+@pytest.mark.parametrize("spec", ["no-such-pass", "canonicalize{", "cse{bogus=1}"])
+def test_bad_pipeline_is_a_clean_error(spec, tmp_path, capsys):
+    code, _, err = run(["-p", spec], tmp_path, "func.func @f() {\n  func.return\n}\n", capsys)
+    assert code == 1 and "nimble-opt: error:" in err and "Traceback" not in err
+
+
+def test_cli_entry_point_exit_status(tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_text(BAD_ADD)
+    tool = Path(sys.executable).parent / "nimble-opt"
+    proc = subprocess.run([str(tool), str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+
+
+def test_fuzzed_inputs_never_crash(tmp_path, capsys):
+    """Truncations and random mutations of valid IR: a diagnostic, never an internal error."""
+    source = (ROOT / "lit_tests/dialects/graph/ops.mlir").read_text()
+    source = "\n".join(l for l in source.splitlines() if not l.startswith("//"))
+    rnd = random.Random(1234)
+    alphabet = "%@:<>(){}[],=x?0123456789 \n\"-abcdefgijklmnoprstuy.#^!"
+    inputs = [source[: rnd.randrange(len(source))] for _ in range(150)]
+    for _ in range(150):
+        chars = list(source[: rnd.randrange(200, 3000)])
+        for _ in range(rnd.randrange(1, 8)):
+            chars[rnd.randrange(len(chars))] = rnd.choice(alphabet)
+        inputs.append("".join(chars))
+    inputs += ["".join(rnd.choice(alphabet) for _ in range(rnd.randrange(1, 300))) for _ in range(100)]
+    for text in inputs:
+        code, _, err = run([], tmp_path, text, capsys)
+        assert code in (0, 1)
+        assert "internal error" not in err, f"input:\n{text}\nerror:\n{err}"
