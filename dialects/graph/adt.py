@@ -36,7 +36,6 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, NoTerminator, Pure, RecursiveMemoryEffect, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.graph.base import op_error
 from nimble.dialects.graph.control import YieldOp, check_terminator, check_yielded
@@ -168,32 +167,26 @@ class AdtOp(IRDLOperation):
         return op
 
 
-def find_constructor(op: Operation, name: str) -> tuple[AdtOp, ConstructorOp] | None:
-    """The ADT declaring constructor `name`, looked up in the module enclosing `op`."""
+def _declared_adts(op: Operation) -> list[AdtOp]:
+    """The ADTs declared in the (top-level) module enclosing `op`."""
     module = op
     while module is not None and not isinstance(module, ModuleOp):
         module = module.parent_op()
-    # Nested modules are not used; the top-level module declares every ADT.
-    if module is None:
-        return None
-    for adt in module.ops:
-        if isinstance(adt, AdtOp):
-            for ctor in adt.constructors:
-                if ctor.sym_name.data == name:
-                    return adt, ctor
+    return [] if module is None else [a for a in module.ops if isinstance(a, AdtOp)]
+
+
+def find_constructor(op: Operation, name: str) -> tuple[AdtOp, ConstructorOp] | None:
+    """The ADT declaring constructor `name`, and the constructor, seen from `op`."""
+    for adt in _declared_adts(op):
+        for ctor in adt.constructors:
+            if ctor.sym_name.data == name:
+                return adt, ctor
     return None
 
 
 def find_adt(op: Operation, name: str) -> AdtOp | None:
-    module = op
-    while module is not None and not isinstance(module, ModuleOp):
-        module = module.parent_op()
-    if module is None:
-        return None
-    for adt in module.ops:
-        if isinstance(adt, AdtOp) and adt.sym_name.data == name:
-            return adt
-    return None
+    """The ADT named `name`, seen from `op`."""
+    return next((a for a in _declared_adts(op) if a.sym_name.data == name), None)
 
 
 @irdl_op_definition

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import IRDLOperation, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.graph.types import numpy_dtype, tensor, types_compatible
@@ -157,6 +157,14 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
         return cls.create(
             operands=_flatten(operands), result_types=result_types, properties=properties
         )
+
+
+class UnaryTensorOp(GraphOp):
+    """Base of ops with one tensor operand and one tensor result (the common format)."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
 
 def _flatten(operands: Sequence[SSAValue | Sequence[SSAValue]]) -> list[SSAValue]:

@@ -20,7 +20,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from nimble.dialects.graph.base import GraphOp, as_tensor, broadcast_dims
+from nimble.dialects.graph.base import GraphOp, UnaryTensorOp, as_tensor, broadcast_dims
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_bool, is_float
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
@@ -281,12 +281,9 @@ class WhereOp(GraphOp):
 # -- unary -------------------------------------------------------------------------
 
 
-class ElementwiseUnaryOp(GraphOp):
+class ElementwiseUnaryOp(UnaryTensorOp):
     """Base of unary elementwise ops: the result has the operand's type."""
 
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
 
     FN: ClassVar[Callable[[Any], Any]]
@@ -479,16 +476,13 @@ class ClipOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
-class CastOp(GraphOp):
+class CastOp(UnaryTensorOp):
     """Convert elements to the result's element type (floats to ints truncate).
 
     Example: `%y = graph.cast %x : tensor<?xf32> -> tensor<?xi32>`
     """
 
     name = "graph.cast"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:

@@ -284,19 +284,24 @@ class BroadcastToOp(GraphOp):
         return [np.broadcast_to(x, tuple(shape)).copy()]
 
 
+class _AxesOp(GraphOp):
+    """Shared declaration of squeeze and unsqueeze: a tensor and a list of axes."""
+
+    input = operand_def(TensorType)
+    axes = prop_def(_I64_ARRAY)
+    result = result_def(TensorType)
+    assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure(), GraphFolder())
+
+
 @irdl_op_definition
-class SqueezeOp(GraphOp):
+class SqueezeOp(_AxesOp):
     """Remove the given dims, each of which must be 1.
 
     Example: `%y = graph.squeeze %x [1] : tensor<?x1x4xf32> -> tensor<?x4xf32>`
     """
 
     name = "graph.squeeze"
-    input = operand_def(TensorType)
-    axes = prop_def(_I64_ARRAY)
-    result = result_def(TensorType)
-    assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure(), GraphFolder())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)
@@ -311,18 +316,13 @@ class SqueezeOp(GraphOp):
 
 
 @irdl_op_definition
-class UnsqueezeOp(GraphOp):
+class UnsqueezeOp(_AxesOp):
     """Insert dims of size 1 at the given positions of the result.
 
     Example: `%y = graph.unsqueeze %x [0] : tensor<?x4xf32> -> tensor<1x?x4xf32>`
     """
 
     name = "graph.unsqueeze"
-    input = operand_def(TensorType)
-    axes = prop_def(_I64_ARRAY)
-    result = result_def(TensorType)
-    assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure(), GraphFolder())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)

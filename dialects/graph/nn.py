@@ -30,7 +30,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from nimble.dialects.graph.base import GraphOp, as_tensor, i64_array, normalize_axis
+from nimble.dialects.graph.base import GraphOp, UnaryTensorOp, as_tensor, i64_array, normalize_axis
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_float
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError, StaticDims
@@ -160,11 +160,8 @@ class Conv2dOp(_WindowOp):
         return self.output_hw(StaticDims(), x.shape[2], x.shape[3], w.shape[2], w.shape[3])
 
 
-class _PoolOp(_WindowOp):
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
+class _PoolOp(_WindowOp, UnaryTensorOp):
     kernel = prop_def(_I64_ARRAY)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -219,16 +216,13 @@ class AvgPool2dOp(_PoolOp):
 
 
 @irdl_op_definition
-class GlobalAvgPool2dOp(GraphOp):
+class GlobalAvgPool2dOp(UnaryTensorOp):
     """Mean over H and W of an NCHW tensor, keeping them as 1x1.
 
     Example: `%y = graph.global_avg_pool2d %x : tensor<?x512x?x?xf32> -> tensor<?x512x1x1xf32>`
     """
 
     name = "graph.global_avg_pool2d"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -339,17 +333,14 @@ class LayerNormOp(GraphOp):
 
 
 @irdl_op_definition
-class SoftmaxOp(GraphOp):
+class SoftmaxOp(UnaryTensorOp):
     """Softmax along `axis` (default the last), computed stably.
 
     Example: `%p = graph.softmax %x {axis = -1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>`
     """
 
     name = "graph.softmax"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
 

@@ -6,19 +6,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, I64, IntegerAttr, IntegerType, TensorType, i1, i64
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, I64, IntegerAttr, IntegerType, i1, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
-    operand_def,
     opt_prop_def,
-    result_def,
     traits_def,
 )
 from xdsl.traits import Pure
 
-from nimble.dialects.graph.base import GraphOp, as_tensor, normalize_axes, normalize_axis
+from nimble.dialects.graph.base import UnaryTensorOp, as_tensor, normalize_axes, normalize_axis
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
 
@@ -31,14 +29,11 @@ def _reduced(dims: list[Any], axes: Sequence[int], keepdims: bool) -> list[Any]:
     return [d for i, d in enumerate(dims) if i not in axes]
 
 
-class ReduceOp(GraphOp):
+class ReduceOp(UnaryTensorOp):
     """Base of reductions over `axes` (all axes when omitted)."""
 
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     axes = opt_prop_def(DenseArrayBase.constr(i64))
     keepdims = opt_prop_def(BoolAttr, _FALSE)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
 
@@ -92,18 +87,15 @@ class ReduceMaxOp(ReduceOp):
 
 
 @irdl_op_definition
-class ArgmaxOp(GraphOp):
+class ArgmaxOp(UnaryTensorOp):
     """Index of the first maximum along `axis`, as `i64`.
 
     Example: `%i = graph.argmax %x {axis = 1 : i64} : tensor<?x10xf32> -> tensor<?xi64>`
     """
 
     name = "graph.argmax"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
     axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
     keepdims = opt_prop_def(BoolAttr, _FALSE)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
 
