@@ -27,7 +27,7 @@ from nimble.diagnostics import (
 from nimble.parser import parse_mlir
 from nimble.registry import all_dialects, all_passes
 
-_SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+_SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 
 
 def split_chunks(text: str) -> list[tuple[str, int]]:

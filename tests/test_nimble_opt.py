@@ -52,10 +52,11 @@ def test_expectation_without_error_fails(tmp_path, capsys):
 
 
 def test_split_chunks_keep_file_lines(tmp_path, capsys):
-    text = "func.func @ok() {\n  func.return\n}\n// -----\n" + BAD_ADD.replace("  // expected-error @+1 {{'graph.add' op dim 1 cannot be broadcast}}\n", "")
+    text = "func.func @ok() {\n  func.return\n}\n\n// -----\n\n\n" + BAD_ADD.replace("  // expected-error @+1 {{'graph.add' op dim 1 cannot be broadcast}}\n", "")
     code, _, err = run(["--split-input-file"], tmp_path, text, capsys)
     assert code == 1
-    assert "in.mlir:6:3: error: 'graph.add' op dim 1 cannot be broadcast" in err
+    assert "in.mlir:9:3: error: 'graph.add' op dim 1 cannot be broadcast" in err
+    assert "  %c = graph.add %a, %b" in err  # the context line is the op's own line
 
 
 def test_parse_error_has_location_and_caret(tmp_path, capsys):

@@ -103,6 +103,8 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
             elements = self.result_element_types()
         except ShapeError as e:
             raise op_error(self, str(e)) from None
+        if len(shapes) != len(elements):
+            raise op_error(self, f"expected {len(shapes)} results, got {len(self.results)}")
         if self.DATA_DEPENDENT:
             # The shape function gave upper bounds; the true dims come at run time.
             shapes = [[None] * len(s) for s in shapes]

@@ -328,3 +328,429 @@ func.func @unknown_constructor(%a: tensor<4xf32>) {
   %l = graph.construct @Leaf(%a) : (tensor<4xf32>) -> !graph.adt<@Tree>
   func.return
 }
+
+// -----
+
+func.func @where_branch_types(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.where' op the two branches have different element types}}
+  %r = graph.where %c, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.matmul' op operands must have rank >= 1}}
+  %c = graph.matmul %a, %b : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @dense_bias_rank(%x: tensor<?x3xf32>, %w: tensor<4x3xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{'graph.dense' op bias must have rank 1, not 2}}
+  %c = graph.dense %x, %w, %b : (tensor<?x3xf32>, tensor<4x3xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op input and weight must have rank 4 (NCHW, OIHW)}}
+  %c = graph.conv2d %x, %w : (tensor<3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op output channels 3 are not divisible by groups 2}}
+  %c = graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_zero_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op groups must be >= 1}}
+  %c = graph.conv2d %x, %w {groups = 0 : i64} : (tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_integer(%x: tensor<1x3x8x8xi32>, %w: tensor<4x3x3x3xi32>) {
+  // expected-error @+1 {{'graph.conv2d' op operands must be float tensors, not i32}}
+  %c = graph.conv2d %x, %w : (tensor<1x3x8x8xi32>, tensor<4x3x3x3xi32>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op strides must be >= 1, got [0, 1]}}
+  %c = graph.conv2d %x, %w {strides = array<i64: 0, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<3x8x8xf32>) {
+  // expected-error @+1 {{'graph.avg_pool2d' op input must have rank 4 (NCHW)}}
+  %c = graph.avg_pool2d %x {kernel = array<i64: 2, 2>} : tensor<3x8x8xf32> -> tensor<3x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @global_pool_rank(%x: tensor<3x8x8xf32>) {
+  // expected-error @+1 {{'graph.global_avg_pool2d' op input must have rank 4 (NCHW)}}
+  %c = graph.global_avg_pool2d %x : tensor<3x8x8xf32> -> tensor<3x1x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'graph.batch_norm' op input must have rank >= 2}}
+  %c = graph.batch_norm %x, %s, %s, %s, %s : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @batch_norm_param_rank(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %m: tensor<1x8xf32>) {
+  // expected-error @+1 {{'graph.batch_norm' op mean must have rank 1}}
+  %c = graph.batch_norm %x, %s, %s, %m, %s : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_scale_rank(%x: tensor<?x4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'graph.layer_norm' op scale must have rank 2}}
+  %c = graph.layer_norm %x, %g {axis = 1 : i64} : (tensor<?x4x8xf32>, tensor<8xf32>) -> tensor<?x4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_scale_shape(%x: tensor<?x8xf32>, %g: tensor<7xf32>) {
+  // expected-error @+1 {{'graph.layer_norm' op scale shape differs from the normalised dims (7 vs 8)}}
+  %c = graph.layer_norm %x, %g : (tensor<?x8xf32>, tensor<7xf32>) -> tensor<?x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @argmax_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'graph.argmax' op input must have rank >= 1}}
+  %c = graph.argmax %x : tensor<f32> -> tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @reshape_negative(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'graph.reshape' op negative target dim in [-2, 6]}}
+  %c = graph.reshape %x [-2, 6] : tensor<2x6xf32> -> tensor<2x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @reshape_hole_next_to_zero(%x: tensor<0x6xf32>) {
+  // expected-error @+1 {{'graph.reshape' op cannot infer the -1 dim next to a zero dim}}
+  %c = graph.reshape %x [0, -1] : tensor<0x6xf32> -> tensor<0x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @dynamic_reshape_count(%x: tensor<2x6xf32>, %n: index) {
+  %c5 = arith.constant 5 : index
+  %s = shape.from_dims %c5, %c5 : !shape.shape<2>
+  // expected-error @+1 {{'graph.dynamic_reshape' op reshape changes the number of elements (25 vs 12)}}
+  %c = graph.dynamic_reshape %x, %s : (tensor<2x6xf32>, !shape.shape<2>) -> tensor<5x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<?x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.concat' op inputs must have the same rank}}
+  %c = graph.concat %a, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @concat_element_types(%a: tensor<?x4xf32>, %b: tensor<?x4xi32>) {
+  // expected-error @+1 {{'graph.concat' op inputs must have the same element type}}
+  %c = graph.concat %a, %b : (tensor<?x4xf32>, tensor<?x4xi32>) -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @split_negative_size(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'graph.split' op sizes must be >= 0, got [10, -2]}}
+  %a, %b = graph.split %x {axis = 1 : i64, sizes = array<i64: 10, -2>} : tensor<?x8xf32> -> (tensor<?x10xf32>, tensor<?x0xf32>)
+  func.return
+}
+
+// -----
+
+func.func @split_num(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'graph.split' op num must be >= 1}}
+  %a = graph.split %x {axis = 1 : i64, num = 0 : i64} : tensor<?x8xf32> -> (tensor<?x8xf32>)
+  func.return
+}
+
+// -----
+
+func.func @split_result_count(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'graph.split' op expected 2 results, got 3}}
+  %a, %b, %c = graph.split %x {axis = 1 : i64, num = 2 : i64} : tensor<?x8xf32> -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  func.return
+}
+
+// -----
+
+func.func @slice_dynamic_count(%x: tensor<?x8xf32>, %n: index) {
+  // expected-error @+1 {{'graph.slice' op expected 0 dynamic bounds, got 1}}
+  %a = "graph.slice"(%x, %n) <{static_starts = array<i64: 0, 0>, static_ends = array<i64: 1, 8>, steps = array<i64: 1, 1>}> : (tensor<?x8xf32>, index) -> tensor<1x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_axis(%x: tensor<4x8xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'graph.gather' op axis 2 is out of range for rank 2}}
+  %a = graph.gather %x, %i {axis = 2 : i64} : (tensor<4x8xf32>, tensor<2xi64>) -> tensor<2x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @zeros_rank(%s: !shape.shape<2>) {
+  // expected-error @+1 {{'graph.zeros' op result rank differs from the shape's rank}}
+  %z = graph.zeros %s : !shape.shape<2> -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+func.func @arange_rank(%a: index) {
+  // expected-error @+1 {{'graph.arange' op result must have rank 1}}
+  %z = graph.arange %a, %a, %a : tensor<?x?xi64>
+  func.return
+}
+
+// -----
+
+func.func @arange_zero_step(%a: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'graph.arange' op step must not be 0}}
+  %z = graph.arange %a, %a, %c0 : tensor<?xi64>
+  func.return
+}
+
+// -----
+
+func.func @nms_ranks(%b: tensor<?x4xf32>, %s: tensor<?x1xf32>) {
+  // expected-error @+1 {{'graph.nms' op boxes must be [N, 4] and scores [N]}}
+  %k = graph.nms %b, %s {iou_threshold = 5.0e-01 : f64} : (tensor<?x4xf32>, tensor<?x1xf32>) -> tensor<?xi64>
+  func.return
+}
+
+// -----
+
+func.func @nms_max_output(%b: tensor<?x4xf32>, %s: tensor<?xf32>) {
+  // expected-error @+1 {{'graph.nms' op max_output must be >= 0}}
+  %k = graph.nms %b, %s {iou_threshold = 5.0e-01 : f64, max_output = -1 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+  func.return
+}
+
+// -----
+
+func.func @nms_integer_boxes(%b: tensor<?x4xi32>, %s: tensor<?xf32>) {
+  // expected-error @+1 {{'graph.nms' op boxes and scores must be float tensors}}
+  %k = graph.nms %b, %s {iou_threshold = 5.0e-01 : f64} : (tensor<?x4xi32>, tensor<?xf32>) -> tensor<?xi64>
+  func.return
+}
+
+// -----
+
+func.func @roi_align_ranks(%f: tensor<4x8x8xf32>, %r: tensor<3x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'graph.roi_align' op expects input [N, C, H, W], rois [K, 4], batch_indices [K]}}
+  %k = graph.roi_align %f, %r, %i {output_height = 2 : i64, output_width = 2 : i64} : (tensor<4x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x4x2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @roi_align_sizes(%f: tensor<1x4x8x8xf32>, %r: tensor<3x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'graph.roi_align' op output sizes must be >= 1 and sampling_ratio >= 0}}
+  %k = graph.roi_align %f, %r, %i {output_height = 0 : i64, output_width = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x4x0x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @roi_align_float_indices(%f: tensor<1x4x8x8xf32>, %r: tensor<3x4xf32>, %i: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.roi_align' op batch_indices must be integers}}
+  %k = graph.roi_align %f, %r, %i {output_height = 2 : i64, output_width = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<3x4x2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @condition_type(%a: tensor<4xf32>, %c: tensor<4xf32>) {
+  %r = graph.while (%x = %a) : (tensor<4xf32>) -> (tensor<4xf32>) {
+    // expected-error @+1 {{'graph.condition' op condition must be i1 or tensor<i1>, not tensor<4xf32>}}
+    graph.condition %c : tensor<4xf32>
+  } do {
+  ^bb0(%y: tensor<4xf32>):
+    graph.yield %y : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @while_region_args(%a: tensor<4xf32>, %c: i1) {
+  // expected-error @+1 {{'graph.while' op body region arguments must have the carried types (1 values)}}
+  %r = graph.while (%x = %a) : (tensor<4xf32>) -> (tensor<4xf32>) {
+    graph.condition %c : i1
+  } do {
+  ^bb0(%y: tensor<5xf32>):
+    graph.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @if_region_args(%c: i1, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.if' op then region must not take arguments}}
+  %r = "graph.if"(%c) ({
+  ^bb0(%z: tensor<4xf32>):
+    graph.yield %a : tensor<4xf32>
+  }, {
+    graph.yield %a : tensor<4xf32>
+  }) : (i1) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @make_tuple_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.make_tuple' op tuple yields tensor<4xf32> as value #0, incompatible with tensor<5xf32>}}
+  %t = graph.make_tuple %a : (tensor<4xf32>) -> tuple<tensor<5xf32>>
+  func.return
+}
+
+// -----
+
+func.func @get_item_type(%a: tensor<4xf32>) {
+  %t = graph.make_tuple %a : (tensor<4xf32>) -> tuple<tensor<4xf32>>
+  // expected-error @+1 {{'graph.get_item' op result type tensor<5xf32> differs from element type tensor<4xf32>}}
+  %x = graph.get_item %t, 0 : tuple<tensor<4xf32>> -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{'graph.adt' op declares a constructor twice in ['A', 'A']}}
+graph.adt @Twice {
+  graph.constructor @A()
+  graph.constructor @A()
+}
+
+// -----
+
+// expected-error @+1 {{'graph.adt' op Region 'body' at position 0 expected a single block, but got 0 blocks}}
+graph.adt @Empty {
+}
+
+// -----
+
+// expected-error @+1 {{'graph.adt' op constructor @Shared is also declared by @Second}}
+graph.adt @First {
+  graph.constructor @Shared()
+}
+// expected-error @+1 {{'graph.adt' op constructor @Shared is also declared by @First}}
+graph.adt @Second {
+  graph.constructor @Shared()
+}
+
+// -----
+
+graph.adt @T {
+  graph.constructor @A(tensor<4xf32>)
+}
+graph.adt @U {
+  graph.constructor @B()
+}
+func.func @construct_wrong_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.construct' op @A builds !graph.adt<@T>, not !graph.adt<@U>}}
+  %l = graph.construct @A(%a) : (tensor<4xf32>) -> !graph.adt<@U>
+  func.return
+}
+
+// -----
+
+graph.adt @T {
+  graph.constructor @A(tensor<4xf32>)
+}
+graph.adt @U {
+  graph.constructor @B()
+}
+func.func @match_foreign_case(%t: !graph.adt<@T>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.match' op @B is not a constructor of @T}}
+  %r = graph.match %t : !graph.adt<@T> -> (tensor<4xf32>)
+    case @B() {
+      graph.yield %a : tensor<4xf32>
+    }
+  func.return
+}
+
+// -----
+
+graph.adt @T {
+  graph.constructor @A(tensor<4xf32>)
+}
+func.func @match_twice(%t: !graph.adt<@T>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.match' op matches a constructor twice}}
+  %r = graph.match %t : !graph.adt<@T> -> (tensor<4xf32>)
+    case @A(%x: tensor<4xf32>) {
+      graph.yield %x : tensor<4xf32>
+    }
+    case @A(%y: tensor<4xf32>) {
+      graph.yield %y : tensor<4xf32>
+    }
+  func.return
+}
+
+// -----
+
+graph.adt @T {
+  graph.constructor @A(tensor<4xf32>)
+}
+func.func @match_binding(%t: !graph.adt<@T>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.match' op case @A must bind its 1 fields with their types}}
+  %r = graph.match %t : !graph.adt<@T> -> (tensor<4xf32>)
+    case @A(%x: tensor<5xf32>) {
+      graph.yield %a : tensor<4xf32>
+    }
+  func.return
+}
+
+// -----
+
+func.func @match_unknown_adt(%t: !graph.adt<@Nowhere>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.match' op unknown ADT @Nowhere}}
+  %r = graph.match %t : !graph.adt<@Nowhere> -> (tensor<4xf32>)
+  func.return
+}
