@@ -1,1 +1,5 @@
-"""Front ends: the text format (lark) and the ONNX importer."""
+"""Front ends: the `.nb` text format (lark grammar + IR builder); ONNX comes later."""
+
+from nimble.frontend.parse import parse_nb
+
+__all__ = ["parse_nb"]

@@ -8,6 +8,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from nimble.diagnostics import verify_module
+from nimble.frontend import parse_nb
 from nimble.parser import parse_mlir
 from nimble.reference import run as _run
 from nimble.registry import make_context
@@ -15,11 +16,15 @@ from xdsl.utils.exceptions import VerifyException
 
 
 def parse(source: str | os.PathLike[str], name: str | None = None, verify: bool = True) -> ModuleOp:
-    """Parse a `.mlir` file (a path) or MLIR text into a verified module.
+    """Parse a model into a verified module: a path to a `.nb` (Nimble text format) or
+    `.mlir` file, or MLIR text.
 
-    Raises xdsl's `ParseError` (with file:line:col) or `VerifyException` (naming the op).
+    Raises `FrontendError` (`.nb`: every error, file:line:col), xdsl's `ParseError`
+    (MLIR, with file:line:col) or `VerifyException` (naming the op).
     """
     text, name = _read(source, name)
+    if name.endswith(".nb"):
+        return parse_nb(text, name)
     module = parse_mlir(make_context(), text, name)
     if verify:
         errors = verify_module(module, text)

@@ -15,12 +15,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from nimble.parser import location_of
+
+if TYPE_CHECKING:
+    from nimble.frontend.errors import SourceError
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,12 @@ def parse_error_diagnostic(error: ParseError, name: str) -> Diagnostic:
     context = error.span.print_with_context().rstrip("\n")
     context = "\n".join(context.splitlines()[1:])  # drop the location line xdsl prints
     return Diagnostic("error", name, loc.line, loc.col, error.msg, context)
+
+
+def source_diagnostic(error: "SourceError") -> Diagnostic:
+    """A frontend error as a diagnostic (same fields, same format)."""
+    context = f"{error.source_line}\n{' ' * (error.column - 1)}^" if error.source_line else ""
+    return Diagnostic("error", error.file, error.line, error.column, error.message, context)
 
 
 def verify_module(module: ModuleOp, source: str = "") -> list[Diagnostic]:

@@ -21,9 +21,12 @@ from nimble.diagnostics import (
     Diagnostic,
     check_expectations,
     parse_error_diagnostic,
+    source_diagnostic,
     parse_expectations,
     verify_module,
 )
+from nimble.frontend import parse_nb
+from nimble.frontend.errors import FrontendError
 from nimble.parser import parse_mlir
 from nimble.registry import all_dialects, all_passes
 
@@ -105,8 +108,8 @@ class NimbleOptMain(xDSLOptMain):
             print(f"nimble-opt: error: cannot read input '{name}': {e}", file=sys.stderr)
             return 1
         frontend = self.frontend_for(name)
-        if frontend != "mlir" and frontend not in self.available_frontends:
-            known = ", ".join(sorted({"mlir", *self.available_frontends}))
+        if frontend not in ("mlir", "nb") and frontend not in self.available_frontends:
+            known = ", ".join(sorted({"mlir", "nb", *self.available_frontends}))
             print(f"nimble-opt: error: no frontend for '{name}' (known: {known}; choose one with -f)", file=sys.stderr)
             return 1
         chunks = split_chunks(text) if self.args.split_input_file else [(text, 0)]
@@ -147,6 +150,9 @@ class NimbleOptMain(xDSLOptMain):
         frontend = self.frontend_for(name)
         if frontend == "mlir":
             return parse_mlir(self.ctx, chunk, name, offset)
+        if frontend == "nb":
+            # Leading newlines keep the chunk's line numbers those of the whole file.
+            return parse_nb("\n" * offset + chunk, name)
         return self.parse_chunk(BytesIO(chunk.encode()), frontend, offset)
 
     def process_chunk(self, chunk: str, offset: int, name: str, source: str) -> tuple[list[Diagnostic], str | None]:
@@ -156,6 +162,8 @@ class NimbleOptMain(xDSLOptMain):
         except ParseError as e:
             e.span = dataclasses.replace(e.span, line_offset=offset)
             return [parse_error_diagnostic(e, name)], None
+        except FrontendError as e:
+            return [source_diagnostic(err) for err in e.errors], None
         except Exception as e:  # the parser met input it does not handle gracefully
             return [Diagnostic("error", name, None, None, f"cannot parse input: {e}")], None
         if module is None:

@@ -83,6 +83,12 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
     RIGHT_IDENTITY: ClassVar[float | None] = None
     """A scalar c with `x op c == x` (folded away by canonicalize)."""
     COMMUTATIVE: ClassVar[bool] = False
+    ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = False
+    """True when the result element type is chosen by the user, not the operands
+    (cast, zeros, full, arange, external_constant): builders must supply it."""
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ()
+    """Properties the text format accepts as positional literals, in order
+    (e.g. `reshape(%x, [-1, 4])`)."""
 
     # -- what each operator defines ------------------------------------------------
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -127,6 +133,11 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
                     f"result #{i} has type {result.type}, incompatible with the "
                     f"inferred type {expected}",
                 )
+
+    @classmethod
+    def result_count(cls, properties: dict[str, Attribute]) -> int:
+        """How many results an op with these properties has (variadic ops override)."""
+        return 1
 
     def reify(self) -> list[list[SSAValue]]:
         """Emit, before this op, the shape IR computing every result dim."""

@@ -4,7 +4,7 @@ run-time shape, and arange."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -102,6 +102,7 @@ class ExternalConstantOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$key `from` $file attr-dict `:` type($result)"
     traits = traits_def(Pure())
+    ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         d = dims(self.result.type)
@@ -132,10 +133,11 @@ class _FillOp(GraphOp):
     shape = operand_def(ShapeType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
+    ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         target = k.shape(self.shape)
-        if len(target) != len(self.result.type.get_shape()):
+        if isinstance(self.result.type, TensorType) and len(target) != len(self.result.type.get_shape()):
             raise ShapeError("result rank differs from the shape's rank")
         return [target]
 
@@ -190,9 +192,10 @@ class ArangeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$start `,` $stop `,` $step attr-dict `:` type($result)"
     traits = traits_def(Pure())
+    ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
-        if len(self.result.type.get_shape()) != 1:
+        if isinstance(self.result.type, TensorType) and len(self.result.type.get_shape()) != 1:
             raise ShapeError("result must have rank 1")
         step = k.index(self.step)
         if step == 0:

@@ -484,6 +484,7 @@ class CastOp(UnaryTensorOp):
 
     name = "graph.cast"
     traits = traits_def(Pure(), GraphFolder())
+    ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [k.dims(self.input)]

@@ -4,7 +4,7 @@ squeeze, unsqueeze. (slice, with its numpy-style syntax, lives in `slice.py`.)""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, I64, IntegerAttr, TensorType, i64
@@ -76,6 +76,7 @@ class ReshapeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $shape attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _ReshapeCanonicalization())
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("shape",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [_reshaped(k, k.dims(self.input), list(self.shape.get_values()))]
@@ -121,6 +122,7 @@ class TransposeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $perm attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _TransposeCanonicalization())
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("perm",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)
@@ -192,6 +194,14 @@ class SplitOp(GraphOp):
     assembly_format = "$input attr-dict `:` type($input) `->` `(` type($outputs) `)`"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+
+    @classmethod
+    def result_count(cls, properties: dict[str, Attribute]) -> int:
+        if "num" in properties:
+            return max(properties["num"].value.data, 0)
+        if "sizes" in properties:
+            return len(properties["sizes"])
+        return 1
 
     def part_sizes(self, k: DimAlgebra, dim: Any) -> list[Any]:
         if (self.sizes is None) == (self.num is None):
@@ -292,6 +302,7 @@ class _AxesOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("axes",)
 
 
 @irdl_op_definition
