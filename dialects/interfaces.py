@@ -11,7 +11,7 @@ import abc
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from xdsl.ir import Region
+from xdsl.ir import Attribute, Region, SSAValue
 
 if TYPE_CHECKING:
     from nimble.dialects.shape_functions import DimAlgebra
@@ -56,3 +56,17 @@ class HasShapeFunction(abc.ABC):
     @abc.abstractmethod
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         """The dims of each result, computed with the operations of `k`."""
+
+
+class InfersResultTypes(abc.ABC):
+    """An op that can be built from operands and properties alone: builders (the text
+    frontend, passes) ask the op class for its result types instead of knowing them."""
+
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ()
+    """Properties the text format accepts as positional literals, in order
+    (e.g. `reshape(%x, [-1, 4])`, `shape.dim(%x, 0)`)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        """The result types of this op on these operands; VerifyException if invalid."""

@@ -7,7 +7,7 @@ Arithmetic on dims uses xdsl's `arith` on `index`. A whole shape is a `!shape.sh
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects import arith
@@ -39,11 +39,23 @@ from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from nimble.dialects.interfaces import EvalContext, HasReference
+from nimble.dialects.interfaces import EvalContext, HasReference, InfersResultTypes
 
 
 class ShapeAssertionError(RuntimeError):
     """A `shape.assert` failed while running: the inputs have incompatible shapes."""
+
+
+def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
+    if not isinstance(value.type, TensorType):
+        raise VerifyException(f"expected a tensor, got {value.type}")
+    return value.type.get_shape()
+
+
+def _shape_rank(value: SSAValue) -> int:
+    if not isinstance(value.type, ShapeType):
+        raise VerifyException(f"expected a !shape.shape, got {value.type}")
+    return value.type.rank.data
 
 
 def _error(op: Operation, message: str) -> VerifyException:
@@ -76,7 +88,7 @@ class _CanonicalizeShape(HasCanonicalizationPatternsTrait):
 
 
 @irdl_op_definition
-class DimOp(IRDLOperation, HasReference):
+class DimOp(IRDLOperation, HasReference, InfersResultTypes):
     """Dim `index` of a tensor, as an `index` value.
 
     Example: `%n = shape.dim %x, 0 : tensor<?x256xf32>`
@@ -88,6 +100,12 @@ class DimOp(IRDLOperation, HasReference):
     result = result_def(IndexType)
     assembly_format = "$source `,` $index attr-dict `:` type($source)"
     traits = traits_def(Pure(), _CanonicalizeShape())
+
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("index",)
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return [IndexType()]
 
     def __init__(self, source: SSAValue, index: int):
         super().__init__(
@@ -106,7 +124,7 @@ class DimOp(IRDLOperation, HasReference):
 
 
 @irdl_op_definition
-class OfOp(IRDLOperation, HasReference):
+class OfOp(IRDLOperation, HasReference, InfersResultTypes):
     """The whole shape of a tensor.
 
     Example: `%s = shape.of %x : tensor<?x256xf32> -> !shape.shape<2>`
@@ -117,6 +135,10 @@ class OfOp(IRDLOperation, HasReference):
     result = result_def(ShapeType)
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
     traits = traits_def(Pure())
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return [ShapeType(len(_tensor_shape(operands[0])))]
 
     def __init__(self, source: SSAValue):
         rank = len(source.type.get_shape())
@@ -132,7 +154,7 @@ class OfOp(IRDLOperation, HasReference):
 
 
 @irdl_op_definition
-class FromDimsOp(IRDLOperation, HasReference):
+class FromDimsOp(IRDLOperation, HasReference, InfersResultTypes):
     """A shape built from `index` dims.
 
     Example: `%s = shape.from_dims %n, %m : !shape.shape<2>`
@@ -143,6 +165,10 @@ class FromDimsOp(IRDLOperation, HasReference):
     result = result_def(ShapeType)
     assembly_format = "$dims attr-dict `:` type($result)"
     traits = traits_def(Pure())
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return [ShapeType(len(operands))]
 
     def __init__(self, dims: Sequence[SSAValue]):
         super().__init__(operands=[dims], result_types=[ShapeType(len(dims))])
@@ -160,7 +186,7 @@ class FromDimsOp(IRDLOperation, HasReference):
 
 
 @irdl_op_definition
-class GetOp(IRDLOperation, HasReference):
+class GetOp(IRDLOperation, HasReference, InfersResultTypes):
     """Dim `index` of a shape value.
 
     Example: `%n = shape.get %s, 1 : !shape.shape<2>`
@@ -172,6 +198,12 @@ class GetOp(IRDLOperation, HasReference):
     result = result_def(IndexType)
     assembly_format = "$source `,` $index attr-dict `:` type($source)"
     traits = traits_def(Pure(), _CanonicalizeShape())
+
+    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("index",)
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return [IndexType()]
 
     def __init__(self, source: SSAValue, index: int):
         super().__init__(
@@ -190,7 +222,7 @@ class GetOp(IRDLOperation, HasReference):
 
 
 @irdl_op_definition
-class NumElementsOp(IRDLOperation, HasReference):
+class NumElementsOp(IRDLOperation, HasReference, InfersResultTypes):
     """The number of elements of a shape (the product of its dims).
 
     Example: `%n = shape.num_elements %s : !shape.shape<2>`
@@ -201,6 +233,10 @@ class NumElementsOp(IRDLOperation, HasReference):
     result = result_def(IndexType)
     assembly_format = "$source attr-dict `:` type($source)"
     traits = traits_def(Pure())
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return [IndexType()]
 
     def __init__(self, source: SSAValue):
         super().__init__(operands=[source], result_types=[IndexType()])
@@ -220,7 +256,7 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
 
 
 @irdl_op_definition
-class BroadcastOp(IRDLOperation, HasReference):
+class BroadcastOp(IRDLOperation, HasReference, InfersResultTypes):
     """The numpy broadcast of two shapes; fails at run time if they are incompatible.
 
     Example: `%s = shape.broadcast %a, %b : !shape.shape<2>, !shape.shape<1> -> !shape.shape<2>`
@@ -232,6 +268,10 @@ class BroadcastOp(IRDLOperation, HasReference):
     result = result_def(ShapeType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
     traits = traits_def(Pure())
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return [ShapeType(max(_shape_rank(v) for v in operands))]
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
         rank = max(lhs.type.rank.data, rhs.type.rank.data)
@@ -247,7 +287,7 @@ class BroadcastOp(IRDLOperation, HasReference):
 
 
 @irdl_op_definition
-class AssertOp(IRDLOperation, HasReference):
+class AssertOp(IRDLOperation, HasReference, InfersResultTypes):
     """Stop the program with `message` unless `condition` holds (a run-time shape check).
 
     Example: `shape.assert %ok, "dim 0 of %x must equal dim 0 of %h"`
@@ -258,6 +298,10 @@ class AssertOp(IRDLOperation, HasReference):
     message = prop_def(StringAttr)
     assembly_format = "$condition `,` $message attr-dict"
     traits = traits_def(_CanonicalizeShape())
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        return []
 
     def __init__(self, condition: SSAValue, message: str):
         super().__init__(operands=[condition], properties={"message": StringAttr(message)})

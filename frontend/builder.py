@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.types import dims, join_dims, tensor, types_compatible
+from nimble.dialects.interfaces import InfersResultTypes
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.frontend.attributes import Literal, property_names, to_property
 from nimble.frontend.errors import SourceError, source_line
@@ -376,13 +377,20 @@ class ModuleBuilder:
     expr_less = expr_greater = expr_equal = binary
 
     def graph_op(self, op_class: type[Operation], operands: list[SSAValue], properties: dict[str, Attribute],
-                 node: Tree, num_results: int = 1, element: Attribute | None = None) -> Value:
+                 node: Tree, num_results: int = 1, element: Attribute | None = None,
+                 result_type: Attribute | None = None) -> Value:
         """Create an op with inferred result types; a verifier error becomes a BuildError."""
         try:
-            if issubclass(op_class, GraphOp):
+            if result_type is not None:
+                op = op_class.create(operands=operands, result_types=[result_type], properties=properties)
+            elif issubclass(op_class, GraphOp):
                 op = self.inferred(op_class, operands, properties, node, num_results, element)
+            elif issubclass(op_class, InfersResultTypes):
+                types = op_class.result_types_for(operands, properties)
+                op = op_class.create(operands=operands, result_types=types, properties=properties)
             else:
-                op = op_class.create(operands=operands, properties=properties)
+                raise BuildError(node, f"'{op_class.name}' cannot be written in the text format: "
+                                       "it does not implement InfersResultTypes")
             op.verify()
         except VerifyException as e:
             raise BuildError(node, str(e).removeprefix("Operation does not verify: ")) from None
@@ -394,7 +402,7 @@ class ModuleBuilder:
         if not op_class.ELEMENT_TYPE_FROM_RESULT:
             return op_class.create_inferred(operands, properties, num_results)
         if element is None:
-            raise BuildError(node, f"'{op_class.name}' needs the element type of its result: dtype=f32, i64, ...")
+            raise BuildError(node, f"'{op_class.name}' needs the type of its result: dtype=f32 (or type=f32[2, 3])")
         probe = op_class.create(operands=operands, result_types=[NoneType()], properties=properties)
         try:
             shapes = probe.shape_function(StaticDims())
@@ -428,6 +436,12 @@ class ModuleBuilder:
                     raise BuildError(arg, "operands must come before positional attributes")
                 operands.append(self.single(arg))
         element = None
+        if "type" in keywords and op_class_takes_result_type(op_class):
+            value_node, result_type = keywords.pop("type")
+            if not isinstance(result_type, TensorType):
+                raise BuildError(value_node, "type must be a tensor type such as f32[768, 768]")
+            properties = self.properties(op_class, keywords)
+            return self.graph_op(op_class, operands, properties, node, 1, result_type=result_type)
         if "dtype" in keywords:
             value_node, element = keywords.pop("dtype")
             if not isinstance(element, Attribute):
@@ -439,7 +453,8 @@ class ModuleBuilder:
             keywords[prop] = (arg, value)
         properties = self.properties(op_class, keywords)
         results = op_class.result_count(properties) if issubclass(op_class, GraphOp) else 1
-        return self.graph_op(op_class, operands, properties, node, results, element)
+        value = self.graph_op(op_class, operands, properties, node, results, element)
+        return value if value != [] else []
 
     def keyword_value(self, node: Tree) -> Any:
         if node.data == "type_literal":
@@ -589,8 +604,13 @@ def join_types(a: Attribute, b: Attribute, node: Tree, what: str) -> Attribute:
     raise BuildError(node, f"{what} have different types: {a} and {b}")
 
 
+def op_class_takes_result_type(op_class: type[Operation]) -> bool:
+    """Ops whose result element type the user chooses also accept a whole `type=`."""
+    return issubclass(op_class, GraphOp) and op_class.ELEMENT_TYPE_FROM_RESULT
+
+
 def positional_properties(op_class: type[Operation]) -> tuple[str, ...]:
-    return op_class.POSITIONAL_PROPERTIES if issubclass(op_class, GraphOp) else ()
+    return op_class.POSITIONAL_PROPERTIES if issubclass(op_class, InfersResultTypes) else ()
 
 
 def literal(node: Tree) -> Literal:

@@ -4,11 +4,12 @@ type errors from the builder)."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib.resources import files
 
 from lark import Lark
-from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedInput
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
@@ -31,31 +32,12 @@ def known_ops() -> dict[str, type[Operation]]:
 
 
 def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
-    parser = grammar()
-    terminals = {t.name: t for t in parser.terminals}
-    errors: list[SourceError] = []
-
-    def recover(e: UnexpectedInput) -> bool:
-        error = syntax_error(e, text, file, terminals)
-        at_end = isinstance(e, UnexpectedToken) and e.token.type == "$END"
-        # One error per line, and none for the end of a file already known broken:
-        # those are echoes of the first error, not news.
-        if not (errors and (errors[-1].line == error.line or at_end)):
-            errors.append(error)
-        return len(errors) < 20
-
     try:
-        tree = parser.parse(text, on_error=recover)
-    except UnexpectedInput as e:
-        if not errors or errors[-1].line != e.line:
-            errors.append(syntax_error(e, text, file, terminals))
-        raise FrontendError(errors) from None
-    except Exception as e:  # lark's recovery can fail on badly broken input
-        if not errors:
-            errors.append(SourceError(file, 1, 1, f"cannot parse: {e}"))
-        raise FrontendError(errors) from None
-    if errors:
-        raise FrontendError(errors)
+        tree = grammar().parse(text)
+    except UnexpectedInput:
+        raise FrontendError(syntax_errors(text, file)) from None
+    except Exception as e:  # defensive: lark met something it does not handle
+        raise FrontendError([SourceError(file, 1, 1, f"cannot parse: {e}")]) from None
     builder = ModuleBuilder(known_ops(), text, file)
     module = builder.build(tree)
     if not builder.errors:
@@ -65,3 +47,27 @@ def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
     if builder.errors:
         raise FrontendError(sorted(builder.errors, key=lambda e: (e.line, e.column)))
     return module
+
+
+_ITEM_START = re.compile(r"^(def|type)\b", re.MULTILINE)
+
+
+def syntax_errors(text: str, file: str) -> list[SourceError]:
+    """The first syntax error of each top-level definition.
+
+    Parsing each `def`/`type` on its own (padded with newlines, so line numbers stay
+    those of the file) keeps an error in one definition from echoing into the next,
+    which is what token-skipping recovery does. Only the error path pays for this.
+    """
+    parser = grammar()
+    terminals = {t.name: t for t in parser.terminals}
+    starts = [0] + [m.start() for m in _ITEM_START.finditer(text) if m.start() > 0]
+    ends = starts[1:] + [len(text)]
+    errors = []
+    for start, end in zip(starts, ends):
+        padded = "\n" * text.count("\n", 0, start) + text[start:end]
+        try:
+            parser.parse(padded)
+        except UnexpectedInput as e:
+            errors.append(syntax_error(e, padded, file, terminals))
+    return errors or [SourceError(file, 1, 1, "cannot parse this file")]

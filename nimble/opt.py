@@ -71,6 +71,11 @@ class NimbleOptMain(xDSLOptMain):
         for name, factory in all_dialects().items():
             self.ctx.register_dialect(name, factory)
 
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        # `.nb` files (and `-f nb`) go through Nimble's own frontend, with its diagnostics.
+        self.available_frontends["nb"] = lambda stream: parse_nb(stream.read().decode(), "<stdin>")
+
     def register_all_passes(self) -> None:
         for name, factory in all_passes().items():
             self.register_pass(name, factory)
@@ -108,8 +113,8 @@ class NimbleOptMain(xDSLOptMain):
             print(f"nimble-opt: error: cannot read input '{name}': {e}", file=sys.stderr)
             return 1
         frontend = self.frontend_for(name)
-        if frontend not in ("mlir", "nb") and frontend not in self.available_frontends:
-            known = ", ".join(sorted({"mlir", "nb", *self.available_frontends}))
+        if frontend != "mlir" and frontend not in self.available_frontends:
+            known = ", ".join(sorted({"mlir", *self.available_frontends}))
             print(f"nimble-opt: error: no frontend for '{name}' (known: {known}; choose one with -f)", file=sys.stderr)
             return 1
         chunks = split_chunks(text) if self.args.split_input_file else [(text, 0)]

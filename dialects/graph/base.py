@@ -27,7 +27,7 @@ from xdsl.irdl import IRDLOperation, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.graph.types import numpy_dtype, tensor, types_compatible
-from nimble.dialects.interfaces import EvalContext, HasReference, HasShapeFunction
+from nimble.dialects.interfaces import EvalContext, HasReference, HasShapeFunction, InfersResultTypes
 from nimble.dialects.shape_functions import DimAlgebra, ReifyDims, ShapeError, StaticDims
 
 
@@ -75,7 +75,7 @@ def broadcast_dims(k: DimAlgebra, *shapes: list[Any]) -> list[Any]:
     return result
 
 
-class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
+class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
     """Base of every graph operator with a shape function and a numpy reference."""
 
     FOLD_LIMIT: ClassVar[int] = 4096
@@ -86,9 +86,6 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = False
     """True when the result element type is chosen by the user, not the operands
     (cast, zeros, full, arange, external_constant): builders must supply it."""
-    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ()
-    """Properties the text format accepts as positional literals, in order
-    (e.g. `reshape(%x, [-1, 4])`)."""
 
     # -- what each operator defines ------------------------------------------------
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -150,6 +147,15 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference):
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> Sequence[Any]:
         return self.reference(*args)
+
+    @classmethod
+    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+        probe = cls.create(operands=list(operands), result_types=[NoneType()] * cls.result_count(properties),
+                           properties=properties)
+        try:
+            return list(probe.infer_result_types())
+        finally:
+            probe.drop_all_references()
 
     @classmethod
     def create_inferred(
