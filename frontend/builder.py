@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     FunctionType,
+    IntegerAttr,
     IndexType,
     IntAttr,
     IntegerType,
@@ -32,7 +33,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import graph, shape
-from nimble.dialects.graph.base import GraphOp
+from nimble.dialects.graph.base import GraphOp, i64_array
 from nimble.dialects.graph.types import dims, join_dims, tensor, types_compatible
 from nimble.dialects.interfaces import InfersResultTypes
 from nimble.dialects.shape_functions import ShapeError, StaticDims
@@ -46,6 +47,10 @@ INFIX: dict[str, type[GraphOp]] = {
     "matmul": graph.MatmulOp, "less": graph.LessOp, "greater": graph.GreaterOp,
     "equal": graph.EqualOp,
 }
+INDEX_ARITH: dict[str, type[Operation]] = {
+    "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
+}
+INDEX_COMPARE = {"less": "slt", "greater": "sgt", "equal": "eq"}
 LITERAL_NODES = {"number", "true", "false", "string", "list", "dtype", "type_literal"}
 
 
@@ -349,6 +354,68 @@ class ModuleBuilder:
         attr = DenseIntOrFPElementsAttr.from_list(t, [python_value])
         return self.emit(graph.ConstantOp(attr), node).results[0]
 
+    def expr_convert(self, node: Tree) -> Value:
+        """`index(0)`, `i64(3)`, `f32(%x)`: a typed literal, or an elementwise cast."""
+        dtype_token, operand = node.children
+        if dtype_token.value == "index":
+            if operand.data in ("number", "neg"):
+                return self.index_constant(literal(operand), node)
+            raise BuildError(node, "index(...) takes an integer literal")
+        element = self.types.element(dtype_token)
+        if operand.data in ("number", "neg", "true", "false"):
+            return self.constant(literal(operand), element, node)
+        value = self.single(operand)
+        if not isinstance(value.type, TensorType):
+            raise BuildError(operand, f"cannot convert {value.type} to {dtype_token.value}")
+        cast = graph.CastOp.create(operands=[value], result_types=[tensor(element, dims(value.type))])
+        return self.emit(cast, node).results[0]
+
+    def expr_subscript(self, node: Tree) -> Value:
+        """numpy-style `%x[i, a:b, ::2]`: a graph.slice, squeezing the indexed dims."""
+        base_node, *items = node.children
+        value = self.single(base_node)
+        if not isinstance(value.type, TensorType):
+            raise BuildError(base_node, f"cannot index a value of type {value.type}")
+        rank = len(value.type.get_shape())
+        if len(items) > rank:
+            raise BuildError(node, f"{len(items)} indices for a tensor of rank {rank}")
+        starts, ends, steps, squeezed = [], [], [], []
+        for axis, item in enumerate(items):
+            if item.data == "index_item":
+                start = self.bound(item.children[0])
+                starts.append(start)
+                ends.append(slice_end_after(start, self, item))
+                steps.append(1)
+                squeezed.append(axis)
+                continue
+            start_node, end_node, step_token = item.children
+            starts.append(0 if start_node is None else self.bound(start_node))
+            ends.append(SLICE_END if end_node is None else self.bound(end_node))
+            steps.append(1 if step_token is None else int(step_token.value))
+        for _ in range(rank - len(items)):
+            starts.append(0)
+            ends.append(SLICE_END)
+            steps.append(1)
+        probe = graph.SliceOp(value, starts, ends, steps, NoneType())
+        try:
+            result_type = probe.infer_result_types()[0]
+        except VerifyException as e:
+            raise BuildError(node, str(e)) from None
+        finally:
+            probe.drop_all_references()
+        sliced = self.emit(graph.SliceOp(value, starts, ends, steps, result_type), node).results[0]
+        if not squeezed:
+            return sliced
+        return self.graph_op(graph.SqueezeOp, [sliced], {"axes": i64_array(squeezed)}, node)
+
+    def bound(self, node: Tree) -> int | SSAValue:
+        if node.data in ("number", "neg") and isinstance(literal_or_none(node), int):
+            return literal(node)
+        value = self.single(node)
+        if not isinstance(value.type, IndexType):
+            raise BuildError(node, f"slice bounds are integers or index values, not {value.type}")
+        return value
+
     def expr_true(self, node: Tree) -> Value:
         return self.constant(True, IntegerType(1), node)
 
@@ -363,9 +430,31 @@ class ModuleBuilder:
 
     def binary(self, node: Tree) -> Value:
         lhs_node, rhs_node = node.children
-        op_class = INFIX[node.data]
         lhs = None if lhs_node.data == "number" else self.single(lhs_node)
         rhs = None if rhs_node.data == "number" else self.single(rhs_node)
+        if any(isinstance(v.type, IndexType) for v in (lhs, rhs) if v is not None):
+            return self.index_binary(node, lhs or self.index_constant(literal(lhs_node), lhs_node),
+                                     rhs or self.index_constant(literal(rhs_node), rhs_node))
+        return self.tensor_binary(node, lhs, rhs)
+
+    def index_binary(self, node: Tree, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """Arithmetic and comparisons on `index` values (dims, loop counters) use arith."""
+        if not (isinstance(lhs.type, IndexType) and isinstance(rhs.type, IndexType)):
+            raise BuildError(node, f"cannot combine {lhs.type} and {rhs.type}; convert with index(...) or i64(...)")
+        if node.data in INDEX_COMPARE:
+            return self.emit(arith.CmpiOp(lhs, rhs, INDEX_COMPARE[node.data]), node).results[0]
+        if node.data not in INDEX_ARITH:
+            raise BuildError(node, f"'{node.data}' is not defined on index values")
+        return self.emit(INDEX_ARITH[node.data](lhs, rhs), node).results[0]
+
+    def index_constant(self, value: Literal, node: Tree) -> SSAValue:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BuildError(node, f"index values are integers, not {value!r}")
+        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())), node).results[0]
+
+    def tensor_binary(self, node: Tree, lhs: SSAValue | None, rhs: SSAValue | None) -> Value:
+        lhs_node, rhs_node = node.children
+        op_class = INFIX[node.data]
         if lhs is None and rhs is None:
             lhs = self.single(lhs_node)
         element = (lhs or rhs).type.element_type if isinstance((lhs or rhs).type, TensorType) else None
@@ -429,7 +518,7 @@ class ModuleBuilder:
                 if key.value in keywords:
                     raise BuildError(key, f"keyword '{key.value}' given twice")
                 keywords[key.value] = (value, self.keyword_value(value))
-            elif arg.data in LITERAL_NODES and (literals or positional_properties(op_class)):
+            elif is_literal(arg) and (literals or positional_properties(op_class)):
                 literals.append((arg, literal(arg)))
             else:
                 if literals:
@@ -462,7 +551,7 @@ class ModuleBuilder:
         if node.data == "dtype":
             return self.types.build(Tree("scalar_type", node.children)).element_type \
                 if node.children[0].value != "index" else IndexType()
-        if node.data in LITERAL_NODES:
+        if is_literal(node):
             return literal(node)
         raise BuildError(node, "keyword arguments must be literals (numbers, lists, strings, true/false, types)")
 
@@ -602,6 +691,28 @@ def join_types(a: Attribute, b: Attribute, node: Tree, what: str) -> Attribute:
             and len(a.get_shape()) == len(b.get_shape()):
         return tensor(a.element_type, join_dims(dims(a), dims(b)))
     raise BuildError(node, f"{what} have different types: {a} and {b}")
+
+
+SLICE_END = 2**63 - 1  # graph.slice's "to the end of the dim"
+
+
+def slice_end_after(start: int | SSAValue, builder: ModuleBuilder, node: Tree) -> int | SSAValue:
+    """The end bound of the single index `start` (Python: -1 means the last element)."""
+    if isinstance(start, int):
+        return SLICE_END if start == -1 else start + 1
+    one = builder.index_constant(1, node)
+    return builder.emit(arith.AddiOp(start, one), node).results[0]
+
+
+def is_literal(node: Tree) -> bool:
+    return node.data in LITERAL_NODES or (node.data == "neg" and node.children[0].data == "number")
+
+
+def literal_or_none(node: Tree) -> Literal | None:
+    try:
+        return literal(node)
+    except BuildError:
+        return None
 
 
 def op_class_takes_result_type(op_class: type[Operation]) -> bool:

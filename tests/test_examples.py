@@ -1,0 +1,132 @@
+"""The example models parse, verify and mean what their independent numpy versions
+compute, at several dynamic sizes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nimble import interpret, parse
+from nimble.dialects.graph import AdtValue
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def weights(rng, *shapes, scale=0.1):
+    return [(rng.standard_normal(s) * scale).astype(np.float32) for s in shapes]
+
+
+@pytest.fixture(scope="module")
+def modules():
+    return {p.stem: parse(p) for p in EXAMPLES.glob("*.nb")}
+
+
+@pytest.mark.parametrize("t,n", [(1, 1), (3, 5), (7, 2)])
+def test_lstm(modules, t, n, rng):
+    xs = rng.standard_normal((t, n, 64)).astype(np.float32)
+    h0, c0 = weights(rng, (n, 128), (n, 128), scale=1.0)
+    w, b = weights(rng, (512, 192), (512,))
+    (h,) = interpret(modules["lstm"], xs, h0, c0, w, b)
+    h_ref, c_ref = h0.astype(np.float64), c0.astype(np.float64)
+    for x in xs:
+        i, f, o, u = np.split(np.concatenate([x, h_ref], 1) @ w.T + b, 4, axis=1)
+        c_ref = sigmoid(f) * c_ref + sigmoid(i) * np.tanh(u)
+        h_ref = sigmoid(o) * np.tanh(c_ref)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-4, atol=1e-5)
+
+
+def random_tree(rng, depth):
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    if depth == 0 or rng.random() < 0.25:
+        return AdtValue("Leaf", (x,))
+    return AdtValue("Node", (x, random_tree(rng, depth - 1), random_tree(rng, depth - 1)))
+
+
+def tree_lstm_ref(t, w_iou, u_iou, b_iou, w_f, u_f, b_f):
+    if t.constructor == "Leaf":
+        i, o, u = np.split(t.fields[0] @ w_iou.T + b_iou, 3, axis=1)
+        c = sigmoid(i) * np.tanh(u)
+        return sigmoid(o) * np.tanh(c), c
+    x, left, right = t.fields
+    hl, cl = tree_lstm_ref(left, w_iou, u_iou, b_iou, w_f, u_f, b_f)
+    hr, cr = tree_lstm_ref(right, w_iou, u_iou, b_iou, w_f, u_f, b_f)
+    i, o, u = np.split(x @ w_iou.T + b_iou + (hl + hr) @ u_iou.T, 3, axis=1)
+    fl = sigmoid(x @ w_f.T + b_f + hl @ u_f.T)
+    fr = sigmoid(x @ w_f.T + b_f + hr @ u_f.T)
+    c = sigmoid(i) * np.tanh(u) + fl * cl + fr * cr
+    return sigmoid(o) * np.tanh(c), c
+
+
+@pytest.mark.parametrize("depth", [0, 2, 5])
+def test_tree_lstm(modules, depth, rng):
+    tree = random_tree(rng, depth)
+    params = weights(rng, (450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,))
+    (h,) = interpret(modules["tree_lstm"], tree, *params)
+    np.testing.assert_allclose(h, tree_lstm_ref(tree, *params)[0], rtol=1e-4, atol=1e-5)
+
+
+def layer_norm(x, g, b):
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+def bert_layer(x, wq, bq, wk, bk, wv, bv, wo, bo, g1, e1, w1, b1, w2, b2, g2, e2):
+    s = x.shape[0]
+    heads = lambda y: y.reshape(s, 4, 64).transpose(1, 0, 2)
+    q, k, v = heads(x @ wq.T + bq), heads(x @ wk.T + bk), heads(x @ wv.T + bv)
+    scores = q @ k.transpose(0, 2, 1) / 8.0
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    context = (p @ v).transpose(1, 0, 2).reshape(s, 256)
+    a = layer_norm(x + context @ wo.T + bo, g1, e1)
+    hidden = a @ w1.T + b1
+    gelu = 0.5 * hidden * (1 + np.vectorize(math.erf)(hidden / math.sqrt(2)))
+    return layer_norm(a + gelu @ w2.T + b2, g2, e2)
+
+
+@pytest.mark.parametrize("s", [1, 7, 16, 33])
+def test_bert(modules, s, rng):
+    ids = rng.integers(0, 1000, s).astype(np.int64)
+    table, positions = weights(rng, (1000, 256), (512, 256), scale=1.0)
+    layer = weights(rng, (256, 256), (256,), (256, 256), (256,), (256, 256), (256,), (256, 256), (256,))
+    layer += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    layer += weights(rng, (1024, 256), (1024,), (256, 1024), (256,))
+    layer += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    (y,) = interpret(modules["bert"], ids, table, positions, *layer)
+    x = table[ids] + positions[:s]
+    expected = bert_layer(bert_layer(x, *layer), *layer)
+    np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-3)
+
+
+RESNET_SHAPES = [(64, 3, 7, 7), (64,)] + [(64, 64, 3, 3), (64,)] * 4
+for cin, cout in ((64, 128), (128, 256), (256, 512)):
+    RESNET_SHAPES += [(cout, cin, 3, 3), (cout,), (cout, cout, 3, 3), (cout,), (cout, cin, 1, 1), (cout,)]
+    RESNET_SHAPES += [(cout, cout, 3, 3), (cout,)] * 2
+RESNET_SHAPES += [(1000, 512), (1000,)]
+
+
+@pytest.mark.parametrize("size", [32, 37])
+def test_resnet18_runs_at_any_image_size(modules, size, rng):
+    image = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    params = [(rng.standard_normal(s) * math.sqrt(2 / max(1, np.prod(s[1:])))).astype(np.float32) for s in RESNET_SHAPES]
+    (logits,) = interpret(modules["resnet18"], image, *params)
+    assert logits.shape == (1, 1000) and np.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("h,w", [(5, 7), (8, 8)])
+def test_detection_head(modules, h, w, rng):
+    feat = rng.standard_normal((1, 64, h, w)).astype(np.float32)
+    ys, xs = np.meshgrid(np.arange(h) * 4.0, np.arange(w) * 4.0, indexing="ij")
+    anchors = np.stack([xs, ys, xs + 8, ys + 8], -1).reshape(-1, 4).astype(np.float32)
+    params = weights(rng, (1, 64, 3, 3), (1,), (4, 64, 3, 3), (4,))
+    boxes, scores, pooled = interpret(modules["detection"], feat, anchors, *params)
+    assert len(boxes) == len(scores) == len(pooled) <= 50
+    assert np.all(np.diff(scores) <= 0)  # kept in descending score order
+    assert pooled.shape[1:] == (64, 7, 7)
