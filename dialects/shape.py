@@ -326,7 +326,7 @@ class FoldStaticDim(RewritePattern):
     def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter) -> None:
         d = op.source.type.get_shape()[op.index.value.data]
         if d >= 0:
-            rewriter.replace_op(op, arith.ConstantOp(IntegerAttr(d, IndexType())))
+            rewriter.replace(op, arith.ConstantOp(IntegerAttr(d, IndexType())))
 
 
 class FoldGetOfKnownShape(RewritePattern):
@@ -337,9 +337,9 @@ class FoldGetOfKnownShape(RewritePattern):
         owner = op.source.owner
         i = op.index.value.data
         if isinstance(owner, FromDimsOp):
-            rewriter.replace_op(op, [], [owner.dims[i]])
+            rewriter.replace(op, [], [owner.dims[i]])
         elif isinstance(owner, OfOp):
-            rewriter.replace_op(op, DimOp(owner.source, i))
+            rewriter.replace(op, DimOp(owner.source, i))
 
 
 class FoldTrueAssert(RewritePattern):

@@ -27,6 +27,14 @@ if TYPE_CHECKING:
     from nimble.frontend.errors import SourceError
 
 
+class OpError(DiagnosticException):
+    """An error about one op, raised by a pass; tools report it at the op's location."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One message about the input: severity, where, what."""

@@ -19,7 +19,9 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from nimble.diagnostics import (
     Diagnostic,
+    OpError,
     check_expectations,
+    op_diagnostic,
     parse_error_diagnostic,
     source_diagnostic,
     parse_expectations,
@@ -178,6 +180,8 @@ class NimbleOptMain(xDSLOptMain):
             return diagnostics, None
         try:
             self.apply_passes(module)
+        except OpError as e:
+            return [op_diagnostic(e.op, str(e), source=source)], None
         except DiagnosticException as e:
             found = verify_module(module, source)
             return found or [Diagnostic("error", name, None, None, str(e).splitlines()[0])], None

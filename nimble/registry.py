@@ -39,7 +39,15 @@ _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "shape": _shape,
 }
 
-_BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+def _infer_shapes() -> type[ModulePass]:
+    from nimble.passes.infer_shapes import InferShapesPass
+
+    return InferShapesPass
+
+
+_BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "infer-shapes": _infer_shapes,
+}
 
 
 class PluginError(Exception):

@@ -130,3 +130,31 @@ def test_detection_head(modules, h, w, rng):
     assert len(boxes) == len(scores) == len(pooled) <= 50
     assert np.all(np.diff(scores) <= 0)  # kept in descending score order
     assert pooled.shape[1:] == (64, 7, 7)
+
+
+@pytest.mark.parametrize("name", ["lstm", "bert", "tree_lstm", "resnet18", "detection", "mlp"])
+def test_infer_shapes_keeps_meaning_and_verifies(name):
+    """infer-shapes (+ canonicalize) on each example: verifies, refines, same results."""
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    path = next(EXAMPLES.glob(f"{name}.*"))
+    module = parse(path)
+    before = str(module)
+    PassPipeline.parse_spec(all_passes(), "infer-shapes,canonicalize").apply(make_context(), module)
+    module.verify()
+    assert str(module).count("?") <= before.count("?")
+
+
+def test_infer_shapes_refined_lstm_runs_the_same(modules, rng):
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    refined = parse(EXAMPLES / "lstm.nb")
+    PassPipeline.parse_spec(all_passes(), "infer-shapes,canonicalize").apply(make_context(), refined)
+    xs = rng.standard_normal((4, 3, 64)).astype(np.float32)
+    h0, c0 = weights(rng, (3, 128), (3, 128), scale=1.0)
+    w, b = weights(rng, (512, 192), (512,))
+    np.testing.assert_array_equal(interpret(refined, xs, h0, c0, w, b)[0], interpret(modules["lstm"], xs, h0, c0, w, b)[0])

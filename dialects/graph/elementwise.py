@@ -18,7 +18,8 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.traits import Pure
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from nimble.dialects.graph.base import GraphOp, UnaryTensorOp, as_tensor, broadcast_dims
 from nimble.dialects.graph.folding import GraphFolder
@@ -475,6 +476,12 @@ class ClipOp(ElementwiseUnaryOp):
         return [as_tensor(np.clip(x, lo, hi), self.result.type.element_type)]
 
 
+class _CastCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (_IdentityCast(),)
+
+
 @irdl_op_definition
 class CastOp(UnaryTensorOp):
     """Convert elements to the result's element type (floats to ints truncate).
@@ -483,7 +490,7 @@ class CastOp(UnaryTensorOp):
     """
 
     name = "graph.cast"
-    traits = traits_def(Pure(), GraphFolder())
+    traits = traits_def(Pure(), GraphFolder(), _CastCanonicalization())
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -494,3 +501,12 @@ class CastOp(UnaryTensorOp):
 
     def reference(self, x: Any) -> Sequence[Any]:
         return [as_tensor(x, self.result.type.element_type)]
+
+
+class _IdentityCast(RewritePattern):
+    """A cast to the type the value already has does nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.result.type:
+            rewriter.replace(op, [], [op.input])

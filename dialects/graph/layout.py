@@ -358,7 +358,7 @@ class ReshapeOfReshape(RewritePattern):
     def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
         if isinstance(inner, ReshapeOp):
-            rewriter.replace_op(
+            rewriter.replace(
                 op, ReshapeOp.create(operands=[inner.input], result_types=[op.result.type],
                                      properties={"shape": op.shape})
             )
@@ -370,7 +370,7 @@ class NoOpReshape(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
         if op.input.type == op.result.type and op.result.type.has_static_shape():
-            rewriter.replace_op(op, [], [op.input])
+            rewriter.replace(op, [], [op.input])
 
 
 class TransposeOfTranspose(RewritePattern):
@@ -384,9 +384,9 @@ class TransposeOfTranspose(RewritePattern):
         p, q = list(inner.perm.get_values()), list(op.perm.get_values())
         composed = [p[i] for i in q]
         if composed == list(range(len(composed))) and inner.input.type == op.result.type:
-            rewriter.replace_op(op, [], [inner.input])
+            rewriter.replace(op, [], [inner.input])
             return
-        rewriter.replace_op(
+        rewriter.replace(
             op, TransposeOp.create(operands=[inner.input], result_types=[op.result.type],
                                    properties={"perm": DenseArrayBase.from_list(i64, composed)})
         )
