@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
@@ -27,6 +28,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     param_def,
     prop_def,
     result_def,
@@ -79,6 +81,12 @@ class ShapeType(ParametrizedAttribute, TypeAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.rank.data}>")
+
+
+class _CanonicalizeBind(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (RedundantBind(),)
 
 
 class _CanonicalizeShape(HasCanonicalizationPatternsTrait):
@@ -316,6 +324,40 @@ class AssertOp(IRDLOperation, HasReference, InfersResultTypes):
         return []
 
 
+@irdl_op_definition
+class BindOp(IRDLOperation, HasReference):
+    """States the run-time shape of a tensor, as computed by reified shape IR (or an
+    upper bound of it, for data-dependent results). Later stages allocate from it; the
+    interpreter checks it.
+
+    Example: `shape.bind %y, %s : tensor<?x4xf32>, !shape.shape<2>`
+    """
+
+    name = "shape.bind"
+    value = operand_def(TensorType)
+    shape = operand_def(ShapeType)
+    upper_bound = opt_prop_def(UnitAttr)
+    assembly_format = "$value `,` $shape (`upper_bound` $upper_bound^)? attr-dict `:` type($value) `,` type($shape)"
+    traits = traits_def(_CanonicalizeBind())
+
+    def __init__(self, value: SSAValue, shape: SSAValue, upper_bound: bool = False):
+        super().__init__(operands=[value, shape], properties={"upper_bound": UnitAttr()} if upper_bound else {})
+
+    def verify_(self) -> None:
+        rank = len(self.value.type.get_shape())
+        if self.shape.type.rank.data != rank:
+            raise _error(self, f"binds a !shape.shape<{self.shape.type.rank.data}> to a tensor of rank {rank}")
+
+    def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
+        actual, expected = tuple(np.shape(args[0])), tuple(args[1])
+        if self.upper_bound is not None:
+            if any(a > b for a, b in zip(actual, expected)):
+                raise ShapeAssertionError(f"shape {actual} exceeds its reified upper bound {expected}")
+        elif actual != expected:
+            raise ShapeAssertionError(f"shape {actual} differs from its reified shape {expected}")
+        return []
+
+
 # -- canonicalization -------------------------------------------------------------
 
 
@@ -350,11 +392,28 @@ class FoldTrueAssert(RewritePattern):
         owner = op.condition.owner
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             if owner.value.value.data != 0:
-                rewriter.erase_op(op)
+                rewriter.erase(op)
+
+
+class RedundantBind(RewritePattern):
+    """A bind already stated earlier in the block, or of a static shape, says nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BindOp, rewriter: PatternRewriter) -> None:
+        if op.value.type.has_static_shape() and op.upper_bound is None:
+            rewriter.erase(op)
+            return
+        previous = op.prev_op
+        while previous is not None:
+            if isinstance(previous, BindOp) and tuple(previous.operands) == tuple(op.operands) \
+                    and (previous.upper_bound is None) == (op.upper_bound is None):
+                rewriter.erase(op)
+                return
+            previous = previous.prev_op
 
 
 Shape = Dialect(
     "shape",
-    [DimOp, OfOp, FromDimsOp, GetOp, NumElementsOp, BroadcastOp, AssertOp],
+    [DimOp, OfOp, FromDimsOp, GetOp, NumElementsOp, BroadcastOp, AssertOp, BindOp],
     [ShapeType],
 )

@@ -180,8 +180,11 @@ class ReifyDims(DimAlgebra):
         "min": arith.MinSIOp,
     }
 
-    def __init__(self, anchor: Operation):
+    def __init__(self, anchor: Operation, known: dict[SSAValue, list[int | SSAValue]] | None = None):
         self.builder = Builder(InsertPoint.before(anchor))
+        self.known = {} if known is None else known
+        """Dims already reified for some values: used instead of `shape.dim` of them, so
+        that shape IR chains back to the function's inputs."""
         self._dim_cache: dict[tuple[SSAValue, int], SSAValue] = {}
         self._const_cache: dict[int, SSAValue] = {}
 
@@ -200,6 +203,8 @@ class ReifyDims(DimAlgebra):
 
     # -- DimAlgebra -----------------------------------------------------------------
     def dims(self, value: SSAValue) -> list[int | SSAValue]:
+        if value in self.known:
+            return list(self.known[value])
         result: list[int | SSAValue] = []
         for i, d in enumerate(static_dims(value.type)):
             if d is not None:

@@ -45,8 +45,15 @@ def _infer_shapes() -> type[ModulePass]:
     return InferShapesPass
 
 
+def _reify_shapes() -> type[ModulePass]:
+    from nimble.passes.reify_shapes import ReifyShapesPass
+
+    return ReifyShapesPass
+
+
 _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "infer-shapes": _infer_shapes,
+    "reify-shapes": _reify_shapes,
 }
 
 

@@ -158,3 +158,43 @@ def test_infer_shapes_refined_lstm_runs_the_same(modules, rng):
     h0, c0 = weights(rng, (3, 128), (3, 128), scale=1.0)
     w, b = weights(rng, (512, 192), (512,))
     np.testing.assert_array_equal(interpret(refined, xs, h0, c0, w, b)[0], interpret(modules["lstm"], xs, h0, c0, w, b)[0])
+
+
+def _reified(path):
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    module = parse(path)
+    PassPipeline.parse_spec(all_passes(), "infer-shapes,reify-shapes").apply(make_context(), module)
+    module.verify()
+    return module
+
+
+@pytest.mark.parametrize("s", [1, 7, 33])
+def test_reified_bert_checks_every_shape_and_matches(modules, s, rng):
+    """After reify-shapes every dynamic tensor is bound to computed shape IR; running
+    the module checks each bind, so the shape IR is right at every size."""
+    reified = _reified(EXAMPLES / "bert.nb")
+    assert str(reified).count("shape.bind") > 10
+    ids = rng.integers(0, 1000, s).astype(np.int64)
+    args = [ids, *weights(rng, (1000, 256), (512, 256), scale=1.0)]
+    args += weights(rng, (256, 256), (256,), (256, 256), (256,), (256, 256), (256,), (256, 256), (256,))
+    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    args += weights(rng, (1024, 256), (1024,), (256, 1024), (256,))
+    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    np.testing.assert_array_equal(interpret(reified, *args)[0], interpret(modules["bert"], *args)[0])
+
+
+@pytest.mark.parametrize("t,n", [(1, 1), (5, 3)])
+def test_reified_lstm_and_detection_run(t, n, rng):
+    lstm = _reified(EXAMPLES / "lstm.nb")
+    xs = rng.standard_normal((t, n, 64)).astype(np.float32)
+    interpret(lstm, xs, *weights(rng, (n, 128), (n, 128), (512, 192), (512,)))
+    detection = _reified(EXAMPLES / "detection.nb")
+    h, w = t + 2, n + 3
+    feat = rng.standard_normal((1, 64, h, w)).astype(np.float32)
+    anchors = rng.uniform(0, 30, (h * w, 4)).astype(np.float32)
+    anchors[:, 2:] += anchors[:, :2]
+    boxes, _, _ = interpret(detection, feat, anchors, *weights(rng, (1, 64, 3, 3), (1,), (4, 64, 3, 3), (4,)))
+    assert len(boxes) <= 50

@@ -78,3 +78,20 @@ def test_reified_dim_arithmetic_matches_python(v, n, a, b):
     static = StaticDims()
     assert static.normalize_index(v, n) == expected_index
     assert static.broadcast(a, b, "") == max(a, b)
+
+
+def test_bind_checks_the_run_time_shape():
+    from nimble.reference import InterpreterError
+
+    text = """func.func @main(%x: tensor<?x4xf32>, %n: index) {
+  %c4 = arith.constant 4 : index
+  %s = shape.from_dims %n, %c4 : !shape.shape<2>
+  shape.bind %x, %s upper_bound : tensor<?x4xf32>, !shape.shape<2>
+  shape.bind %x, %s : tensor<?x4xf32>, !shape.shape<2>
+  func.return
+}"""
+    run_mlir(text, np.zeros((3, 4), np.float32), 3)
+    with pytest.raises(InterpreterError, match="differs from its reified shape"):
+        run_mlir(text, np.zeros((2, 4), np.float32), 3)
+    with pytest.raises(InterpreterError, match="exceeds its reified upper bound"):
+        run_mlir(text, np.zeros((4, 4), np.float32), 3)

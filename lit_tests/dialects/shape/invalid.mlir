@@ -45,3 +45,11 @@ func.func @assert_message(%c: i1) {
   shape.assert %c, ""
   func.return
 }
+
+// -----
+
+func.func @bind_rank(%x: tensor<?x4xf32>, %s: !shape.shape<1>) {
+  // expected-error @+1 {{'shape.bind' op binds a !shape.shape<1> to a tensor of rank 2}}
+  shape.bind %x, %s : tensor<?x4xf32>, !shape.shape<1>
+  func.return
+}

@@ -52,3 +52,21 @@ func.func @assert(%x: tensor<?x4xf32>, %n: index) {
   shape.assert %ok, "dim 0 of %x must equal %n"
   func.return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @bind
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[N:[A-Za-z0-9_$.-]+]]: index) {
+// CHECK-NEXT: %[[C4:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = shape.from_dims %[[N]], %[[C4]] : !shape.shape<2>
+// CHECK-NEXT: shape.bind %[[X]], %[[S]] : tensor<?x4xf32>, !shape.shape<2>
+// CHECK-NEXT: shape.bind %[[X]], %[[S]] upper_bound : tensor<?x4xf32>, !shape.shape<2>
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @bind(%x: tensor<?x4xf32>, %n: index) {
+  %c4 = arith.constant 4 : index
+  %s = shape.from_dims %n, %c4 : !shape.shape<2>
+  shape.bind %x, %s : tensor<?x4xf32>, !shape.shape<2>
+  shape.bind %x, %s upper_bound : tensor<?x4xf32>, !shape.shape<2>
+  func.return
+}
