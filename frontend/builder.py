@@ -97,6 +97,7 @@ class ModuleBuilder:
         self.types = TypeBuilder(self)
         self.functions: dict[str, func.FuncOp] = {}
         self.named_dims: dict[str, list[tuple[str, int, int]]] = {}
+        self.pending_results: set[str] = set()
         self.constructors: dict[str, tuple[str, list[Attribute]]] = {}
         self.adts: dict[str, graph.AdtOp] = {}
         self.block: Block | None = None
@@ -176,6 +177,8 @@ class ModuleBuilder:
                 raise BuildError(value, f"parameter {value.value} is declared twice")
             names.append(value.value)
             types.append(self.types.build(type_node, param=len(names) - 1))
+        if results is None:
+            self.pending_results.add(name)  # no `->`: the body's value decides
         result_types = [] if results is None else [self.types.build(t) for t in results.children if t is not None]
         function = func.FuncOp(name, FunctionType.from_lists(types, result_types))
         function.location = self.location(name_token)
@@ -197,8 +200,12 @@ class ModuleBuilder:
             self.check_named_dims(named, block.args, node)
             body = node.children[-1]
             values = self.block_values(body)
-            declared = list(function.function_type.outputs.data)
             result_node = body.children[-1] if body.children[-1] is not None else body
+            if function.sym_name.data in self.pending_results:
+                inputs = list(function.function_type.inputs.data)
+                function.function_type = FunctionType.from_lists(inputs, [v.type for v in values])
+                self.pending_results.discard(function.sym_name.data)
+            declared = list(function.function_type.outputs.data)
             returned = self.conform(values, declared, result_node, "function result")
             self.emit(func.ReturnOp(*returned), result_node)
 
@@ -573,6 +580,9 @@ class ModuleBuilder:
         callee = self.functions.get(name_token.value[1:])
         if callee is None:
             raise BuildError(name_token, f"unknown function {name_token.value}")
+        if callee.sym_name.data in self.pending_results:
+            raise BuildError(name_token, f"{name_token.value} is called before its result types are known: "
+                                         "declare them with `-> type` to call it here")
         args = [self.single(a) for a in arg_nodes if a is not None]
         params = list(callee.function_type.inputs.data)
         if len(args) != len(params):

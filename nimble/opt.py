@@ -29,6 +29,7 @@ from nimble.diagnostics import (
 )
 from nimble.frontend import parse_nb
 from nimble.frontend.errors import FrontendError
+from nimble.frontend.printer import PrintError, print_nb
 from nimble.parser import parse_mlir
 from nimble.registry import all_dialects, all_passes
 
@@ -77,6 +78,10 @@ class NimbleOptMain(xDSLOptMain):
         super().register_all_frontends()
         # `.nb` files (and `-f nb`) go through Nimble's own frontend, with its diagnostics.
         self.available_frontends["nb"] = lambda stream: parse_nb(stream.read().decode(), "<stdin>")
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        self.available_targets["nb"] = lambda module, out: out.write(print_nb(module))
 
     def register_all_passes(self) -> None:
         for name, factory in all_passes().items():
@@ -185,7 +190,10 @@ class NimbleOptMain(xDSLOptMain):
         except DiagnosticException as e:
             found = verify_module(module, source)
             return found or [Diagnostic("error", name, None, None, str(e).splitlines()[0])], None
-        return diagnostics, self.output_resulting_program(module)
+        try:
+            return diagnostics, self.output_resulting_program(module)
+        except PrintError as e:
+            return [Diagnostic("error", name, None, None, f"cannot print as .nb: {e}")], None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
