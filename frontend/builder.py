@@ -479,17 +479,25 @@ class ModuleBuilder:
         try:
             if result_type is not None:
                 op = op_class.create(operands=operands, result_types=[result_type], properties=properties)
+                op.verify()
             elif issubclass(op_class, GraphOp):
+                # Result types come from the op's own inference, so only the declared
+                # constraints (operand kinds, properties, traits) remain to check.
                 op = self.inferred(op_class, operands, properties, node, num_results, element)
+                op.get_irdl_definition().verify(op)
             elif issubclass(op_class, InfersResultTypes):
                 types = op_class.result_types_for(operands, properties)
                 op = op_class.create(operands=operands, result_types=types, properties=properties)
+                op.verify()
             else:
                 raise BuildError(node, f"'{op_class.name}' cannot be written in the text format: "
                                        "it does not implement InfersResultTypes")
-            op.verify()
         except VerifyException as e:
             raise BuildError(node, str(e).removeprefix("Operation does not verify: ")) from None
+        except (AttributeError, TypeError, ValueError, IndexError):
+            # An operand of the wrong kind (a tuple, an index...) where a tensor belongs.
+            kinds = ", ".join(str(v.type) for v in operands)
+            raise BuildError(node, f"'{op_class.name}' cannot take operands of types ({kinds})") from None
         self.emit(op, node)
         return list(op.results) if len(op.results) != 1 else op.results[0]
 

@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 
 from nimble.frontend.builder import ModuleBuilder
 from nimble.diagnostics import verify_module
+from nimble.dialects.graph.base import GraphOp
 from nimble.frontend.errors import FrontendError, SourceError, source_line, syntax_error
 from nimble.registry import registry
 
@@ -42,7 +43,9 @@ def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
     module = builder.build(tree)
     if not builder.errors:
         # Whole-module checks (calls, control flow, ADTs) once everything is attached.
-        for d in verify_module(module, text):
+        # Graph ops were checked as they were built; the rest (calls, control flow,
+        # ADTs) needs the whole module.
+        for d in verify_module(module, text, skip=GraphOp):
             builder.errors.append(SourceError(file, d.line or 1, d.column or 1, d.message, source_line(text, d.line or 1)))
     if builder.errors:
         raise FrontendError(sorted(builder.errors, key=lambda e: (e.line, e.column)))
