@@ -95,15 +95,9 @@ class _CanonicalizeShape(HasCanonicalizationPatternsTrait):
         return (FoldStaticDim(), FoldGetOfKnownShape(), FoldTrueAssert())
 
 
-@irdl_op_definition
-class DimOp(IRDLOperation, HasReference, InfersResultTypes):
-    """Dim `index` of a tensor, as an `index` value.
+class _DimIndexOp(IRDLOperation, HasReference, InfersResultTypes):
+    """Shared declaration of `shape.dim` and `shape.get`: dim `index` of a source."""
 
-    Example: `%n = shape.dim %x, 0 : tensor<?x256xf32>`
-    """
-
-    name = "shape.dim"
-    source = operand_def(TensorType)
     index = prop_def(IntegerAttr[I64])
     result = result_def(IndexType)
     assembly_format = "$source `,` $index attr-dict `:` type($source)"
@@ -122,10 +116,27 @@ class DimOp(IRDLOperation, HasReference, InfersResultTypes):
             properties={"index": IntegerAttr(index, i64)},
         )
 
+    def source_rank(self) -> int:
+        raise NotImplementedError
+
     def verify_(self) -> None:
-        rank = len(self.source.type.get_shape())
+        rank = self.source_rank()
         if not 0 <= self.index.value.data < rank:
             raise _error(self, f"index {self.index.value.data} out of range for rank {rank}")
+
+
+@irdl_op_definition
+class DimOp(_DimIndexOp):
+    """Dim `index` of a tensor, as an `index` value.
+
+    Example: `%n = shape.dim %x, 0 : tensor<?x256xf32>`
+    """
+
+    name = "shape.dim"
+    source = operand_def(TensorType)
+
+    def source_rank(self) -> int:
+        return len(self.source.type.get_shape())
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
         return [int(np.shape(args[0])[self.index.value.data])]
@@ -194,7 +205,7 @@ class FromDimsOp(IRDLOperation, HasReference, InfersResultTypes):
 
 
 @irdl_op_definition
-class GetOp(IRDLOperation, HasReference, InfersResultTypes):
+class GetOp(_DimIndexOp):
     """Dim `index` of a shape value.
 
     Example: `%n = shape.get %s, 1 : !shape.shape<2>`
@@ -202,28 +213,9 @@ class GetOp(IRDLOperation, HasReference, InfersResultTypes):
 
     name = "shape.get"
     source = operand_def(ShapeType)
-    index = prop_def(IntegerAttr[I64])
-    result = result_def(IndexType)
-    assembly_format = "$source `,` $index attr-dict `:` type($source)"
-    traits = traits_def(Pure(), _CanonicalizeShape())
 
-    POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("index",)
-
-    @classmethod
-    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
-        return [IndexType()]
-
-    def __init__(self, source: SSAValue, index: int):
-        super().__init__(
-            operands=[source],
-            result_types=[IndexType()],
-            properties={"index": IntegerAttr(index, i64)},
-        )
-
-    def verify_(self) -> None:
-        rank = self.source.type.rank.data
-        if not 0 <= self.index.value.data < rank:
-            raise _error(self, f"index {self.index.value.data} out of range for rank {rank}")
+    def source_rank(self) -> int:
+        return self.source.type.rank.data
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
         return [args[0][self.index.value.data]]
