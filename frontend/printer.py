@@ -26,12 +26,12 @@ from xdsl.dialects.builtin import (
     TensorType,
     TupleType,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
-from nimble.dialects.graph.slice import DYNAMIC, END
+from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import dims, numpy_dtype
 from nimble.dialects.interfaces import InfersResultTypes
 
