@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
     f32,
     f64,
-    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation
@@ -52,14 +51,14 @@ def to_property(op_class: type[Operation], name: str, value: Literal) -> Attribu
     of the encodings the property accepts.
     """
     definition = op_class.get_irdl_definition().properties[name]
-    for attr in candidates(value):
+    try:
+        encodings = list(candidates(value))
+    except VerifyException:  # e.g. an integer too large for i64
+        raise ValueError(f"{value!r} is out of range for '{name}'") from None
+    for attr in encodings:
         try:
             definition.constr.verify(attr, VerificationContext())
         except VerifyException:
             continue
         return attr
     raise ValueError(f"{value!r} is not a valid value for '{name}'")
-
-
-def bool_value(value: bool) -> Attribute:
-    return IntegerAttr(int(value), i1)

@@ -29,7 +29,7 @@ from nimble.dialects.graph.types import types_compatible
 from nimble.frontend.control import ControlFlow
 from nimble.frontend.errors import SourceError, source_line
 from nimble.frontend.expressions import Expressions
-from nimble.frontend.nodes import POISON, BuildError, Poisoned, Scope, Value, position
+from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE, POISON, BuildError, Poisoned, Scope, Value, position
 from nimble.frontend.types import TypeBuilder
 
 
@@ -92,6 +92,16 @@ class ModuleBuilder(Expressions, ControlFlow):
         if name in self.adts:
             raise BuildError(node.children[0], f"type {name} is declared twice")
         self.adts[name] = None  # type: ignore[assignment]  # visible to its own constructors
+        try:
+            return self._typedef_body(node, name)
+        except BuildError:
+            del self.adts[name]
+            for ctor, (adt, _) in list(self.constructors.items()):
+                if adt == name:
+                    del self.constructors[ctor]
+            raise
+
+    def _typedef_body(self, node: Tree, name: str) -> graph.AdtOp:
         ctors = []
         for ctor in node.children[1:]:
             ctor_name = ctor.children[0]
@@ -173,7 +183,8 @@ class ModuleBuilder(Expressions, ControlFlow):
             ok = self.emit(arith.CmpiOp(a, b, "eq")).results[0]
             message = (f"dim {index} of %{args[param].name_hint} must equal dim {i0} of "
                        f"%{args[p0].name_hint} (both are '{dim_name}')")
-            self.emit(shape.AssertOp(ok, message))
+            check = self.emit(shape.AssertOp(ok, message))
+            check.attributes[NAMED_DIM_ATTRIBUTE] = StringAttr(dim_name)
 
     @contextmanager
     def in_block(self, block: Block, scope: Scope) -> Iterator[None]:
@@ -205,7 +216,10 @@ class ModuleBuilder(Expressions, ControlFlow):
             raise Poisoned(node, "block has errors")
         if result is None:
             return []
-        return self.values_of(self.expr(result), result)
+        value = self.expr(result)
+        # A tuple expression `(a, b)` gives several values; any other value is one,
+        # a tuple-typed value included.
+        return [self.pack(v, result) for v in value] if isinstance(value, list) else [value]
 
     def let(self, node: Tree) -> None:
         *names, expr = node.children

@@ -7,13 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lark import Tree
-from xdsl.dialects.builtin import (
-    TensorType,
-)
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from nimble.dialects import graph
-from nimble.dialects.graph.types import dims, join_dims, tensor
+from nimble.dialects.graph.types import join_types
 
 from nimble.frontend.nodes import BuildError, Scope, Value
 
@@ -49,7 +46,7 @@ class ControlFlow:
     def join(self, a: list[SSAValue], b: list[SSAValue], node: Tree, what: str) -> list[Attribute]:
         if len(a) != len(b):
             raise BuildError(node, f"{what} give {len(a)} and {len(b)} values")
-        return [join_types(x.type, y.type, node, what) for x, y in zip(a, b)]
+        return [join_or_error(x.type, y.type, node, what) for x, y in zip(a, b)]
 
     def yield_in(self, region: Region, values: list[SSAValue], node: Tree) -> None:
         with self.in_block(region.block, self.scope):
@@ -60,18 +57,21 @@ class ControlFlow:
         names = [i.children[0].value for i in inits]
         init_values = [self.single(i.children[1]) for i in inits]
         carried = [v.type for v in init_values]
-        # Widen carried types until the body yields what it receives (dims that change
-        # between iterations become `?`); two rounds suffice, a third proves it.
-        for _ in range(3):
+        # Widen the carried types until the body yields what it receives: a dim that
+        # changes between iterations becomes `?`. Each round makes at least one more
+        # dim `?`, so this ends; the regions of rounds that did not fit are discarded.
+        while True:
             mark = len(self.errors)
             cond_region, cond_values = self.region(cond_node, list(zip(names, carried)))
             body_region, body_values = self.region(body_node, list(zip(names, carried)))
             if len(body_values) != len(carried):
                 raise BuildError(body_node, f"the loop body gives {len(body_values)} values for {len(carried)} carried values")
-            widened = [join_types(t, v.type, body_node, "a carried value") for t, v in zip(carried, body_values)]
+            widened = [join_or_error(t, v.type, body_node, "a carried value") for t, v in zip(carried, body_values)]
             if widened == carried:
                 break
             del self.errors[mark:]
+            for region in (cond_region, body_region):
+                region.drop_all_references()
             carried = widened
         if len(cond_values) != 1:
             raise BuildError(cond_node, "the loop condition must give one value")
@@ -104,7 +104,7 @@ class ControlFlow:
         for values in all_values[1:]:
             if len(values) != len(types):
                 raise BuildError(node, f"the cases of match give {len(types)} and {len(values)} values")
-            types = [join_types(t, v.type, node, "the cases of match") for t, v in zip(types, values)]
+            types = [join_or_error(t, v.type, node, "the cases of match") for t, v in zip(types, values)]
         for (_, region, body), values in zip(regions, all_values):
             self.yield_in(region, values, body)
         declared = {c.sym_name.data for c in self.adts[subject.type.adt_name].constructors}
@@ -115,10 +115,8 @@ class ControlFlow:
         return list(op.results) if len(op.results) != 1 else op.results[0]
 
 
-def join_types(a: Attribute, b: Attribute, node: Tree, what: str) -> Attribute:
-    if a == b:
-        return a
-    if isinstance(a, TensorType) and isinstance(b, TensorType) and a.element_type == b.element_type \
-            and len(a.get_shape()) == len(b.get_shape()):
-        return tensor(a.element_type, join_dims(dims(a), dims(b)))
-    raise BuildError(node, f"{what} have different types: {a} and {b}")
+def join_or_error(a: Attribute, b: Attribute, node: Tree, what: str) -> Attribute:
+    joined = join_types(a, b)
+    if joined is None:
+        raise BuildError(node, f"{what} have different types: {a} and {b}")
+    return joined

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from lark import Token, Tree
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -23,7 +24,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import graph
 from nimble.dialects.graph.base import GraphOp, i64_array
-from nimble.dialects.graph.types import dims, tensor
+from nimble.dialects.graph.types import dims, numpy_dtype, tensor
 from nimble.dialects.interfaces import InfersResultTypes
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.frontend.attributes import Literal, property_names, to_property
@@ -36,7 +37,7 @@ from nimble.frontend.nodes import (
     describe_node,
     is_literal,
     literal,
-    literal_or_none,
+    is_number,
 )
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ INDEX_ARITH: dict[str, type[Operation]] = {
     "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
 }
 INDEX_COMPARE = {"less": "slt", "greater": "sgt", "equal": "eq"}
+SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "less": "<", "greater": ">", "equal": "=="}
+"""How each infix rule of nimble.lark is spelled (the printer reads these tables backwards)."""
 
 
 
@@ -101,10 +104,20 @@ class Expressions:
         return self.constant(literal(node), None, node)
 
     def constant(self, value: float | int | bool, element: Attribute | None, node: Tree) -> SSAValue:
+        """A 0-d tensor constant; typed by context when `element` is given."""
         if element is None:
             element = IntegerType(1) if isinstance(value, bool) else IntegerType(64) if isinstance(value, int) else f32
         t = tensor(element, [])
-        python_value = float(value) if element not in (IntegerType(1), IntegerType(8), IntegerType(32), IntegerType(64)) else int(value)
+        kind = numpy_dtype(element)
+        if np.issubdtype(kind, np.integer) or kind == np.bool_:
+            if isinstance(value, float):
+                raise BuildError(node, f"{value!r} is not a value of {element} (an integer type)")
+            info = np.iinfo(kind) if kind != np.bool_ else None
+            if (info and not info.min <= value <= info.max) or (info is None and value not in (0, 1)):
+                raise BuildError(node, f"{value} does not fit in {element}")
+            python_value: float | int = int(value)
+        else:
+            python_value = float(value)
         attr = DenseIntOrFPElementsAttr.from_list(t, [python_value])
         return self.emit(graph.ConstantOp(attr), node).results[0]
 
@@ -112,11 +125,11 @@ class Expressions:
         """`index(0)`, `i64(3)`, `f32(%x)`: a typed literal, or an elementwise cast."""
         dtype_token, operand = node.children
         if dtype_token.value == "index":
-            if operand.data in ("number", "neg"):
+            if is_number(operand):
                 return self.index_constant(literal(operand), node)
             raise BuildError(node, "index(...) takes an integer literal")
         element = self.types.element(dtype_token)
-        if operand.data in ("number", "neg", "true", "false"):
+        if is_number(operand) or operand.data in ("true", "false"):
             return self.constant(literal(operand), element, node)
         value = self.single(operand)
         if not isinstance(value.type, TensorType):
@@ -163,8 +176,13 @@ class Expressions:
         return self.graph_op(graph.SqueezeOp, [sliced], {"axes": i64_array(squeezed)}, node)
 
     def bound(self, node: Tree) -> int | SSAValue:
-        if node.data in ("number", "neg") and isinstance(literal_or_none(node), int):
-            return literal(node)
+        if is_number(node):
+            value = literal(node)
+            if not isinstance(value, int):
+                raise BuildError(node, f"slice bounds are integers, not {value!r}")
+            if not -(2**62) <= value < 2**62:
+                raise BuildError(node, f"slice bound {value} is out of range")
+            return value
         value = self.single(node)
         if not isinstance(value.type, IndexType):
             raise BuildError(node, f"slice bounds are integers or index values, not {value.type}")
@@ -178,14 +196,14 @@ class Expressions:
 
     def expr_neg(self, node: Tree) -> Value:
         (operand,) = node.children
-        if operand.data == "number":
+        if is_number(operand):
             return self.constant(-literal(operand), None, node)
         return self.graph_op(graph.NegOp, [self.single(operand)], {}, node)
 
     def binary(self, node: Tree) -> Value:
         lhs_node, rhs_node = node.children
-        lhs = None if lhs_node.data == "number" else self.single(lhs_node)
-        rhs = None if rhs_node.data == "number" else self.single(rhs_node)
+        lhs = None if is_number(lhs_node) else self.single(lhs_node)
+        rhs = None if is_number(rhs_node) else self.single(rhs_node)
         if any(isinstance(v.type, IndexType) for v in (lhs, rhs) if v is not None):
             return self.index_binary(node, lhs or self.index_constant(literal(lhs_node), lhs_node),
                                      rhs or self.index_constant(literal(rhs_node), rhs_node))
@@ -202,6 +220,8 @@ class Expressions:
         return self.emit(INDEX_ARITH[node.data](lhs, rhs), node).results[0]
 
     def index_constant(self, value: Literal, node: Tree) -> SSAValue:
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+            raise BuildError(node, f"{value} does not fit in an index")
         if not isinstance(value, int) or isinstance(value, bool):
             raise BuildError(node, f"index values are integers, not {value!r}")
         return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())), node).results[0]
@@ -259,6 +279,8 @@ class Expressions:
             shapes = probe.shape_function(StaticDims())
         except ShapeError as e:
             raise BuildError(node, f"'{op_class.name}' op {e}") from None
+        except (AssertionError, AttributeError, TypeError):
+            raise BuildError(node, f"'{op_class.name}' needs its whole result type: type=f32[2, 3]") from None
         finally:
             probe.drop_all_references()
         return op_class.create(operands=operands, result_types=[tensor(element, shapes[0])], properties=properties)
@@ -287,15 +309,16 @@ class Expressions:
                     raise BuildError(arg, "operands must come before positional attributes")
                 operands.append(self.single(arg))
         element = None
-        if "type" in keywords and op_class_takes_result_type(op_class):
+        takes_type = op_class_takes_result_type(op_class)
+        if "type" in keywords and takes_type:
             value_node, result_type = keywords.pop("type")
             if not isinstance(result_type, TensorType):
                 raise BuildError(value_node, "type must be a tensor type such as f32[768, 768]")
             properties = self.properties(op_class, keywords)
             return self.graph_op(op_class, operands, properties, node, 1, result_type=result_type)
-        if "dtype" in keywords:
+        if "dtype" in keywords and takes_type:
             value_node, element = keywords.pop("dtype")
-            if not isinstance(element, Attribute):
+            if not (isinstance(element, Attribute) and is_element_type(element)):
                 raise BuildError(value_node, "dtype must be an element type such as f32 or i64")
         positional = list(positional_properties(op_class))
         if len(literals) > len(positional):
@@ -304,8 +327,7 @@ class Expressions:
             keywords[prop] = (arg, value)
         properties = self.properties(op_class, keywords)
         results = op_class.result_count(properties) if issubclass(op_class, GraphOp) else 1
-        value = self.graph_op(op_class, operands, properties, node, results, element)
-        return value if value != [] else []
+        return self.graph_op(op_class, operands, properties, node, results, element)
 
     def keyword_value(self, node: Tree) -> Any:
         if node.data == "type_literal":
@@ -368,6 +390,17 @@ def slice_end_after(start: int | SSAValue, builder: ModuleBuilder, node: Tree) -
         return SLICE_END if start == -1 else start + 1
     one = builder.index_constant(1, node)
     return builder.emit(arith.AddiOp(start, one), node).results[0]
+
+
+def is_element_type(t: Attribute) -> bool:
+    """A tensor element type Nimble supports (not `index`, not a tensor)."""
+    if isinstance(t, IndexType):
+        return False
+    try:
+        numpy_dtype(t)
+    except ValueError:
+        return False
+    return True
 
 
 def op_class_takes_result_type(op_class: type[Operation]) -> bool:

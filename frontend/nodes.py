@@ -10,6 +10,10 @@ from xdsl.ir import SSAValue
 
 from nimble.frontend.attributes import Literal
 
+NAMED_DIM_ATTRIBUTE = "nimble.named_dim"
+"""Marks a `shape.assert` the frontend emitted for a named dim, with the dim's name
+(a discardable attribute: a hint for the printer, no meaning of its own)."""
+
 Value = SSAValue | list  # a list is a tuple expression not (yet) packed into one value
 
 LITERAL_NODES = {"number", "true", "false", "string", "list", "dtype", "type_literal"}
@@ -48,15 +52,13 @@ class Scope:
 
 
 
+def is_number(node: Tree) -> bool:
+    """A number literal, possibly negated: typed by the context it appears in."""
+    return node.data == "number" or (node.data == "neg" and is_number(node.children[0]))
+
+
 def is_literal(node: Tree) -> bool:
     return node.data in LITERAL_NODES or (node.data == "neg" and node.children[0].data == "number")
-
-
-def literal_or_none(node: Tree) -> Literal | None:
-    try:
-        return literal(node)
-    except BuildError:
-        return None
 
 
 def literal(node: Tree) -> Literal:

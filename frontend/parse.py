@@ -5,6 +5,9 @@ type errors from the builder)."""
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from importlib.resources import files
 
@@ -40,7 +43,11 @@ def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
     except Exception as e:  # defensive: lark met something it does not handle
         raise FrontendError([SourceError(file, 1, 1, f"cannot parse: {e}")]) from None
     builder = ModuleBuilder(known_ops(), text, file)
-    module = builder.build(tree)
+    try:
+        with recursion_limit(20_000):  # the builder recurses once per nesting level
+            module = builder.build(tree)
+    except RecursionError:
+        raise FrontendError([SourceError(file, 1, 1, "expressions are nested too deeply to build")]) from None
     if not builder.errors:
         # Whole-module checks (calls, control flow, ADTs) once everything is attached.
         # Graph ops were checked as they were built; the rest (calls, control flow,
@@ -50,6 +57,16 @@ def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
     if builder.errors:
         raise FrontendError(sorted(builder.errors, key=lambda e: (e.line, e.column)))
     return module
+
+
+@contextmanager
+def recursion_limit(limit: int) -> Iterator[None]:
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, previous))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 _ITEM_START = re.compile(r"^(def|type)\b", re.MULTILINE)

@@ -34,13 +34,13 @@ from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import dims, numpy_dtype
 from nimble.dialects.interfaces import InfersResultTypes
+from nimble.frontend.expressions import INDEX_ARITH, INDEX_COMPARE, SYMBOLS
+from nimble.frontend.expressions import INFIX as TENSOR_INFIX
+from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE
 
-INFIX = {
-    graph.AddOp: "+", graph.SubOp: "-", graph.MulOp: "*", graph.DivOp: "/", graph.MatmulOp: "@",
-    graph.LessOp: "<", graph.GreaterOp: ">", graph.EqualOp: "==",
-    arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/",
-}
-CMPI = {2: "<", 4: ">", 0: "=="}  # arith.cmpi predicates the format spells
+# The frontend's tables, read backwards: op class (or cmpi predicate) -> spelling.
+INFIX = {op: SYMBOLS[rule] for table in (TENSOR_INFIX, INDEX_ARITH) for rule, op in table.items()}
+CMPI = {arith.CMPI_COMPARISON_OPERATIONS.index(p): SYMBOLS[rule] for rule, p in INDEX_COMPARE.items()}
 DTYPE_NAMES = {"float32": "f32", "float64": "f64", "float16": "f16", "bool": "i1",
                "int8": "i8", "int32": "i32", "int64": "i64"}
 
@@ -52,13 +52,18 @@ class PrintError(Exception):
 def dtype_name(element: Attribute) -> str:
     if isinstance(element, IndexType):
         return "index"
-    return DTYPE_NAMES[numpy_dtype(element).name]
+    try:
+        return DTYPE_NAMES[numpy_dtype(element).name]
+    except (ValueError, KeyError):
+        raise PrintError(f"element type {element} has no text form") from None
 
 
 def type_text(t: Attribute, names: dict[int, str] | None = None) -> str:
     """A type in the text format; `names` gives named dims (index -> name)."""
     names = names or {}
     if isinstance(t, TensorType):
+        if isinstance(t.element_type, IndexType):
+            raise PrintError(f"{t} has no text form (tensors of index)")
         shape_dims = ", ".join(names.get(i, "?" if d is None else str(d)) for i, d in enumerate(dims(t)))
         return f"{dtype_name(t.element_type)}[{shape_dims}]"
     if isinstance(t, IndexType):
@@ -72,13 +77,19 @@ def type_text(t: Attribute, names: dict[int, str] | None = None) -> str:
     raise PrintError(f"type {t} has no text form")
 
 
+def float_text(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise PrintError(f"{value} has no literal in the text format")
+    return repr(float(value))
+
+
 def literal_text(attr: Attribute) -> str:
     if isinstance(attr, IntegerAttr):
         if attr.type == IntegerType(1):
             return "true" if attr.value.data else "false"
         return str(attr.value.data)
     if isinstance(attr, FloatAttr):
-        return repr(float(attr.value.data))
+        return float_text(attr.value.data)
     if isinstance(attr, DenseArrayBase):
         return "[" + ", ".join(str(v) for v in attr.get_values()) + "]"
     if isinstance(attr, StringAttr):
@@ -96,7 +107,7 @@ class NbPrinter:
 
     def name(self, value: SSAValue) -> str:
         if value not in self.names:
-            hint = value.name_hint or "v"
+            hint = re.sub(r"[^A-Za-z0-9_$]", "_", value.name_hint or "v")
             candidate, n = hint, 0
             while candidate in self.used:
                 n += 1
@@ -124,6 +135,8 @@ class NbPrinter:
         return self.out.getvalue()
 
     def function(self, f: func.FuncOp) -> None:
+        if f.is_declaration:
+            raise PrintError(f"@{f.sym_name.data} is a declaration; the text format has only definitions")
         self.names, self.used = {}, set()
         named, self.skipped = named_dim_checks(f)
         params = ", ".join(f"{self.name(a)}: {type_text(a.type, named.get(i, {}))}"
@@ -197,7 +210,7 @@ class NbPrinter:
         if isinstance(value, bool):
             value = "true" if value else "false"
         elif isinstance(value, float):
-            value = repr(value)
+            value = float_text(value)
         return f"{dtype_name(op.result.type.element_type)}({value})"
 
     def call(self, op: Operation) -> str:
@@ -247,28 +260,24 @@ class NbPrinter:
             self.line("}")
 
 
-_NAMED_DIM_MESSAGE = re.compile(r"\(both are '([a-z_][A-Za-z0-9_]*)'\)$")
-
-
 def named_dim_checks(f: func.FuncOp) -> tuple[dict[int, dict[int, str]], set[Operation]]:
     """Recognise the checks the frontend emits for named dims (`shape.dim` of two
-    parameters, `arith.cmpi eq`, `shape.assert` naming the dim) so that they print as
-    names in the signature again. Returns {param: {dim: name}} and the ops they cover."""
+    parameters, `arith.cmpi eq`, and a `shape.assert` carrying the dim's name in
+    NAMED_DIM_ATTRIBUTE) so that they print as names in the signature again.
+    Returns {param: {dim: name}} and the ops they cover."""
     named: dict[int, dict[int, str]] = {}
     covered: set[Operation] = set()
     args = list(f.body.block.args)
     for op in f.body.block.ops:
-        if not isinstance(op, shape.AssertOp):
-            continue
-        match = _NAMED_DIM_MESSAGE.search(op.message.data)
-        cmp = op.condition.owner
-        if match is None or not isinstance(cmp, arith.CmpiOp) or cmp.predicate.value.data != 0:
+        dim_name = op.attributes.get(NAMED_DIM_ATTRIBUTE) if isinstance(op, shape.AssertOp) else None
+        cmp = op.condition.owner if dim_name is not None else None
+        if not isinstance(dim_name, StringAttr) or not isinstance(cmp, arith.CmpiOp) or cmp.predicate.value.data != 0:
             continue
         dim_ops = [v.owner for v in cmp.operands]
         if not all(isinstance(d, shape.DimOp) and d.source in args for d in dim_ops):
             continue
         for d in dim_ops:
-            named.setdefault(args.index(d.source), {})[d.index.value.data] = match.group(1)
+            named.setdefault(args.index(d.source), {})[d.index.value.data] = dim_name.data
             covered.add(d)
         covered.update((cmp, op))
     # Only drop dims whose every use is a covered check.

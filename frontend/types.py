@@ -57,7 +57,7 @@ class TypeBuilder:
         if kind == "shape_type":
             return ShapeType(int(node.children[0].value))
         if kind == "tuple_type":
-            return TupleType([self.build(t, param) for t in node.children if t is not None])
+            return TupleType(tuple(self.build(t) for t in node.children if t is not None))
         if kind == "adt_type":
             name: Token = node.children[0]
             if name.value not in self.builder.adts:

@@ -32,7 +32,7 @@ from nimble.dialects.graph import (
     MatchOp,
     WhileOp,
 )
-from nimble.dialects.graph.types import dims, join_dims, tensor, types_compatible
+from nimble.dialects.graph.types import dims, join_types, tensor, types_compatible
 
 MAX_ROUNDS = 32
 """Each round makes at least one dim static, so this bounds real programs loosely; it
@@ -55,22 +55,19 @@ def meet(current: Attribute, known: Attribute) -> Attribute:
             merged.append(a if a is not None else b)
         return tensor(current.element_type, merged)
     if isinstance(current, TupleType) and isinstance(known, TupleType) and len(current.types) == len(known.types):
-        return TupleType([meet(a, b) for a, b in zip(current.types.data, known.types.data)])
+        return TupleType(tuple(meet(a, b) for a, b in zip(current.types.data, known.types.data)))
     return current
 
 
 def join(types: list[Attribute]) -> Attribute:
-    """The least static type describing all of `types` (differing dims become `?`)."""
+    """The least static type describing all of `types`; the first if none does (the
+    verifier then reports the mismatch)."""
     result = types[0]
     for t in types[1:]:
-        if isinstance(result, TensorType) and isinstance(t, TensorType) and types_compatible(
-            tensor(result.element_type, [None] * len(result.get_shape())), t
-        ):
-            result = tensor(result.element_type, join_dims(dims(result), dims(t)))
-        elif isinstance(result, TupleType) and isinstance(t, TupleType) and len(result.types) == len(t.types):
-            result = TupleType([join([a, b]) for a, b in zip(result.types.data, t.types.data)])
-        elif result != t:
-            return result  # incompatible: the verifier reports it
+        joined = join_types(result, t)
+        if joined is None:
+            return result
+        result = joined
     return result
 
 
@@ -121,7 +118,7 @@ class _Refiner:
                 for result, t in zip(list(op.results), callee.function_type.outputs.data):
                     self.set_type(result, t, op)
         elif isinstance(op, MakeTupleOp):
-            self.set_type(op.result, TupleType([v.type for v in op.elements]), op)
+            self.set_type(op.result, TupleType(tuple(v.type for v in op.elements)), op)
         elif isinstance(op, GetItemOp) and isinstance(op.tuple.type, TupleType):
             self.set_type(op.result, op.tuple.type.types.data[op.index.value.data], op)
         else:
@@ -140,8 +137,7 @@ class _Refiner:
         carried = [meet(r.type, init.type) for r, init in zip(op.results, op.inits)]
         for _ in range(MAX_ROUNDS):
             yielded = self.dry_run(op.body_region, carried)
-            widened = [join([init.type, y, c]) if i < len(yielded) else c
-                       for i, (init, y, c) in enumerate(zip(op.inits, yielded, carried))]
+            widened = [join([init.type, y, c]) for init, y, c in zip(op.inits, yielded, carried)]
             if widened == carried:
                 break
             carried = widened

@@ -242,7 +242,7 @@ class MakeTupleOp(IRDLOperation, HasReference):
     traits = traits_def(Pure())
 
     def __init__(self, elements: Sequence[SSAValue]):
-        super().__init__(operands=[elements], result_types=[TupleType([e.type for e in elements])])
+        super().__init__(operands=[elements], result_types=[TupleType(tuple(e.type for e in elements))])
 
     def verify_(self) -> None:
         declared = list(self.result.type.types.data)

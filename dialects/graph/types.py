@@ -89,3 +89,20 @@ def types_compatible(a: Attribute, b: Attribute) -> bool:
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         return a.element_type == b.element_type and dims_compatible(dims(a), dims(b))
     return a == b
+
+
+def join_types(a: Attribute, b: Attribute) -> Attribute | None:
+    """The least static type describing values of both `a` and `b` (differing dims
+    become `?`), or None if no type does (other element type, rank or kind)."""
+    from xdsl.dialects.builtin import TupleType
+
+    if a == b:
+        return a
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        if a.element_type != b.element_type or len(a.get_shape()) != len(b.get_shape()):
+            return None
+        return tensor(a.element_type, join_dims(dims(a), dims(b)))
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.types) == len(b.types):
+        joined = [join_types(x, y) for x, y in zip(a.types.data, b.types.data)]
+        return None if None in joined else TupleType(tuple(joined))
+    return None
