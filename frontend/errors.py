@@ -98,7 +98,6 @@ def syntax_error(e: UnexpectedInput, text: str, file: str, terminals: dict[str, 
 
 
 def _end_position(text: str) -> tuple[int, int]:
+    """Where the end of the file is reported: just after the last character."""
     lines = text.splitlines() or [""]
-    if text.endswith("\n"):
-        return len(lines), len(lines[-1]) + 1
     return len(lines), len(lines[-1]) + 1

@@ -66,9 +66,9 @@ def op_diagnostic(op: Operation, message: str, severity: str = "error", source: 
     return Diagnostic(severity, file, line, column, _op_message(op, message), _context(source, line, column))
 
 
-def _context(source: str, line: int, column: int, first_line: int = 1) -> str:
+def _context(source: str, line: int, column: int) -> str:
     lines = source.splitlines()
-    index = line - first_line
+    index = line - 1
     if not source or not 0 <= index < len(lines):
         return ""
     return f"{lines[index]}\n{' ' * (column - 1)}^"
