@@ -100,6 +100,10 @@ INT_BINARY: dict[str, Callable[[int, int], int]] = {
 }
 
 
+def _locate(op: Operation, anchor: Operation) -> None:
+    op.location = anchor.location
+
+
 def _clamp_index(v: int, n: int) -> int:
     if v < 0:
         v += n
@@ -182,6 +186,8 @@ class ReifyDims(DimAlgebra):
 
     def __init__(self, anchor: Operation, known: dict[SSAValue, list[int | SSAValue]] | None = None):
         self.builder = Builder(InsertPoint.before(anchor))
+        # Shape IR reports errors (a failed shape.assert) where the op it serves is.
+        self.builder.operation_insertion_handler.append(lambda op: _locate(op, anchor))
         self.known = {} if known is None else known
         """Dims already reified for some values: used instead of `shape.dim` of them, so
         that shape IR chains back to the function's inputs."""

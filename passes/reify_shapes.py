@@ -53,7 +53,9 @@ def _reify_block(block: Block, known: Known) -> None:
                 continue
             values = [k.value(d) for d in dims]
             shape_value = k.builder.insert(shape.FromDimsOp(values)).results[0]
-            Rewriter.insert_op(shape.BindOp(result, shape_value, upper_bound=op.DATA_DEPENDENT), after)
+            bind = shape.BindOp(result, shape_value, upper_bound=op.DATA_DEPENDENT)
+            bind.location = op.location
+            Rewriter.insert_op(bind, after)
             if not op.DATA_DEPENDENT:
                 known[result] = dims
 
