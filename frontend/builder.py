@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 
 from lark import Token, Tree
 from xdsl.dialects import arith, func
@@ -39,6 +40,7 @@ class ModuleBuilder(Expressions, ControlFlow):
         self.text = text
         self.file = file
         self.errors: list[SourceError] = []
+        self.file_attr = StringAttr(file)
         self.types = TypeBuilder(self)
         self.functions: dict[str, func.FuncOp] = {}
         self.named_dims: dict[str, list[tuple[str, int, int]]] = {}
@@ -56,7 +58,7 @@ class ModuleBuilder(Expressions, ControlFlow):
 
     def location(self, node: Tree | Token | None) -> FileLineColLoc:
         line, column = position(node)
-        return FileLineColLoc(StringAttr(self.file), IntAttr(line), IntAttr(column))
+        return FileLineColLoc(self.file_attr, _int_attr(line), _int_attr(column))
 
     def emit(self, op: Operation, node: Tree | Token | None = None) -> Operation:
         op.location = self.location(node or self.node)
@@ -267,3 +269,8 @@ class ModuleBuilder(Expressions, ControlFlow):
             else:
                 raise BuildError(node, f"{what} #{i} has type {v.type}, expected {t}")
         return result
+
+
+@lru_cache(maxsize=65536)
+def _int_attr(value: int) -> IntAttr:
+    return IntAttr(value)

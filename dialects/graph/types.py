@@ -7,6 +7,7 @@ speak of dims as `int | None` (None = unknown) and convert at the edges.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -66,7 +67,13 @@ def dims(t: Attribute) -> list[Dim]:
 
 
 def tensor(element_type: Attribute, shape: Sequence[Dim]) -> TensorType:
-    """Build `tensor<...>` from dims given as int or None."""
+    """Build `tensor<...>` from dims given as int or None (types are immutable: cached,
+    since verifying a new TensorType costs more than anything else in building IR)."""
+    return _tensor(element_type, tuple(shape))
+
+
+@lru_cache(maxsize=4096)
+def _tensor(element_type: Attribute, shape: tuple[Dim, ...]) -> TensorType:
     return TensorType(element_type, [DYNAMIC_INDEX if d is None else d for d in shape])
 
 
