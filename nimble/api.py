@@ -33,8 +33,15 @@ def parse(source: str | os.PathLike[str], name: str | None = None, verify: bool 
     return module
 
 
+MODEL_SUFFIXES = (".nb", ".mlir")
+
+
 def _read(source: str | os.PathLike[str], name: str | None) -> tuple[str, str]:
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and os.path.exists(source)):
+    """(text, name) of a path or of text; a missing file named like a model is an error."""
+    looks_like_path = isinstance(source, str) and "\n" not in source and (
+        os.path.exists(source) or source.endswith(MODEL_SUFFIXES)
+    )
+    if isinstance(source, os.PathLike) or looks_like_path:
         with open(source, encoding="utf-8") as f:
             return f.read(), name or os.fspath(source)
     return str(source), name or "<string>"

@@ -21,6 +21,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from nimble.api import parse
+from nimble.frontend.errors import FrontendError
 from nimble.dialects.graph.types import dims, is_bool, is_float, numpy_dtype
 from nimble.reference import Interpreter, InterpreterError
 
@@ -64,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if given:
             raise InterpreterError(f"@{args.entry} has no parameter named {', '.join(given)}")
         results = Interpreter(module, os.path.dirname(os.path.abspath(args.file))).call(args.entry, values)
-    except (ParseError, DiagnosticException) as e:
+    except (ParseError, DiagnosticException, FrontendError) as e:
         print(f"nimble-interpret: error: {e}", file=sys.stderr)
         return 1
     except (InterpreterError, ValueError, OSError) as e:

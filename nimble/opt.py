@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from nimble import __version__
 from nimble.diagnostics import (
     Diagnostic,
     OpError,
@@ -66,6 +67,8 @@ def pass_summary(pass_class: type) -> str:
 
 class NimbleOptMain(xDSLOptMain):
     """The `nimble-opt` tool."""
+
+    version_format = f"nimble-opt {__version__} (xdsl {{xdsl_version}})"
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="Nimble modular optimizer driver", args=args)

@@ -103,3 +103,23 @@ def test_fuzzed_inputs_never_crash(tmp_path, capsys):
         code, _, err = run([], tmp_path, text, capsys)
         assert code in (0, 1)
         assert "internal error" not in err, f"input:\n{text}\nerror:\n{err}"
+
+
+def test_version_names_nimble(capsys):
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith("nimble-opt ")
+
+
+@pytest.mark.parametrize("args", [
+    ["lit_tests/frontend/errors.nb"],          # a model with errors
+    ["missing-model.nb"],                       # a file that is not there
+    ["examples/tree_lstm.nb"],                  # an ADT input cannot be made up
+    ["examples/bert.nb", "--entry", "nope"],   # no such function
+])
+def test_interpret_cli_errors_are_messages(args, capsys):
+    from nimble.interpret_cli import main as interpret_main
+
+    assert interpret_main([str(ROOT / args[0]), *args[1:]]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("nimble-interpret: error:") and "Traceback" not in err
