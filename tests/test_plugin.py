@@ -49,3 +49,14 @@ def test_without_plugin_the_op_is_unknown(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 1
     assert "toy.double is not registered" in proc.stderr
+
+
+def test_plugin_op_in_the_text_format(tmp_path):
+    install_plugin_metadata(tmp_path)
+    model = tmp_path / "toy.nb"
+    model.write_text("def @main(%x: f32[?]) -> f32[?] { tanh(toy.double(%x)) }\n")
+    env = {"PYTHONPATH": f"{tmp_path}:{HERE}", "PATH": ""}
+    code = f"import sys; from nimble.opt import main; sys.exit(main([{str(model)!r}, '-p', 'lower-toy-to-graph']))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "graph.add %x, %x" in proc.stdout and "graph.tanh" in proc.stdout

@@ -16,10 +16,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.traits import Pure
 
 from nimble.dialects.graph import AddOp
+from nimble.dialects.interfaces import InfersResultTypes
 
 
 @irdl_op_definition
-class DoubleOp(IRDLOperation):
+class DoubleOp(IRDLOperation, InfersResultTypes):
     """Twice the input.
 
     Example: `%y = toy.double %x : tensor<?xf32> -> tensor<?xf32>`
@@ -30,6 +31,11 @@ class DoubleOp(IRDLOperation):
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
+
+    @classmethod
+    def result_types_for(cls, operands, properties):
+        """What makes `toy.double(%x)` usable in .nb files."""
+        return [operands[0].type]
 
 
 Toy = Dialect("toy", [DoubleOp])
