@@ -45,6 +45,7 @@ class ModuleBuilder(Expressions, ControlFlow):
         self.functions: dict[str, func.FuncOp] = {}
         self.named_dims: dict[str, list[tuple[str, int, int]]] = {}
         self.pending_results: set[str] = set()
+        self.definitions: dict[str, Tree] = {}  # the `def` that declared each function
         self.constructors: dict[str, tuple[str, list[Attribute]]] = {}
         self.adts: dict[str, graph.AdtOp] = {}
         self.block: Block | None = None
@@ -77,7 +78,7 @@ class ModuleBuilder(Expressions, ControlFlow):
             if item.data == "funcdef":
                 self.guard(lambda: self.declare_function(item, module), item)
         for item in items:
-            if item.data == "funcdef" and item.children[0].value[1:] in self.functions:
+            if item.data == "funcdef" and self.definitions.get(item.children[0].value[1:]) is item:
                 self.guard(lambda: self.function_body(item), item)
         return module
 
@@ -144,6 +145,7 @@ class ModuleBuilder(Expressions, ControlFlow):
         self.named_dims[name] = self.types.take_named_dims()
         module.body.block.add_op(function)
         self.functions[name] = function
+        self.definitions[name] = node
 
     def function_body(self, node: Tree) -> None:
         function = self.functions[node.children[0].value[1:]]
