@@ -8,6 +8,7 @@ an op whose result dims follow from its operands implements `HasShapeFunction`
 from __future__ import annotations
 
 import abc
+import enum
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,6 +16,16 @@ from xdsl.ir import Attribute, Region, SSAValue
 
 if TYPE_CHECKING:
     from nimble.dialects.shape_functions import DimAlgebra
+
+
+class FusionKind(enum.Enum):
+    """How an op combines with others into one loop nest (TVM's op patterns)."""
+
+    ELEMENTWISE = 0  # one output element from the same-index input elements (with broadcasting)
+    INJECTIVE = 1  # each output element is one input element (reshape, transpose, slice, ...)
+    REDUCTION = 2  # reduces along axes; takes elementwise prologues and epilogues
+    OUT_FUSABLE = 3  # heavy compute (dense, matmul, conv) whose consumers can join it
+    OPAQUE = 4  # fuses with nothing (data-dependent sizes, constants, control flow)
 
 
 class EvalContext(abc.ABC):

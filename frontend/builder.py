@@ -30,7 +30,16 @@ from nimble.dialects.graph.types import types_compatible
 from nimble.frontend.control import ControlFlow
 from nimble.frontend.errors import SourceError, source_line
 from nimble.frontend.expressions import Expressions
-from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE, POISON, BuildError, Poisoned, Scope, Value, position
+from nimble.frontend.nodes import (
+    NAMED_DIM_ATTRIBUTE,
+    POISON,
+    BuildError,
+    Poisoned,
+    Scope,
+    Value,
+    name_value,
+    position,
+)
 from nimble.frontend.types import TypeBuilder
 
 
@@ -141,7 +150,7 @@ class ModuleBuilder(Expressions, ControlFlow):
         function = func.FuncOp(name, FunctionType.from_lists(types, result_types))
         function.location = self.location(name_token)
         for arg, n in zip(function.body.block.args, names):
-            arg.name_hint = n[1:]
+            name_value(arg, n)
         self.named_dims[name] = self.types.take_named_dims()
         module.body.block.add_op(function)
         self.functions[name] = function
@@ -242,7 +251,7 @@ class ModuleBuilder(Expressions, ControlFlow):
             raise BuildError(name, f"{name.value} is already defined in this block")
         self.scope.values[name.value] = value
         if isinstance(value.owner, Operation) and value.name_hint is None:
-            value.name_hint = name.value[1:]
+            name_value(value, name.value)
 
     def values_of(self, value: Value, node: Tree) -> list[SSAValue]:
         """A value as a list: tuple expressions and tuple-typed values are unpacked."""

@@ -12,7 +12,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from nimble.dialects import graph
 from nimble.dialects.graph.types import join_types
 
-from nimble.frontend.nodes import BuildError, Scope, Value
+from nimble.frontend.nodes import BuildError, Scope, Value, name_value
 
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class ControlFlow:
         scope = Scope(self.scope)
         for (name, _), arg in zip(args, block.args):
             scope.values[name] = arg
-            arg.name_hint = name[1:]
+            name_value(arg, name)
         with self.in_block(block, scope):
             values = self.block_values(body)
         return Region(block), values

@@ -94,3 +94,12 @@ def position(node: Tree | Token | None) -> tuple[int, int]:
             if child is not None:
                 return position(child)
     return 1, 1
+
+
+def name_value(value: SSAValue, name: str) -> None:
+    """Give `value` the source name `%name` as its SSA name hint, where MLIR allows it
+    (a name such as `%4` is fine in .nb but not as an xdsl name hint)."""
+    try:
+        value.name_hint = name.removeprefix("%")
+    except ValueError:
+        value.name_hint = None

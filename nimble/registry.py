@@ -51,7 +51,14 @@ def _reify_shapes() -> type[ModulePass]:
     return ReifyShapesPass
 
 
+def _fuse_ops() -> type[ModulePass]:
+    from nimble.passes.fuse_ops import FuseOpsPass
+
+    return FuseOpsPass
+
+
 _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "fuse-ops": _fuse_ops,
     "infer-shapes": _infer_shapes,
     "reify-shapes": _reify_shapes,
 }

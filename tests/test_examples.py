@@ -198,3 +198,43 @@ def test_reified_lstm_and_detection_run(t, n, rng):
     anchors[:, 2:] += anchors[:, :2]
     boxes, _, _ = interpret(detection, feat, anchors, *weights(rng, (1, 64, 3, 3), (1,), (4, 64, 3, 3), (4,)))
     assert len(boxes) <= 50
+
+
+@pytest.mark.parametrize("name", ["lstm", "bert", "tree_lstm", "resnet18", "detection"])
+def test_fuse_ops_on_examples(name):
+    """fuse-ops verifies on every example and forms groups; the LSTM cell is one group."""
+    from xdsl.passes import PassPipeline
+
+    from nimble.dialects.graph import FusedOp
+    from nimble.registry import all_passes, make_context
+
+    module = parse(EXAMPLES / f"{name}.nb")
+    PassPipeline.parse_spec(all_passes(), "infer-shapes,fuse-ops").apply(make_context(), module)
+    module.verify()
+    groups = [op for op in module.walk() if isinstance(op, FusedOp)]
+    assert groups
+    if name == "lstm":
+        cell = next(g for g in groups if any(o.name == "graph.dense" for o in g.body.block.ops))
+        kinds = {o.name for o in cell.body.block.ops}
+        assert {"graph.dense", "graph.split", "graph.sigmoid", "graph.tanh", "graph.mul", "graph.add"} <= kinds
+
+
+def test_fused_lstm_and_bert_compute_the_same(modules, rng):
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    fused = parse(EXAMPLES / "lstm.nb")
+    PassPipeline.parse_spec(all_passes(), "fuse-ops").apply(make_context(), fused)
+    xs = rng.standard_normal((3, 2, 64)).astype(np.float32)
+    args = [xs, *weights(rng, (2, 128), (2, 128), (512, 192), (512,))]
+    np.testing.assert_array_equal(interpret(fused, *args)[0], interpret(modules["lstm"], *args)[0])
+    bert = parse(EXAMPLES / "bert.nb")
+    PassPipeline.parse_spec(all_passes(), "fuse-ops").apply(make_context(), bert)
+    ids = rng.integers(0, 1000, 5).astype(np.int64)
+    args = [ids, *weights(rng, (1000, 256), (512, 256), scale=1.0)]
+    args += weights(rng, (256, 256), (256,), (256, 256), (256,), (256, 256), (256,), (256, 256), (256,))
+    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    args += weights(rng, (1024, 256), (1024,), (256, 1024), (256,))
+    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    np.testing.assert_array_equal(interpret(bert, *args)[0], interpret(modules["bert"], *args)[0])

@@ -233,3 +233,17 @@ def test_runtime_broadcast_mismatch_is_an_error():
 }"""
     with pytest.raises(InterpreterError, match=r"<string>:2:3: 'graph.add' op failed at run time"):
         run_mlir(text, np.zeros(3, np.float32), np.zeros(4, np.float32))
+
+
+def test_fused_group_evaluates_its_region(rng):
+    text = """func.func @main(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %y = graph.fused (%a = %x, %b = %w) : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>) {
+    %d = graph.dense %a, %b : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+    %r = graph.relu %d : tensor<?x4xf32> -> tensor<?x4xf32>
+    graph.yield %r : tensor<?x4xf32>
+  }
+  func.return %y : tensor<?x4xf32>
+}"""
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_allclose(run_mlir(text, x, w)[0], np.maximum(x @ w.T, 0), rtol=1e-5, atol=1e-6)

@@ -53,6 +53,7 @@ from nimble.dialects.graph.elementwise import (
     WhereOp,
 )
 from nimble.dialects.graph.folding import GraphConstantMaterialization
+from nimble.dialects.graph.fusion import FusedOp
 from nimble.dialects.graph.layout import (
     BroadcastToOp,
     ConcatOp,
@@ -89,6 +90,7 @@ OPERATIONS = [
     NmsOp, RoiAlignOp,
     IfOp, WhileOp, YieldOp, ConditionOp, MakeTupleOp, GetItemOp,
     AdtOp, ConstructorOp, ConstructOp, MatchOp,
+    FusedOp,
 ]
 
 Graph = Dialect("graph", OPERATIONS, [AdtType], [GraphConstantMaterialization()])

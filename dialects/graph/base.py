@@ -27,7 +27,7 @@ from xdsl.irdl import IRDLOperation, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.graph.types import numpy_dtype, tensor, types_compatible
-from nimble.dialects.interfaces import EvalContext, HasReference, HasShapeFunction, InfersResultTypes
+from nimble.dialects.interfaces import EvalContext, FusionKind, HasReference, HasShapeFunction, InfersResultTypes
 from nimble.dialects.shape_functions import DimAlgebra, ReifyDims, ShapeError, StaticDims
 
 
@@ -83,6 +83,8 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
     RIGHT_IDENTITY: ClassVar[float | None] = None
     """A scalar c with `x op c == x` (folded away by canonicalize)."""
     COMMUTATIVE: ClassVar[bool] = False
+    FUSION: ClassVar[FusionKind] = FusionKind.OPAQUE
+    """How `fuse-ops` may group this op with its producers and consumers."""
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = False
     """True when the result element type is chosen by the user, not the operands
     (cast, zeros, full, arange, external_constant): builders must supply it."""

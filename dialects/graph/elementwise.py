@@ -21,6 +21,7 @@ from xdsl.irdl import (
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import GraphOp, UnaryTensorOp, as_tensor, broadcast_dims
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_bool, is_float
@@ -73,6 +74,7 @@ class ElementwiseBinaryOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.ELEMENTWISE
 
     FN: ClassVar[Callable[[Any, Any], Any]]
     BOOL_ONLY: ClassVar[bool] = False
@@ -264,6 +266,7 @@ class WhereOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.ELEMENTWISE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [broadcast_dims(k, k.dims(self.condition), k.dims(self.lhs), k.dims(self.rhs))]
@@ -286,6 +289,7 @@ class ElementwiseUnaryOp(UnaryTensorOp):
     """Base of unary elementwise ops: the result has the operand's type."""
 
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.ELEMENTWISE
 
     FN: ClassVar[Callable[[Any], Any]]
     FLOAT_ONLY: ClassVar[bool] = True
@@ -491,6 +495,7 @@ class CastOp(UnaryTensorOp):
 
     name = "graph.cast"
     traits = traits_def(Pure(), GraphFolder(), _CastCanonicalization())
+    FUSION: ClassVar[FusionKind] = FusionKind.ELEMENTWISE
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:

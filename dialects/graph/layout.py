@@ -23,6 +23,7 @@ from xdsl.irdl import (
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import GraphOp, as_tensor, broadcast_dims, normalize_axes, normalize_axis
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_float
@@ -76,6 +77,7 @@ class ReshapeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $shape attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _ReshapeCanonicalization())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("shape",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -99,6 +101,7 @@ class DynamicReshapeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input `,` $shape attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [_reshaped(k, k.dims(self.input), k.shape(self.shape))]
@@ -122,6 +125,7 @@ class TransposeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $perm attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _TransposeCanonicalization())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("perm",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -149,6 +153,7 @@ class ConcatOp(GraphOp):
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         if not self.inputs:
@@ -194,6 +199,7 @@ class SplitOp(GraphOp):
     assembly_format = "$input attr-dict `:` type($input) `->` `(` type($outputs) `)`"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     @classmethod
     def result_count(cls, properties: dict[str, Attribute]) -> int:
@@ -250,6 +256,7 @@ class GatherOp(GraphOp):
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, idx = k.dims(self.input), k.dims(self.indices)
@@ -282,6 +289,7 @@ class BroadcastToOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input `,` $shape attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, target = k.dims(self.input), k.shape(self.shape)
@@ -302,6 +310,7 @@ class _AxesOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("axes",)
 
 

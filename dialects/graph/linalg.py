@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -11,6 +11,7 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import GraphOp, as_tensor, broadcast_dims
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
@@ -36,6 +37,7 @@ class MatmulOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         a, b = k.dims(self.lhs), k.dims(self.rhs)
@@ -72,6 +74,7 @@ class DenseOp(GraphOp):
         "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
     )
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, w = k.dims(self.input), k.dims(self.weight)

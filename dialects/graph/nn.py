@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -30,6 +30,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import GraphOp, UnaryTensorOp, as_tensor, i64_array, normalize_axis
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_float
@@ -121,6 +122,7 @@ class Conv2dOp(_WindowOp):
         "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
     )
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, w = k.dims(self.input), k.dims(self.weight)
@@ -163,6 +165,7 @@ class Conv2dOp(_WindowOp):
 class _PoolOp(_WindowOp, UnaryTensorOp):
     kernel = prop_def(_I64_ARRAY)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)
@@ -224,6 +227,7 @@ class GlobalAvgPool2dOp(UnaryTensorOp):
 
     name = "graph.global_avg_pool2d"
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)
@@ -261,6 +265,7 @@ class BatchNormOp(GraphOp):
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.ELEMENTWISE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)
@@ -301,6 +306,7 @@ class LayerNormOp(GraphOp):
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
 
     def first_axis(self) -> int:
         return normalize_axis(self.axis.value.data, len(self.input.type.get_shape()))
@@ -343,6 +349,7 @@ class SoftmaxOp(UnaryTensorOp):
     axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)

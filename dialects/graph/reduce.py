@@ -16,6 +16,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import UnaryTensorOp, as_tensor, normalize_axes, normalize_axis
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
@@ -36,6 +37,7 @@ class ReduceOp(UnaryTensorOp):
     keepdims = opt_prop_def(BoolAttr, _FALSE)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
 
     FN: ClassVar[Callable[..., Any]]
 
@@ -98,6 +100,7 @@ class ArgmaxOp(UnaryTensorOp):
     keepdims = opt_prop_def(BoolAttr, _FALSE)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x = k.dims(self.input)

@@ -8,7 +8,7 @@ Negative bounds count from the end and bounds are clamped, as in Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
 from xdsl.ir import SSAValue
@@ -17,6 +17,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import GraphOp, i64_array
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
@@ -44,6 +45,7 @@ class SliceOp(GraphOp):
     static_ends = prop_def(DenseArrayBase.constr(i64))
     steps = prop_def(DenseArrayBase.constr(i64))
     traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     def __init__(
         self,

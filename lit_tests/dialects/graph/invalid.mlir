@@ -754,3 +754,24 @@ func.func @match_unknown_adt(%t: !graph.adt<@Nowhere>, %a: tensor<4xf32>) {
   %r = graph.match %t : !graph.adt<@Nowhere> -> (tensor<4xf32>)
   func.return
 }
+
+// -----
+
+func.func @fused_arg_types(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.fused' op region arguments must have the types of the inputs}}
+  %y = "graph.fused"(%x) ({
+  ^bb0(%a: tensor<5xf32>):
+    graph.yield %a : tensor<5xf32>
+  }) : (tensor<4xf32>) -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+func.func @fused_yield(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.fused' op body yields tensor<4xf32> as value #0, incompatible with tensor<5xf32>}}
+  %y = graph.fused (%a = %x) : (tensor<4xf32>) -> (tensor<5xf32>) {
+    graph.yield %a : tensor<4xf32>
+  }
+  func.return
+}

@@ -385,3 +385,23 @@ func.func @sum(%t: !graph.adt<@Tree>) -> tensor<1x4xf32> {
     }
   func.return %r : tensor<1x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @fused
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x8xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[A:[A-Za-z0-9_$.-]+]] = %[[X]], %[[B:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dense %[[A]], %[[B]] : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.relu %[[D]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: graph.yield %[[R]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[Y]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+func.func @fused(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %y = graph.fused (%a = %x, %b = %w) : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>) {
+    %d = graph.dense %a, %b : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+    %r = graph.relu %d : tensor<?x4xf32> -> tensor<?x4xf32>
+    graph.yield %r : tensor<?x4xf32>
+  }
+  func.return %y : tensor<?x4xf32>
+}

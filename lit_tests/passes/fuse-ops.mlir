@@ -1,0 +1,112 @@
+// RUN: nimble-opt %s --split-input-file -p fuse-ops | filecheck %s
+
+// CHECK-LABEL: func.func @dense_bias_activation
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]] : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.add %[[D]], %[[B_1]] : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[R_1:[A-Za-z0-9_$.-]+]] = graph.relu %[[A]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: graph.yield %[[R_1]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[R]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+func.func @dense_bias_activation(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %d = graph.dense %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  %a = graph.add %d, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %r = graph.relu %a : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %r : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gru_like_two_matmuls
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<1x8xf32>, %[[H:[A-Za-z0-9_$.-]+]]: tensor<1x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x8xf32>, %[[U:[A-Za-z0-9_$.-]+]]: tensor<4x4xf32>) -> tensor<1x4xf32> {
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[H_1:[A-Za-z0-9_$.-]+]] = %[[H]], %[[U_1:[A-Za-z0-9_$.-]+]] = %[[U]]) : (tensor<1x8xf32>, tensor<4x8xf32>, tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+// CHECK-NEXT: %[[WX:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]] : (tensor<1x8xf32>, tensor<4x8xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: %[[UH:[A-Za-z0-9_$.-]+]] = graph.dense %[[H_1]], %[[U_1]] : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.add %[[WX]], %[[UH]] : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.sigmoid %[[S]] : tensor<1x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT: %[[N_1:[A-Za-z0-9_$.-]+]] = graph.mul %[[Z]], %[[H_1]] : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: graph.yield %[[N_1]] : tensor<1x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[N]] : tensor<1x4xf32>
+// CHECK-NEXT: }
+func.func @gru_like_two_matmuls(%x: tensor<1x8xf32>, %h: tensor<1x4xf32>, %w: tensor<4x8xf32>, %u: tensor<4x4xf32>) -> tensor<1x4xf32> {
+  %wx = graph.dense %x, %w : (tensor<1x8xf32>, tensor<4x8xf32>) -> tensor<1x4xf32>
+  %uh = graph.dense %h, %u : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+  %s = graph.add %wx, %uh : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %z = graph.sigmoid %s : tensor<1x4xf32> -> tensor<1x4xf32>
+  %n = graph.mul %z, %h : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %n : tensor<1x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduction_prologue_epilogue
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x16xf32>, %[[T:[A-Za-z0-9_$.-]+]]: tensor<f32>) -> tensor<?x16xf32> {
+// CHECK-NEXT: %[[E:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[T_1:[A-Za-z0-9_$.-]+]] = %[[T]]) : (tensor<?x16xf32>, tensor<f32>) -> tensor<?x16xf32> {
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.mul %[[X_1]], %[[T_1]] : (tensor<?x16xf32>, tensor<f32>) -> tensor<?x16xf32>
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = graph.softmax %[[S]] : tensor<?x16xf32> -> tensor<?x16xf32>
+// CHECK-NEXT: %[[E_1:[A-Za-z0-9_$.-]+]] = graph.exp %[[P]] : tensor<?x16xf32> -> tensor<?x16xf32>
+// CHECK-NEXT: graph.yield %[[E_1]] : tensor<?x16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[E]] : tensor<?x16xf32>
+// CHECK-NEXT: }
+func.func @reduction_prologue_epilogue(%x: tensor<?x16xf32>, %t: tensor<f32>) -> tensor<?x16xf32> {
+  %s = graph.mul %x, %t : (tensor<?x16xf32>, tensor<f32>) -> tensor<?x16xf32>
+  %p = graph.softmax %s : tensor<?x16xf32> -> tensor<?x16xf32>
+  %e = graph.exp %p : tensor<?x16xf32> -> tensor<?x16xf32>
+  func.return %e : tensor<?x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @heavy_ops_do_not_chain
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<2x8xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<8x8xf32>) -> tensor<2x8xf32> {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.matmul %[[X]], %[[W]] : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.matmul %[[A]], %[[W]] : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: func.return %[[B]] : tensor<2x8xf32>
+// CHECK-NEXT: }
+func.func @heavy_ops_do_not_chain(%x: tensor<2x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x8xf32> {
+  %a = graph.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %b = graph.matmul %a, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  func.return %b : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @opaque_ops_stay_outside
+// CHECK-SAME: (%[[B:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[S:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.tanh %[[S]] : tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT: %[[K:[A-Za-z0-9_$.-]+]] = graph.nms %[[B]], %[[T]] {iou_threshold = 5.000000e-01 : f64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.fused (%[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]], %[[K_1:[A-Za-z0-9_$.-]+]] = %[[K]]) : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.gather %[[B_1]], %[[K_1]] : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[N_1:[A-Za-z0-9_$.-]+]] = graph.neg %[[G]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: graph.yield %[[N_1]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[N]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+func.func @opaque_ops_stay_outside(%b: tensor<?x4xf32>, %s: tensor<?xf32>) -> tensor<?x4xf32> {
+  %t = graph.tanh %s : tensor<?xf32> -> tensor<?xf32>
+  %k = graph.nms %b, %t {iou_threshold = 5.0e-01 : f64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+  %g = graph.gather %b, %k {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x4xf32>
+  %n = graph.neg %g : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %n : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @intermediate_used_outside
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]], %[[B:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]]) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT: %[[A_1:[A-Za-z0-9_$.-]+]] = graph.exp %[[X_1]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[B_1:[A-Za-z0-9_$.-]+]] = graph.neg %[[A_1]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.yield %[[A_1]], %[[B_1]] : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[A]], %[[B]] : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
+func.func @intermediate_used_outside(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = graph.exp %x : tensor<4xf32> -> tensor<4xf32>
+  %b = graph.neg %a : tensor<4xf32> -> tensor<4xf32>
+  func.return %a, %b : tensor<4xf32>, tensor<4xf32>
+}

@@ -1,0 +1,182 @@
+"""`fuse-ops`: group graph operators into `graph.fused` regions, one kernel each.
+
+Which ops may join is decided by their `FusionKind` alone (a table, no op names):
+elementwise and injective consumers join their producer's group (dense/matmul/conv +
+bias + activation; chains of elementwise ops), elementwise prologues and epilogues join
+a reduction (softmax, layer_norm), and an elementwise op consuming several groups of
+heavy ops merges them (the LSTM/GRU cell: matmuls, bias, gate activations and the cell
+update in one group, so gate intermediates never reach memory). Opaque ops (constants,
+nms, control flow, calls) stay outside. A group must stay convex: no op outside it may
+lie on a path between two of its ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.graph.fusion import fused_region
+from nimble.dialects.interfaces import FusionKind as K
+
+# (kind of the group so far, kind of the joining consumer) -> kind of the merged group.
+# A pair missing from the table does not fuse.
+JOIN: dict[tuple[K, K], K] = {
+    (K.ELEMENTWISE, K.ELEMENTWISE): K.ELEMENTWISE,
+    (K.ELEMENTWISE, K.INJECTIVE): K.INJECTIVE,
+    (K.INJECTIVE, K.ELEMENTWISE): K.INJECTIVE,
+    (K.INJECTIVE, K.INJECTIVE): K.INJECTIVE,
+    (K.OUT_FUSABLE, K.ELEMENTWISE): K.OUT_FUSABLE,
+    (K.OUT_FUSABLE, K.INJECTIVE): K.OUT_FUSABLE,
+    (K.ELEMENTWISE, K.REDUCTION): K.REDUCTION,
+    (K.INJECTIVE, K.REDUCTION): K.REDUCTION,
+    (K.REDUCTION, K.ELEMENTWISE): K.REDUCTION,
+}
+
+# Groups that may merge with each other through one elementwise consumer.
+MERGE: dict[tuple[K, K], K] = {
+    (K.OUT_FUSABLE, K.OUT_FUSABLE): K.OUT_FUSABLE,
+    (K.OUT_FUSABLE, K.ELEMENTWISE): K.OUT_FUSABLE,
+    (K.ELEMENTWISE, K.OUT_FUSABLE): K.OUT_FUSABLE,
+    (K.ELEMENTWISE, K.ELEMENTWISE): K.ELEMENTWISE,
+}
+
+
+@dataclass
+class _Group:
+    ops: list[Operation]
+    kind: K
+
+
+def _fusable(op: Operation) -> bool:
+    return isinstance(op, GraphOp) and op.FUSION is not K.OPAQUE
+
+
+class _BlockFuser:
+    def __init__(self, block: Block):
+        self.block = block
+        self.order = {op: i for i, op in enumerate(block.ops)}
+        self.group_of: dict[Operation, _Group] = {}
+
+    def producer_groups(self, op: Operation) -> list[_Group]:
+        groups: list[_Group] = []
+        for value in op.operands:
+            owner = value.owner
+            if isinstance(owner, Operation) and owner in self.group_of and self.group_of[owner] not in groups:
+                groups.append(self.group_of[owner])
+        return groups
+
+    def convex(self, members: set[Operation]) -> bool:
+        """No op outside `members` is reachable from them and reaches back into them."""
+        last = max(self.order[o] for o in members)
+        outside_reached: set[Operation] = set()
+        work = [u.operation for o in members for r in o.results for u in r.uses]
+        while work:
+            user = work.pop()
+            if user in members or user in outside_reached or user not in self.order or self.order[user] > last:
+                continue
+            outside_reached.add(user)
+            work.extend(u.operation for r in user.results for u in r.uses)
+        return not any(
+            isinstance(v.owner, Operation) and v.owner in outside_reached for o in members for v in o.operands
+        )
+
+    def place(self, op: Operation) -> None:
+        """Put `op` in a new group, or merge it with the producer groups it may join."""
+        kind = op.FUSION
+        joined: list[_Group] = []
+        producers_kind: K | None = None
+        for group in self.producer_groups(op):
+            merged = group.kind if producers_kind is None else MERGE.get((producers_kind, group.kind))
+            if merged is None or (merged, kind) not in JOIN:
+                continue
+            if not self.convex({op, *group.ops, *(o for g in joined for o in g.ops)}):
+                continue
+            joined.append(group)
+            producers_kind = merged
+        if producers_kind is None:
+            self.group_of[op] = _Group([op], kind)
+            return
+        group = _Group(sorted([op, *(o for g in joined for o in g.ops)], key=self.order.__getitem__),
+                       JOIN[(producers_kind, kind)])
+        for o in group.ops:
+            self.group_of[o] = group
+
+    def run(self) -> None:
+        for op in list(self.block.ops):
+            if _fusable(op):
+                self.place(op)
+        groups = {id(g): g for g in self.group_of.values() if len(g.ops) > 1}
+        for group in sorted(groups.values(), key=lambda g: self.order[g.ops[-1]]):
+            _outline(group.ops)
+
+
+def _outline(ops: list[Operation]) -> None:
+    """Replace `ops` (in block order, convex) by one graph.fused op computing them."""
+    members = set(ops)
+    inputs: list[SSAValue] = []
+    for o in ops:
+        for v in o.operands:
+            if not (isinstance(v.owner, Operation) and v.owner in members) and v not in inputs:
+                inputs.append(v)
+    outputs = [r for o in ops for r in o.results if any(u.operation not in members for u in r.uses)]
+    region = fused_region([v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, region.block.args))
+    for arg, value in zip(region.block.args, inputs):
+        arg.name_hint = value.name_hint
+    for o in ops:
+        region.block.add_op(o.clone(value_mapper=mapping))
+    region.block.add_op(YieldOp([mapping[r] for r in outputs]))
+    fused = FusedOp(inputs, [r.type for r in outputs], region)
+    fused.location = ops[-1].location
+    last = ops[-1]
+    Rewriter.insert_op(fused, InsertPoint.after(last))
+    # Users placed before the group's last op (they do not feed the group: it is convex)
+    # move after the fused op, with whatever uses them in turn, in their order.
+    _move_users_after(fused, outputs, members)
+    for old, new in zip(outputs, fused.results):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    for o in reversed(ops):
+        o.detach()
+        o.erase()
+
+
+def _move_users_after(fused: FusedOp, outputs: list[SSAValue], members: set[Operation]) -> None:
+    block = fused.parent_block()
+    assert block is not None
+    position = {op: i for i, op in enumerate(block.ops)}
+    limit = position[fused]
+    early: set[Operation] = set()
+    work = [u.operation for r in outputs for u in r.uses if u.operation not in members]
+    while work:
+        user = work.pop()
+        while user.parent_block() is not block and user.parent_op() is not None:
+            user = user.parent_op()  # a use inside a region: move the op holding it
+        if user in early or user in members or position.get(user, limit + 1) > limit:
+            continue
+        early.add(user)
+        work.extend(u.operation for r in user.results for u in r.uses)
+    anchor: Operation = fused
+    for user in sorted(early, key=position.__getitem__):
+        user.detach()
+        Rewriter.insert_op(user, InsertPoint.after(anchor))
+        anchor = user
+
+
+@dataclass(frozen=True)
+class FuseOpsPass(ModulePass):
+    """Group graph ops into graph.fused regions by their fusion kinds."""
+
+    name = "fuse-ops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        blocks = [b for o in op.walk() for r in o.regions for b in r.blocks]
+        for block in blocks:
+            if not isinstance(block.parent_op(), FusedOp):
+                _BlockFuser(block).run()
