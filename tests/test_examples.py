@@ -91,14 +91,20 @@ def bert_layer(x, wq, bq, wk, bk, wv, bv, wo, bo, g1, e1, w1, b1, w2, b2, g2, e2
     return layer_norm(a + gelu @ w2.T + b2, g2, e2)
 
 
-@pytest.mark.parametrize("s", [1, 7, 16, 33])
-def test_bert(modules, s, rng):
+def bert_inputs(rng, s):
+    """ids, embedding table, positions, then one layer's weights (shared by both layers)."""
     ids = rng.integers(0, 1000, s).astype(np.int64)
     table, positions = weights(rng, (1000, 256), (512, 256), scale=1.0)
     layer = weights(rng, (256, 256), (256,), (256, 256), (256,), (256, 256), (256,), (256, 256), (256,))
     layer += [np.ones(256, np.float32), np.zeros(256, np.float32)]
     layer += weights(rng, (1024, 256), (1024,), (256, 1024), (256,))
     layer += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    return [ids, table, positions, *layer]
+
+
+@pytest.mark.parametrize("s", [1, 7, 16, 33])
+def test_bert(modules, s, rng):
+    ids, table, positions, *layer = bert_inputs(rng, s)
     (y,) = interpret(modules["bert"], ids, table, positions, *layer)
     x = table[ids] + positions[:s]
     expected = bert_layer(bert_layer(x, *layer), *layer)
@@ -177,12 +183,7 @@ def test_reified_bert_checks_every_shape_and_matches(modules, s, rng):
     the module checks each bind, so the shape IR is right at every size."""
     reified = _reified(EXAMPLES / "bert.nb")
     assert str(reified).count("shape.bind") > 10
-    ids = rng.integers(0, 1000, s).astype(np.int64)
-    args = [ids, *weights(rng, (1000, 256), (512, 256), scale=1.0)]
-    args += weights(rng, (256, 256), (256,), (256, 256), (256,), (256, 256), (256,), (256, 256), (256,))
-    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
-    args += weights(rng, (1024, 256), (1024,), (256, 1024), (256,))
-    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    args = bert_inputs(rng, s)
     np.testing.assert_array_equal(interpret(reified, *args)[0], interpret(modules["bert"], *args)[0])
 
 
@@ -231,10 +232,5 @@ def test_fused_lstm_and_bert_compute_the_same(modules, rng):
     np.testing.assert_array_equal(interpret(fused, *args)[0], interpret(modules["lstm"], *args)[0])
     bert = parse(EXAMPLES / "bert.nb")
     PassPipeline.parse_spec(all_passes(), "fuse-ops").apply(make_context(), bert)
-    ids = rng.integers(0, 1000, 5).astype(np.int64)
-    args = [ids, *weights(rng, (1000, 256), (512, 256), scale=1.0)]
-    args += weights(rng, (256, 256), (256,), (256, 256), (256,), (256, 256), (256,), (256, 256), (256,))
-    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
-    args += weights(rng, (1024, 256), (1024,), (256, 1024), (256,))
-    args += [np.ones(256, np.float32), np.zeros(256, np.float32)]
+    args = bert_inputs(rng, 5)
     np.testing.assert_array_equal(interpret(bert, *args)[0], interpret(modules["bert"], *args)[0])

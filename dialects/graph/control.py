@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, TensorType, TupleType, i64
+from xdsl.dialects.builtin import I64, FunctionType, IntegerAttr, IntegerType, TensorType, TupleType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -62,6 +62,40 @@ def check_yielded(op: Operation, values: Sequence[SSAValue], types: Sequence[Att
     for i, (v, t) in enumerate(zip(values, types)):
         if not types_compatible(v.type, t):
             raise op_error(op, f"{what} yields {v.type} as value #{i}, incompatible with {t}")
+
+
+def print_bindings(printer: Printer, args: Sequence[SSAValue], values: Sequence[SSAValue], results: Sequence[Attribute]) -> None:
+    """` (%arg = %value, ...) : (value types) -> (result types) `: region arguments bound
+    to operands, as graph.while and graph.fused write them."""
+    printer.print_string(" (")
+    for i, (arg, value) in enumerate(zip(args, values)):
+        if i:
+            printer.print_string(", ")
+        printer.print_operand(arg)
+        printer.print_string(" = ")
+        printer.print_operand(value)
+    printer.print_string(") : ")
+    printer.print_function_type([v.type for v in values], results)
+    printer.print_string(" ")
+
+
+def parse_bindings(parser: Parser) -> tuple[list[Any], list[SSAValue], FunctionType]:
+    """Parse what `print_bindings` prints: (unresolved region arguments, operands, signature)."""
+
+    def binding() -> tuple[Any, Any]:
+        arg = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        return arg, parser.parse_unresolved_operand()
+
+    pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, binding)
+    parser.parse_punctuation(":")
+    pos = parser.pos
+    signature = parser.parse_function_type()
+    inputs = signature.inputs.data
+    if len(pairs) != len(inputs):
+        parser.raise_error(f"{len(pairs)} bound values but {len(inputs)} types", pos, parser.pos)
+    operands = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, inputs)]
+    return [a for a, _ in pairs], operands, signature
 
 
 @irdl_op_definition
@@ -186,16 +220,7 @@ class WhileOp(IRDLOperation, HasReference):
         return values
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" (")
-        for i, (arg, init) in enumerate(zip(self.cond_region.block.args, self.inits)):
-            if i:
-                printer.print_string(", ")
-            printer.print_operand(arg)
-            printer.print_string(" = ")
-            printer.print_operand(init)
-        printer.print_string(") : ")
-        printer.print_function_type([v.type for v in self.inits], [r.type for r in self.outputs])
-        printer.print_string(" ")
+        print_bindings(printer, self.cond_region.block.args, self.inits, [r.type for r in self.outputs])
         printer.print_region(self.cond_region, print_entry_block_args=False)
         printer.print_string(" do ")
         printer.print_region(self.body_region)
@@ -203,23 +228,12 @@ class WhileOp(IRDLOperation, HasReference):
 
     @classmethod
     def parse(cls, parser: Parser) -> WhileOp:
-        def assignment() -> tuple[Any, Any]:
-            arg = parser.parse_argument(expect_type=False)
-            parser.parse_punctuation("=")
-            return arg, parser.parse_unresolved_operand()
-
-        pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, assignment)
-        parser.parse_punctuation(":")
         pos = parser.pos
-        signature = parser.parse_function_type()
-        inputs, outputs = signature.inputs.data, signature.outputs.data
-        if not len(pairs) == len(inputs) == len(outputs):
-            parser.raise_error(
-                f"{len(pairs)} carried values but {len(inputs)} initial and {len(outputs)} result types",
-                pos, parser.pos,
-            )
-        inits = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, inputs)]
-        cond = parser.parse_region([a.resolve(t) for (a, _), t in zip(pairs, outputs)])
+        args, inits, signature = parse_bindings(parser)
+        outputs = signature.outputs.data
+        if len(outputs) != len(inits):
+            parser.raise_error(f"{len(inits)} carried values but {len(outputs)} result types", pos, parser.pos)
+        cond = parser.parse_region([a.resolve(t) for a, t in zip(args, outputs)])
         parser.parse_keyword("do")
         body = parser.parse_region()
         op = cls(inits, outputs, cond, body)

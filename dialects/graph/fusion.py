@@ -16,7 +16,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, RecursiveMemoryEffect
 
 from nimble.dialects.graph.base import op_error
-from nimble.dialects.graph.control import YieldOp, check_terminator, check_yielded
+from nimble.dialects.graph.control import YieldOp, check_terminator, check_yielded, parse_bindings, print_bindings
 from nimble.dialects.interfaces import EvalContext, HasReference
 
 
@@ -54,35 +54,14 @@ class FusedOp(IRDLOperation, HasReference):
         return ctx.run_region(self.body, args)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" (")
-        for i, (arg, value) in enumerate(zip(self.body.block.args, self.inputs)):
-            if i:
-                printer.print_string(", ")
-            printer.print_operand(arg)
-            printer.print_string(" = ")
-            printer.print_operand(value)
-        printer.print_string(") : ")
-        printer.print_function_type([v.type for v in self.inputs], [r.type for r in self.outputs])
-        printer.print_string(" ")
+        print_bindings(printer, self.body.block.args, self.inputs, [r.type for r in self.outputs])
         printer.print_region(self.body, print_entry_block_args=False)
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
     @classmethod
     def parse(cls, parser: Parser) -> FusedOp:
-        def assignment() -> tuple[Any, Any]:
-            arg = parser.parse_argument(expect_type=False)
-            parser.parse_punctuation("=")
-            return arg, parser.parse_unresolved_operand()
-
-        pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, assignment)
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        signature = parser.parse_function_type()
-        inputs = signature.inputs.data
-        if len(pairs) != len(inputs):
-            parser.raise_error(f"{len(pairs)} inputs but {len(inputs)} input types", pos, parser.pos)
-        operands = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, inputs)]
-        body = parser.parse_region([a.resolve(t) for (a, _), t in zip(pairs, inputs)])
+        args, operands, signature = parse_bindings(parser)
+        body = parser.parse_region([a.resolve(t) for a, t in zip(args, signature.inputs.data)])
         op = cls(operands, signature.outputs.data, body)
         if (attrs := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes |= attrs.data
