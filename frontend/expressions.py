@@ -230,7 +230,9 @@ class Expressions:
         lhs_node, rhs_node = node.children
         op_class = INFIX[node.data]
         if lhs is None and rhs is None:
-            lhs = self.single(lhs_node)
+            # Two literals: a float one makes both f32, as in Python (2 + 1.5 is 3.5).
+            any_float = any(isinstance(literal(n), float) for n in (lhs_node, rhs_node))
+            lhs = self.constant(literal(lhs_node), f32 if any_float else None, lhs_node)
         element = (lhs or rhs).type.element_type if isinstance((lhs or rhs).type, TensorType) else None
         lhs = lhs or self.constant(literal(lhs_node), element, lhs_node)
         rhs = rhs or self.constant(literal(rhs_node), element, rhs_node)

@@ -111,3 +111,9 @@ def test_passes_accept_tuple_values():
     module = parse_nb("def @main(%x: f32[2]) -> f32[?] {\n  let %t = (%x, cast(%x, type=f32[?]))\n  %t.1\n}")
     PassPipeline.parse_spec(all_passes(), "infer-shapes,reify-shapes,cse,canonicalize").apply(make_context(), module)
     module.verify()
+
+
+def test_two_literals_follow_python_typing():
+    (x,) = interpret(parse_nb("def @f() -> f32[] { 2 + 1.5 }"), entry="f")
+    (y,) = interpret(parse_nb("def @g() -> i64[] { 2 * 3 }"), entry="g")
+    assert float(x) == 3.5 and int(y) == 6
