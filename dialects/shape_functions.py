@@ -13,6 +13,8 @@ import abc
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
@@ -121,12 +123,18 @@ class StaticDims(DimAlgebra):
     def index(self, value: SSAValue) -> int | None:
         return constant_index(value)
 
+    def size(self, value: SSAValue) -> int | None:
+        """A constant usable as a dim: negative constants are not sizes (left unknown,
+        the run-time checks report them)."""
+        known = constant_index(value)
+        return known if known is not None and known >= 0 else None
+
     def shape(self, value: SSAValue) -> list[int | None]:
         if not isinstance(value.type, shape.ShapeType):
             raise ShapeError(f"expected a !shape.shape, got {value.type}")
         owner = value.owner
         if isinstance(owner, shape.FromDimsOp):
-            return [self.index(d) for d in owner.dims]
+            return [self.size(d) for d in owner.dims]
         if isinstance(owner, shape.OfOp):
             return self.dims(owner.source)
         return [None] * value.type.rank.data
@@ -161,6 +169,26 @@ class StaticDims(DimAlgebra):
             # A non-negative constant within a dim we do not know stays unknown too.
             return None
         return _clamp_index(v, n)
+
+
+class ConcreteDims(StaticDims):
+    """Dims of actual run-time values: the interpreter runs each op's shape function on
+    them, so that a reference never accepts what the shape function rejects."""
+
+    def __init__(self, values: dict[SSAValue, Any]):
+        self.values = values
+
+    def dims(self, value: SSAValue) -> list[int | None]:
+        return [int(d) for d in np.shape(self.values[value])]
+
+    def index(self, value: SSAValue) -> int | None:
+        return int(self.values[value])
+
+    def size(self, value: SSAValue) -> int | None:
+        return int(self.values[value])
+
+    def shape(self, value: SSAValue) -> list[int | None]:
+        return [int(d) for d in self.values[value]]
 
 
 def constant_index(value: SSAValue) -> int | None:

@@ -201,7 +201,7 @@ class Interpreter(EvalContext):
                 results = list(self._evaluate(op, args))
         except InterpreterError:
             raise
-        except (ArithmeticError, ValueError, IndexError, RuntimeError) as e:
+        except (ArithmeticError, ValueError, IndexError, TypeError, RuntimeError) as e:
             raise InterpreterError(f"{_where(op)}'{op.name}' op failed at run time: {e}") from None
         if len(results) != len(op.results):
             raise InterpreterError(f"{_where(op)}'{op.name}' op produced {len(results)} values, expected {len(op.results)}")

@@ -71,14 +71,21 @@ class _BlockFuser:
                 groups.append(self.group_of[owner])
         return groups
 
+    def in_block(self, op: Operation) -> Operation | None:
+        """The op of this block that is or holds `op` (a use inside an if/while region
+        is a use by the op holding the region)."""
+        while op is not None and op not in self.order:
+            op = op.parent_op()
+        return op
+
     def convex(self, members: set[Operation]) -> bool:
         """No op outside `members` is reachable from them and reaches back into them."""
         last = max(self.order[o] for o in members)
         outside_reached: set[Operation] = set()
         work = [u.operation for o in members for r in o.results for u in r.uses]
         while work:
-            user = work.pop()
-            if user in members or user in outside_reached or user not in self.order or self.order[user] > last:
+            user = self.in_block(work.pop())
+            if user is None or user in members or user in outside_reached or self.order[user] > last:
                 continue
             outside_reached.add(user)
             work.extend(u.operation for r in user.results for u in r.uses)

@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.graph.types import numpy_dtype, tensor, types_compatible
 from nimble.dialects.interfaces import EvalContext, FusionKind, HasReference, HasShapeFunction, InfersResultTypes
-from nimble.dialects.shape_functions import DimAlgebra, ReifyDims, ShapeError, StaticDims
+from nimble.dialects.shape_functions import ConcreteDims, DimAlgebra, ReifyDims, ShapeError, StaticDims
 
 
 def op_error(op: Operation, message: str) -> VerifyException:
@@ -148,7 +148,21 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
         return [[k.value(d) for d in s] for s in shapes]
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> Sequence[Any]:
-        return self.reference(*args)
+        """The reference, guarded by the shape function run on the actual operands: the
+        run-time checks are exactly the static ones, and the result shapes are checked."""
+        try:
+            expected = self.shape_function(ConcreteDims(dict(zip(self.operands, args))))
+        except ShapeError as e:
+            raise ValueError(str(e)) from None
+        results = self.reference(*args)
+        for i, (value, dims) in enumerate(zip(results, expected)):
+            actual = tuple(np.shape(value))
+            fits = len(actual) == len(dims) and all(
+                d is None or (a <= d if self.DATA_DEPENDENT else a == d) for a, d in zip(actual, dims)
+            )
+            if not fits:
+                raise RuntimeError(f"result #{i} has shape {actual}, its shape function says {tuple(dims)}")
+        return results
 
     @classmethod
     def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:

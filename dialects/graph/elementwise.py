@@ -78,6 +78,9 @@ class ElementwiseBinaryOp(GraphOp):
 
     FN: ClassVar[Callable[[Any, Any], Any]]
     BOOL_ONLY: ClassVar[bool] = False
+    ACCEPTS_BOOL: ClassVar[bool] = False
+    """Whether i1 operands mean something (logic, comparisons, max/min); arithmetic on
+    i1 (add, sub, mul, div, pow) is rejected rather than given numpy's accidents."""
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [broadcast_dims(k, k.dims(self.lhs), k.dims(self.rhs))]
@@ -90,6 +93,8 @@ class ElementwiseBinaryOp(GraphOp):
             )
         if self.BOOL_ONLY and not is_bool(lhs):
             raise ShapeError(f"operands must be i1 tensors, not {lhs}")
+        if is_bool(lhs) and not (self.BOOL_ONLY or self.ACCEPTS_BOOL):
+            raise ShapeError("arithmetic on i1 is not defined; use and/or/not or cast first")
         return lhs
 
     def result_element_types(self) -> list[Attribute]:
@@ -178,6 +183,7 @@ class MaximumOp(ElementwiseBinaryOp):
 
     name = "graph.maximum"
     FN: ClassVar[Callable[[Any, Any], Any]] = staticmethod(np.maximum)
+    ACCEPTS_BOOL: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -189,6 +195,7 @@ class MinimumOp(ElementwiseBinaryOp):
 
     name = "graph.minimum"
     FN: ClassVar[Callable[[Any, Any], Any]] = staticmethod(np.minimum)
+    ACCEPTS_BOOL: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -224,6 +231,7 @@ class EqualOp(ComparisonOp):
 
     name = "graph.equal"
     FN: ClassVar[Callable[[Any, Any], Any]] = staticmethod(np.equal)
+    ACCEPTS_BOOL: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -235,6 +243,7 @@ class LessOp(ComparisonOp):
 
     name = "graph.less"
     FN: ClassVar[Callable[[Any, Any], Any]] = staticmethod(np.less)
+    ACCEPTS_BOOL: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -246,6 +255,7 @@ class GreaterOp(ComparisonOp):
 
     name = "graph.greater"
     FN: ClassVar[Callable[[Any, Any], Any]] = staticmethod(np.greater)
+    ACCEPTS_BOOL: ClassVar[bool] = True
 
 
 BINARY_OPS = [AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, AndOp, OrOp]
@@ -293,6 +303,7 @@ class ElementwiseUnaryOp(UnaryTensorOp):
 
     FN: ClassVar[Callable[[Any], Any]]
     FLOAT_ONLY: ClassVar[bool] = True
+    ACCEPTS_BOOL: ClassVar[bool] = False
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [k.dims(self.input)]
@@ -301,6 +312,8 @@ class ElementwiseUnaryOp(UnaryTensorOp):
         element = self.input.type.element_type
         if self.FLOAT_ONLY and not is_float(element):
             raise ShapeError(f"operand must be a float tensor, not {element}")
+        if is_bool(element) and not self.ACCEPTS_BOOL:
+            raise ShapeError("arithmetic on i1 is not defined; use not, or cast first")
         return [element]
 
     def reference(self, x: Any) -> Sequence[Any]:
@@ -441,6 +454,7 @@ class NotOp(ElementwiseUnaryOp):
     name = "graph.not"
     FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.logical_not)
     FLOAT_ONLY: ClassVar[bool] = False
+    ACCEPTS_BOOL: ClassVar[bool] = True
 
 
 UNARY_OPS = [NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, ErfOp, NotOp]

@@ -34,9 +34,14 @@ def array_to_dense(array: np.ndarray, type: TensorType) -> DenseIntOrFPElementsA
     return DenseIntOrFPElementsAttr.from_list(type, flat.tolist())
 
 
-def _is_splat_of(value: SSAValue, scalar: float) -> bool:
+def _is_identity_for(value: SSAValue, scalar: float, other: SSAValue) -> bool:
+    """`value` is a constant splat of `scalar` that cannot broadcast `other` to a larger
+    shape (every dim 1, rank not above `other`'s): then `other op value == other`."""
     array = constant_array(value)
-    return array is not None and array.size > 0 and bool(np.all(array == scalar))
+    if array is None or array.size == 0 or not np.all(array == scalar):
+        return False
+    rank = len(other.type.get_shape()) if isinstance(other.type, TensorType) else -1
+    return array.ndim <= rank and all(d == 1 for d in array.shape)
 
 
 class GraphFolder(HasFolder):
@@ -60,11 +65,10 @@ class GraphFolder(HasFolder):
             return None
         lhs, rhs = op.operands
         result_type = op.results[0].type
-        if _is_splat_of(rhs, identity) and lhs.type == result_type:
+        if lhs.type == result_type and _is_identity_for(rhs, identity, lhs):
             return [lhs]
-        if op.COMMUTATIVE:
-            if _is_splat_of(lhs, identity) and rhs.type == result_type:
-                return [rhs]
+        if op.COMMUTATIVE and rhs.type == result_type and _is_identity_for(lhs, identity, rhs):
+            return [rhs]
         return None
 
     @classmethod
@@ -80,9 +84,10 @@ class GraphFolder(HasFolder):
         if sum(int(np.prod(t.get_shape())) for t in types) > op.FOLD_LIMIT:
             return None
         try:
-            values = op.reference(*arrays)
-        except (ArithmeticError, ValueError, FloatingPointError):
-            return None  # leave run-time errors to run time
+            with np.errstate(all="ignore"):
+                values = op.reference(*arrays)
+        except Exception:  # whatever fails at compile time fails again, as it should, at run time
+            return None
         return [array_to_dense(v, t) for v, t in zip(values, types, strict=True)]
 
 

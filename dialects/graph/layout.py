@@ -361,12 +361,14 @@ class UnsqueezeOp(_AxesOp):
 
 
 class ReshapeOfReshape(RewritePattern):
-    """reshape(reshape(x)) -> reshape(x): only the last target matters."""
+    """reshape(reshape(x)) -> reshape(x): only the last target matters (when the inner
+    reshape cannot fail at run time)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
-        if isinstance(inner, ReshapeOp):
+        # The inner reshape's element-count check is static only when its input is.
+        if isinstance(inner, ReshapeOp) and inner.input.type.has_static_shape():
             rewriter.replace(
                 op, ReshapeOp.create(operands=[inner.input], result_types=[op.result.type],
                                      properties={"shape": op.shape})

@@ -361,6 +361,6 @@ class SoftmaxOp(UnaryTensorOp):
 
     def reference(self, x: Any) -> Sequence[Any]:
         axis = normalize_axis(self.axis.value.data, x.ndim)
-        shifted = x.astype(np.float64) - x.max(axis=axis, keepdims=True)
+        shifted = x.astype(np.float64) - x.max(axis=axis, keepdims=True, initial=-np.inf)
         e = np.exp(shifted)
         return [as_tensor(e / e.sum(axis=axis, keepdims=True), self.result.type.element_type)]

@@ -110,3 +110,29 @@ func.func @intermediate_used_outside(%x: tensor<4xf32>) -> (tensor<4xf32>, tenso
   %b = graph.neg %a : tensor<4xf32> -> tensor<4xf32>
   func.return %a, %b : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @use_inside_a_region_keeps_groups_apart
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[C:[A-Za-z0-9_$.-]+]]: tensor<i1>) -> tensor<4xf32> {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.relu %[[X]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.if %[[C]] : tensor<i1> -> (tensor<4xf32>) {
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.neg %[[A]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.yield %[[N]] : tensor<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: graph.yield %[[X]] : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.add %[[A]], %[[R]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: func.return %[[B]] : tensor<4xf32>
+// CHECK-NEXT: }
+func.func @use_inside_a_region_keeps_groups_apart(%x: tensor<4xf32>, %c: tensor<i1>) -> tensor<4xf32> {
+  %a = graph.relu %x : tensor<4xf32> -> tensor<4xf32>
+  %r = graph.if %c : tensor<i1> -> (tensor<4xf32>) {
+    %n = graph.neg %a : tensor<4xf32> -> tensor<4xf32>
+    graph.yield %n : tensor<4xf32>
+  } else {
+    graph.yield %x : tensor<4xf32>
+  }
+  %b = graph.add %a, %r : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}

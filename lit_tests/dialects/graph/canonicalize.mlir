@@ -46,15 +46,59 @@ func.func @transpose_of_transpose(%x: tensor<?x4x8xf32>) -> (tensor<?x4x8xf32>, 
 // -----
 
 // CHECK-LABEL: func.func @reshape_of_reshape
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4x8xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: tensor<2x3xf32>) -> (tensor<?x32xf32>, tensor<2x3xf32>) {
-// CHECK-NEXT: %[[R2:[A-Za-z0-9_$.-]+]] = graph.reshape %[[X]] [-1, 32] : tensor<?x4x8xf32> -> tensor<?x32xf32>
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<2x4x8xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: tensor<2x3xf32>) -> (tensor<?x32xf32>, tensor<2x3xf32>) {
+// CHECK-NEXT: %[[R2:[A-Za-z0-9_$.-]+]] = graph.reshape %[[X]] [-1, 32] : tensor<2x4x8xf32> -> tensor<?x32xf32>
 // CHECK-NEXT: func.return %[[R2]], %[[Y]] : tensor<?x32xf32>, tensor<2x3xf32>
 // CHECK-NEXT: }
-func.func @reshape_of_reshape(%x: tensor<?x4x8xf32>, %y: tensor<2x3xf32>) -> (tensor<?x32xf32>, tensor<2x3xf32>) {
-  %r1 = graph.reshape %x [-1, 8] : tensor<?x4x8xf32> -> tensor<?x8xf32>
+func.func @reshape_of_reshape(%x: tensor<2x4x8xf32>, %y: tensor<2x3xf32>) -> (tensor<?x32xf32>, tensor<2x3xf32>) {
+  %r1 = graph.reshape %x [-1, 8] : tensor<2x4x8xf32> -> tensor<?x8xf32>
   %r2 = graph.reshape %r1 [-1, 32] : tensor<?x8xf32> -> tensor<?x32xf32>
   %r3 = graph.reshape %y [2, 3] : tensor<2x3xf32> -> tensor<2x3xf32>
   func.return %r2, %r3 : tensor<?x32xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_of_dynamic_reshape_keeps_its_check
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xf32> {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.reshape %[[X]] [5, -1] : tensor<?xf32> -> tensor<5x?xf32>
+// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.reshape %[[Y]] [-1] : tensor<5x?xf32> -> tensor<?xf32>
+// CHECK-NEXT: func.return %[[Z]] : tensor<?xf32>
+// CHECK-NEXT: }
+func.func @reshape_of_dynamic_reshape_keeps_its_check(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = graph.reshape %x [5, -1] : tensor<?xf32> -> tensor<5x?xf32>
+  %z = graph.reshape %y [-1] : tensor<5x?xf32> -> tensor<?xf32>
+  func.return %z : tensor<?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identity_with_dynamic_broadcast_stays
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xf32> {
+// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.add %[[X]], %[[Z]] : (tensor<?xf32>, tensor<3xf32>) -> tensor<?xf32>
+// CHECK-NEXT: func.return %[[Y]] : tensor<?xf32>
+// CHECK-NEXT: }
+func.func @identity_with_dynamic_broadcast_stays(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %z = graph.constant dense<0.0> : tensor<3xf32>
+  %y = graph.add %x, %z : (tensor<?xf32>, tensor<3xf32>) -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @failing_folds_are_left_to_run_time
+// CHECK-SAME: () -> tensor<1xf32> {
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = graph.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]] = graph.constant dense<5> : tensor<1xi64>
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.gather %[[X]], %[[I]] : (tensor<2xf32>, tensor<1xi64>) -> tensor<1xf32>
+// CHECK-NEXT: func.return %[[Y]] : tensor<1xf32>
+// CHECK-NEXT: }
+func.func @failing_folds_are_left_to_run_time() -> tensor<1xf32> {
+  %x = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %i = graph.constant dense<[5]> : tensor<1xi64>
+  %y = graph.gather %x, %i {axis = 0 : i64} : (tensor<2xf32>, tensor<1xi64>) -> tensor<1xf32>
+  func.return %y : tensor<1xf32>
 }
 
 // -----

@@ -775,3 +775,19 @@ func.func @fused_yield(%x: tensor<4xf32>) {
   }
   func.return
 }
+
+// -----
+
+func.func @bool_arithmetic(%a: tensor<2xi1>) {
+  // expected-error @+1 {{'graph.sub' op arithmetic on i1 is not defined; use and/or/not or cast first}}
+  %c = graph.sub %a, %a : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  func.return
+}
+
+// -----
+
+func.func @bool_negation(%a: tensor<2xi1>) {
+  // expected-error @+1 {{'graph.neg' op arithmetic on i1 is not defined; use not, or cast first}}
+  %c = graph.neg %a : tensor<2xi1> -> tensor<2xi1>
+  func.return
+}
