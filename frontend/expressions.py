@@ -26,9 +26,7 @@ from nimble.dialects import graph
 from nimble.dialects.graph.base import GraphOp, i64_array
 from nimble.dialects.graph.types import dims, numpy_dtype, tensor
 from nimble.dialects.interfaces import InfersResultTypes
-from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.frontend.attributes import Literal, property_names, to_property
-
 from nimble.frontend.nodes import (
     POISON,
     BuildError,
@@ -242,7 +240,7 @@ class Expressions:
     expr_less = expr_greater = expr_equal = binary
 
     def graph_op(self, op_class: type[Operation], operands: list[SSAValue], properties: dict[str, Attribute],
-                 node: Tree, num_results: int = 1, element: Attribute | None = None,
+                 node: Tree, element: Attribute | None = None,
                  result_type: Attribute | None = None) -> Value:
         """Create an op with inferred result types; a verifier error becomes a BuildError."""
         try:
@@ -252,7 +250,7 @@ class Expressions:
             elif issubclass(op_class, GraphOp):
                 # Result types come from the op's own inference, so only the declared
                 # constraints (operand kinds, properties, traits) remain to check.
-                op = self.inferred(op_class, operands, properties, node, num_results, element)
+                op = self.inferred(op_class, operands, properties, node, element)
                 op.get_irdl_definition().verify(op)
             elif issubclass(op_class, InfersResultTypes):
                 types = op_class.result_types_for(operands, properties)
@@ -271,21 +269,14 @@ class Expressions:
         return list(op.results) if len(op.results) != 1 else op.results[0]
 
     def inferred(self, op_class: type[GraphOp], operands: list[SSAValue], properties: dict[str, Attribute],
-                 node: Tree, num_results: int, element: Attribute | None) -> GraphOp:
-        if not op_class.ELEMENT_TYPE_FROM_RESULT:
-            return op_class.create_inferred(operands, properties, num_results)
-        if element is None:
+                 node: Tree, element: Attribute | None) -> GraphOp:
+        if op_class.ELEMENT_TYPE_FROM_RESULT and element is None:
             raise BuildError(node, f"'{op_class.name}' needs the type of its result: dtype=f32 (or type=f32[2, 3])")
-        probe = op_class.create(operands=operands, result_types=[NoneType()], properties=properties)
         try:
-            shapes = probe.shape_function(StaticDims())
-        except ShapeError as e:
-            raise BuildError(node, f"'{op_class.name}' op {e}") from None
+            types = op_class.result_types_for(operands, properties, element)
         except (AssertionError, AttributeError, TypeError):
             raise BuildError(node, f"'{op_class.name}' needs its whole result type: type=f32[2, 3]") from None
-        finally:
-            probe.drop_all_references()
-        return op_class.create(operands=operands, result_types=[tensor(element, shapes[0])], properties=properties)
+        return op_class.create(operands=operands, result_types=types, properties=properties)
 
     def expr_op_call(self, node: Tree) -> Value:
         name_node, *args = node.children
@@ -317,7 +308,7 @@ class Expressions:
             if not isinstance(result_type, TensorType):
                 raise BuildError(value_node, "type must be a tensor type such as f32[768, 768]")
             properties = self.properties(op_class, keywords)
-            return self.graph_op(op_class, operands, properties, node, 1, result_type=result_type)
+            return self.graph_op(op_class, operands, properties, node, result_type=result_type)
         if "dtype" in keywords and takes_type:
             value_node, element = keywords.pop("dtype")
             if not (isinstance(element, Attribute) and is_element_type(element)):
@@ -328,8 +319,7 @@ class Expressions:
         for (arg, value), prop in zip(literals, positional):
             keywords[prop] = (arg, value)
         properties = self.properties(op_class, keywords)
-        results = op_class.result_count(properties) if issubclass(op_class, GraphOp) else 1
-        return self.graph_op(op_class, operands, properties, node, results, element)
+        return self.graph_op(op_class, operands, properties, node, element)
 
     def keyword_value(self, node: Tree) -> Any:
         if node.data == "type_literal":

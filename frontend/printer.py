@@ -32,17 +32,17 @@ from nimble.dialects import graph, shape
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
-from nimble.dialects.graph.types import dims, numpy_dtype
+from nimble.dialects.graph.types import dims
 from nimble.dialects.interfaces import InfersResultTypes
 from nimble.frontend.expressions import INDEX_ARITH, INDEX_COMPARE, SYMBOLS
 from nimble.frontend.expressions import INFIX as TENSOR_INFIX
 from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE
+from nimble.frontend.types import ELEMENT_TYPES
 
 # The frontend's tables, read backwards: op class (or cmpi predicate) -> spelling.
 INFIX = {op: SYMBOLS[rule] for table in (TENSOR_INFIX, INDEX_ARITH) for rule, op in table.items()}
 CMPI = {arith.CMPI_COMPARISON_OPERATIONS.index(p): SYMBOLS[rule] for rule, p in INDEX_COMPARE.items()}
-DTYPE_NAMES = {"float32": "f32", "float64": "f64", "float16": "f16", "bool": "i1",
-               "int8": "i8", "int32": "i32", "int64": "i64"}
+DTYPE_NAMES = {t: name for name, t in ELEMENT_TYPES.items() if name != "bool"}
 
 
 class PrintError(Exception):
@@ -52,10 +52,9 @@ class PrintError(Exception):
 def dtype_name(element: Attribute) -> str:
     if isinstance(element, IndexType):
         return "index"
-    try:
-        return DTYPE_NAMES[numpy_dtype(element).name]
-    except (ValueError, KeyError):
-        raise PrintError(f"element type {element} has no text form") from None
+    if element not in DTYPE_NAMES:
+        raise PrintError(f"element type {element} has no text form")
+    return DTYPE_NAMES[element]
 
 
 def type_text(t: Attribute, names: dict[int, str] | None = None) -> str:

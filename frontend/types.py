@@ -7,20 +7,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lark import Token, Tree
-from xdsl.dialects.builtin import IndexType, TupleType
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, IntegerType, TupleType
 from xdsl.ir import Attribute
 
 from nimble.dialects.graph import AdtType
-from nimble.dialects.graph.types import element_type_of, tensor
+from nimble.dialects.graph.types import tensor
 from nimble.dialects.shape import ShapeType
+from nimble.frontend.nodes import BuildError
 
 if TYPE_CHECKING:
     from nimble.frontend.builder import ModuleBuilder
 
-ELEMENT_TYPES = {
-    "f16": "float16", "f32": "float32", "f64": "float64", "i1": "bool", "bool": "bool",
-    "i8": "int8", "i32": "int32", "i64": "int64",
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "f16": Float16Type(), "f32": Float32Type(), "f64": Float64Type(), "i1": IntegerType(1),
+    "bool": IntegerType(1), "i8": IntegerType(8), "i32": IntegerType(32), "i64": IntegerType(64),
 }
+"""Element type names of the text format (the printer reads this table backwards)."""
 
 
 class TypeBuilder:
@@ -33,8 +35,6 @@ class TypeBuilder:
         return named
 
     def build(self, node: Tree, param: int | None = None) -> Attribute:
-        from nimble.frontend.builder import BuildError
-
         kind = node.data
         if kind == "tensor_type":
             dtype, *dim_nodes = node.children
@@ -67,6 +67,4 @@ class TypeBuilder:
 
     @staticmethod
     def element(token: Token) -> Attribute:
-        import numpy as np
-
-        return element_type_of(np.dtype(ELEMENT_TYPES[token.value]))
+        return ELEMENT_TYPES[token.value]

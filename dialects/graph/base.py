@@ -165,33 +165,34 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
         return results
 
     @classmethod
-    def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
+    def result_types_for(
+        cls, operands: Sequence[SSAValue], properties: dict[str, Attribute], element: Attribute | None = None
+    ) -> list[Attribute]:
+        """Result types on these operands; `element` is the user's choice of result
+        element type for ELEMENT_TYPE_FROM_RESULT ops. VerifyException if invalid."""
         probe = cls.create(operands=list(operands), result_types=[NoneType()] * cls.result_count(properties),
                            properties=properties)
         try:
-            return list(probe.infer_result_types())
+            if not cls.ELEMENT_TYPE_FROM_RESULT:
+                return list(probe.infer_result_types())
+            if element is None:
+                raise op_error(probe, "needs the element type of its result")
+            try:
+                shapes = probe.shape_function(StaticDims())
+            except ShapeError as e:
+                raise op_error(probe, str(e)) from None
+            return [tensor(element, s) for s in shapes]
         finally:
             probe.drop_all_references()
 
     @classmethod
     def create_inferred(
-        cls,
-        operands: Sequence[SSAValue | Sequence[SSAValue]],
-        properties: dict[str, Attribute] | None = None,
-        num_results: int = 1,
+        cls, operands: Sequence[SSAValue | Sequence[SSAValue]], properties: dict[str, Attribute] | None = None
     ) -> Self:
         """Create the op with its result types inferred from operands and properties."""
         properties = properties or {}
-        probe = cls.create(
-            operands=_flatten(operands),
-            result_types=[NoneType()] * num_results,
-            properties=properties,
-        )
-        result_types = probe.infer_result_types()
-        probe.drop_all_references()
-        return cls.create(
-            operands=_flatten(operands), result_types=result_types, properties=properties
-        )
+        flat = _flatten(operands)
+        return cls.create(operands=flat, result_types=cls.result_types_for(flat, properties), properties=properties)
 
 
 class UnaryTensorOp(GraphOp):
