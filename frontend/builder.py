@@ -276,7 +276,7 @@ class ModuleBuilder(Expressions, ControlFlow):
             if v.type == t:
                 result.append(v)
             elif types_compatible(v.type, t) and isinstance(t, TensorType):
-                result.append(self.emit(graph.CastOp.create(operands=[v], result_types=[t]), node).results[0])
+                result.append(self.emit(graph.CastOp.to(v, t), node).results[0])
             else:
                 raise BuildError(node, f"{what} #{i} has type {v.type}, expected {t}")
         return result

@@ -132,7 +132,7 @@ class Expressions:
         value = self.single(operand)
         if not isinstance(value.type, TensorType):
             raise BuildError(operand, f"cannot convert {value.type} to {dtype_token.value}")
-        cast = graph.CastOp.create(operands=[value], result_types=[tensor(element, dims(value.type))])
+        cast = graph.CastOp.to(value, tensor(element, dims(value.type)))
         return self.emit(cast, node).results[0]
 
     def expr_subscript(self, node: Tree) -> Value:

@@ -190,7 +190,7 @@ def _exact_types(function: func.FuncOp, functions: dict[str, func.FuncOp]) -> No
             continue
         for i, (value, t) in enumerate(zip(list(op.operands), expected)):
             if value.type != t and isinstance(t, TensorType):
-                cast = CastOp.create(operands=[value], result_types=[t])
+                cast = CastOp.to(value, t)
                 cast.location = op.location
                 Rewriter.insert_op(cast, InsertPoint.before(op))
                 op.operands[i] = cast.result

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerType, TensorType, f64
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -511,6 +511,12 @@ class CastOp(UnaryTensorOp):
     traits = traits_def(Pure(), GraphFolder(), _CastCanonicalization())
     FUSION: ClassVar[FusionKind] = FusionKind.ELEMENTWISE
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
+
+    @classmethod
+    def to(cls, value: SSAValue, result_type: Attribute) -> CastOp:
+        """A cast of `value` to `result_type` (another element type, or the same
+        elements with `?` dims refined or widened)."""
+        return cls.create(operands=[value], result_types=[result_type])
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [k.dims(self.input)]
