@@ -34,8 +34,15 @@ def _shape() -> Dialect:
     return Shape
 
 
+def _loop() -> Dialect:
+    from nimble.dialects.loop import Loop
+
+    return Loop
+
+
 _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph,
+    "loop": _loop,
     "shape": _shape,
 }
 
@@ -57,10 +64,38 @@ def _fuse_ops() -> type[ModulePass]:
     return FuseOpsPass
 
 
+def _hoist_invariant() -> type[ModulePass]:
+    from nimble.passes.hoist_invariant import HoistInvariantPass
+
+    return HoistInvariantPass
+
+
+def _lower_graph_to_loops() -> type[ModulePass]:
+    from nimble.lowering.graph_to_loops import LowerGraphToLoopsPass
+
+    return LowerGraphToLoopsPass
+
+
+def _lower_loops_to_llvm() -> type[ModulePass]:
+    from nimble.lowering.loops_to_llvm import LowerLoopsToLLVMPass
+
+    return LowerLoopsToLLVMPass
+
+
+def _schedule_loops() -> type[ModulePass]:
+    from nimble.passes.schedule_loops import ScheduleLoopsPass
+
+    return ScheduleLoopsPass
+
+
 _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-ops": _fuse_ops,
+    "hoist-invariant": _hoist_invariant,
+    "lower-graph-to-loops": _lower_graph_to_loops,
+    "lower-loops-to-llvm": _lower_loops_to_llvm,
     "infer-shapes": _infer_shapes,
     "reify-shapes": _reify_shapes,
+    "schedule-loops": _schedule_loops,
 }
 
 

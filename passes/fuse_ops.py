@@ -120,10 +120,10 @@ class _BlockFuser:
                 self.place(op)
         groups = {id(g): g for g in self.group_of.values() if len(g.ops) > 1}
         for group in sorted(groups.values(), key=lambda g: self.order[g.ops[-1]]):
-            _outline(group.ops)
+            outline(group.ops)
 
 
-def _outline(ops: list[Operation]) -> None:
+def outline(ops: list[Operation]) -> None:
     """Replace `ops` (in block order, convex) by one graph.fused op computing them."""
     members = set(ops)
     inputs: list[SSAValue] = []

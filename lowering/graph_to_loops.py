@@ -1,0 +1,80 @@
+"""`lower-graph-to-loops`: every fusion group becomes one loop-nest kernel function.
+
+Each `graph.fused` op (and each fusable graph op outside a group, as a group of one)
+gets a kernel `func.func` in the module built by `KernelBuilder`, and records its name
+in its `kernel` attribute; the host code keeps the group (its shapes, its place in the
+control flow) and later stages turn it into a kernel launch. A group with a member that
+has no loop lowering keeps no kernel and gets a `nimble.host` attribute saying why: it
+runs on the host through the reference semantics (a CPU fallback, reported by
+`nimble.compile`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nimble.dialects.graph import FusedOp, GraphOp
+from nimble.dialects.interfaces import FusionKind
+from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.passes.fuse_ops import outline
+
+KERNEL_ATTR = "kernel"
+HOST_ATTR = "nimble.host"
+
+
+def _kernel_name(host: func.FuncOp, group: FusedOp, taken: set[str]) -> str:
+    members = [o for o in group.body.block.ops if isinstance(o, GraphOp)]
+    heavy = [o for o in members if o.FUSION in (FusionKind.OUT_FUSABLE, FusionKind.REDUCTION)]
+    anchor = (heavy or members or [group])[0]
+    stem = f"{host.sym_name.data}_{anchor.name.split('.')[-1]}"
+    n = 0
+    while f"{stem}_{n}" in taken:
+        n += 1
+    taken.add(f"{stem}_{n}")
+    return f"{stem}_{n}"
+
+
+def _groups(host: func.FuncOp) -> list[FusedOp]:
+    """Every group of `host`, after wrapping lone fusable ops into groups of one."""
+    for op in list(host.walk()):
+        if isinstance(op, GraphOp) and op.FUSION is not FusionKind.OPAQUE and not isinstance(op.parent_op(), FusedOp):
+            outline([op])
+    return [op for op in host.walk() if isinstance(op, FusedOp)]
+
+
+def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None:
+    anchor: Operation = host
+    for group in _groups(host):
+        if KERNEL_ATTR in group.attributes or HOST_ATTR in group.attributes:
+            continue
+        name = _kernel_name(host, group, taken)
+        try:
+            kernel = KernelBuilder(group, name).build()
+        except NoLoopLowering as e:
+            group.attributes[HOST_ATTR] = StringAttr(str(e))
+            continue
+        kernel.attributes["nimble.kernel"] = StringAttr(name)
+        Rewriter.insert_op(kernel, InsertPoint.after(anchor))
+        anchor = kernel
+        group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
+
+
+@dataclass(frozen=True)
+class LowerGraphToLoopsPass(ModulePass):
+    """Build one loop-nest kernel per fusion group (groups of one for lone ops)."""
+
+    name = "lower-graph-to-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and "nimble.kernel" not in f.attributes]
+        taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        for host in hosts:
+            if host.body.blocks:
+                lower_function(op, host, taken)

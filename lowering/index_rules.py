@@ -1,0 +1,398 @@
+"""Index rules: how a non-elementwise graph op's element at an index is computed.
+
+One rule per op kind, `rule(kb, op, result_number, idx) -> scalar`:
+- injective ops map the output index to an input index (transpose, reshape, slice,
+  concat, split, squeeze/unsqueeze, gather) and read the input there;
+- reductions and heavy ops (reduce_*, argmax, softmax, layer_norm, matmul, dense, conv2d,
+  pooling) emit `loop.reduce` nests at that point, with the producer's value computed
+  inside (so an elementwise prologue is fused for free).
+Elementwise ops are in `scalar.SCALAR`; the operand index of an elementwise op is
+`broadcast_index` (numpy broadcasting, plus per-op maps such as batch_norm's channel axis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.ir import Operation, SSAValue
+
+from nimble.dialects import graph
+from nimble.dialects.graph.base import normalize_axes, normalize_axis
+from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
+from nimble.lowering.scalar import const, is_float
+
+Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
+
+
+# ------------------------------------------------------------------------------------
+# Broadcasting
+
+
+def _bcast_axis(kb: KernelBuilder, d: Dim, out: Dim, i: Dim) -> Dim:
+    if d == 1:
+        return 0
+    if isinstance(d, int) or d is out:
+        return i
+    is_one = kb.emit(arith.CmpiOp(d, kb.index(1), "eq"))
+    return kb.emit(arith.SelectOp(is_one, kb.index(0), kb.index(i)))
+
+
+def numpy_broadcast(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim], idx: Sequence[Dim]) -> list[Dim]:
+    dims = kb.dims(value)
+    lead = len(out_dims) - len(dims)
+    return [_bcast_axis(kb, d, out_dims[lead + j], idx[lead + j]) for j, d in enumerate(dims)]
+
+
+def broadcast_index(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim], idx: Sequence[Dim],
+                    op: Operation) -> list[Dim]:
+    if not hasattr(value.type, "get_shape"):
+        return []
+    if isinstance(op, graph.BatchNormOp) and value is not op.input:
+        return [idx[1]]  # per-channel parameters
+    return numpy_broadcast(kb, value, out_dims, idx)
+
+
+# ------------------------------------------------------------------------------------
+# Injective ops
+
+
+def _transpose(kb: KernelBuilder, op: graph.TransposeOp, r: int, idx: list[Dim]) -> SSAValue:
+    perm = list(op.perm.get_values())
+    src: list[Dim] = [0] * len(perm)
+    for out_axis, in_axis in enumerate(perm):
+        src[in_axis] = idx[out_axis]
+    return kb.at(op.input, src)
+
+
+def linearize(kb: KernelBuilder, idx: Sequence[Dim], dims: Sequence[Dim]) -> Dim:
+    flat: Dim = 0
+    for i, d in zip(idx, dims):
+        flat = kb.iadd(kb.imul(flat, d), i)
+    return flat
+
+
+def delinearize(kb: KernelBuilder, flat: Dim, dims: Sequence[Dim]) -> list[Dim]:
+    out: list[Dim] = []
+    for d in reversed(dims):
+        if d == 1:
+            out.append(0)
+            continue
+        out.append(kb.ibinary("rem", flat, d))
+        flat = kb.ibinary("div", flat, d)
+    return out[::-1]
+
+
+def _reshape(kb: KernelBuilder, op: Operation, r: int, idx: list[Dim]) -> SSAValue:
+    flat = linearize(kb, idx, kb.dims(op.results[0]))
+    return kb.at(op.input, delinearize(kb, flat, kb.dims(op.input)))
+
+
+def _squeeze(kb: KernelBuilder, op: graph.SqueezeOp, r: int, idx: list[Dim]) -> SSAValue:
+    rank = len(kb.dims(op.input))
+    axes = set(normalize_axes(list(op.axes.get_values()), rank))
+    it = iter(idx)
+    return kb.at(op.input, [0 if a in axes else next(it) for a in range(rank)])
+
+
+def _unsqueeze(kb: KernelBuilder, op: graph.UnsqueezeOp, r: int, idx: list[Dim]) -> SSAValue:
+    rank = len(idx)
+    axes = set(normalize_axes(list(op.axes.get_values()), rank))
+    return kb.at(op.input, [i for a, i in enumerate(idx) if a not in axes])
+
+
+def _slice(kb: KernelBuilder, op: graph.SliceOp, r: int, idx: list[Dim]) -> SSAValue:
+    dims = kb.dims(op.input)
+    src: list[Dim] = []
+    for n, (start, _end), step, i in zip(dims, op.bounds(), op.steps.get_values(), idx):
+        s = kb.k.normalize_index(kb.k.index(start) if isinstance(start, SSAValue) else start, n)
+        src.append(kb.iadd(s, kb.imul(i, step)))
+    return kb.at(op.input, src)
+
+
+def _split(kb: KernelBuilder, op: graph.SplitOp, r: int, idx: list[Dim]) -> SSAValue:
+    axis = normalize_axis(op.axis.value.data, len(idx))
+    offset: Dim = 0
+    for prev in op.outputs[:r]:
+        offset = kb.iadd(offset, kb.dims(prev)[axis])
+    return kb.at(op.input, [kb.iadd(i, offset) if a == axis else i for a, i in enumerate(idx)])
+
+
+def _concat(kb: KernelBuilder, op: graph.ConcatOp, r: int, idx: list[Dim]) -> SSAValue:
+    axis = normalize_axis(op.axis.value.data, len(idx))
+    i = idx[axis]
+    offset: Dim = 0
+    result: SSAValue | None = None
+    for part in op.inputs:
+        size = kb.dims(part)[axis]
+        local = kb.ibinary("sub", i, offset)
+        clamped = kb.ibinary("min", kb.ibinary("max", local, 0), kb.ibinary("sub", size, 1))
+        value = kb.at(part, [clamped if a == axis else j for a, j in enumerate(idx)])
+        if result is None:
+            result = value
+        else:  # parts are in order: from this part's offset on, take this part
+            inside = kb.emit(arith.CmpiOp(kb.index(i), kb.index(offset), "sge"))
+            result = kb.emit(arith.SelectOp(inside, value, result))
+        offset = kb.iadd(offset, size)
+    return result
+
+
+def _gather(kb: KernelBuilder, op: graph.GatherOp, r: int, idx: list[Dim]) -> SSAValue:
+    dims = kb.dims(op.input)
+    axis = normalize_axis(op.axis.value.data, len(dims))
+    irank = len(kb.dims(op.indices))
+    raw = kb.at(op.indices, idx[axis:axis + irank])
+    i = kb.emit(arith.IndexCastOp(raw, IndexType()))
+    n = kb.index(dims[axis])
+    # Negative indices count from the end; out-of-range ones are clamped (never read
+    # outside the input). The host checks the range before running when it can.
+    wrapped = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")), kb.emit(arith.AddiOp(i, n)), i))
+    safe = kb.ibinary("min", kb.ibinary("max", wrapped, 0), kb.ibinary("sub", n, 1))
+    return kb.at(op.input, [*idx[:axis], safe, *idx[axis + irank:]])
+
+
+# ------------------------------------------------------------------------------------
+# Reductions
+
+
+def _with_axes(idx: Sequence[Dim], axes: Sequence[int], ivs: Sequence[SSAValue], keepdims: bool) -> list[Dim]:
+    """The input index of a reduction: the output index with the reduced axes' ivs."""
+    src: list[Dim] = []
+    it_out = iter(idx)
+    it_iv = iter(ivs)
+    rank = len(idx) if keepdims else len(idx) + len(axes)
+    for a in range(rank):
+        if a in axes:
+            src.append(next(it_iv))
+            if keepdims:
+                next(it_out)
+        else:
+            src.append(next(it_out))
+    return src
+
+
+def _reduce_axes(kb: KernelBuilder, x: SSAValue, idx: Sequence[Dim], axes: Sequence[int], keepdims: bool,
+                 kind: str, value: Callable[[SSAValue], SSAValue] = lambda v: v) -> SSAValue:
+    dims = kb.dims(x)
+    t = x.type.get_element_type()
+    init = kb._identity(kind, t)
+    return kb.reduce_nest([dims[a] for a in axes], init, kind,
+                          lambda ivs: value(kb.at(x, _with_axes(idx, axes, ivs, keepdims))))
+
+
+def _count(kb: KernelBuilder, dims: Sequence[Dim], t) -> SSAValue:
+    n: Dim = 1
+    for d in dims:
+        n = kb.imul(n, d)
+    as_int = kb.emit(arith.IndexCastOp(kb.index(n), IntegerType(64)))
+    return kb.emit(arith.SIToFPOp(as_int, t))
+
+
+_REDUCE_KIND = {graph.ReduceSumOp: "add", graph.ReduceMeanOp: "add", graph.ReduceMaxOp: "max"}
+
+
+def _reduce(kb: KernelBuilder, op: graph.ReduceOp, r: int, idx: list[Dim]) -> SSAValue:
+    axes = op.reduced_axes()
+    keep = bool(op.keepdims.value.data)
+    total = _reduce_axes(kb, op.input, idx, axes, keep, _REDUCE_KIND[type(op)])
+    if isinstance(op, graph.ReduceMeanOp):
+        if not is_float(total.type):
+            raise NoLoopLowering("reduce_mean of integers")
+        dims = kb.dims(op.input)
+        total = kb.emit(arith.DivfOp(total, _count(kb, [dims[a] for a in axes], total.type)))
+    return total
+
+
+def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SSAValue:
+    dims = kb.dims(op.input)
+    axis = normalize_axis(op.axis.value.data, len(dims))
+    keep = bool(op.keepdims.value.data)
+    best = _reduce_axes(kb, op.input, idx, [axis], keep, "max")
+    n = kb.index(dims[axis])
+    # The first position holding the maximum (numpy's tie rule).
+
+    def first(k: SSAValue) -> list[SSAValue]:
+        x = kb.at(op.input, _with_axes(idx, [axis], [k], keep))
+        hit = kb.emit(arith.CmpfOp(x, best, "oeq") if is_float(x.type) else arith.CmpiOp(x, best, "eq"))
+        return [kb.emit(arith.SelectOp(hit, k, n))]
+
+    pos = kb.reduce(dims[axis], [n], ["min"], first)[0]
+    return kb.emit(arith.IndexCastOp(pos, op.result.type.get_element_type()))
+
+
+def _softmax(kb: KernelBuilder, op: graph.SoftmaxOp, r: int, idx: list[Dim]) -> SSAValue:
+    axis = normalize_axis(op.axis.value.data, len(idx))
+    x = op.input
+    row_max = _reduce_axes(kb, x, idx, [axis], True, "max")
+    total = _reduce_axes(kb, x, idx, [axis], True, "add",
+                         lambda v: kb.emit(xmath.ExpOp(kb.emit(arith.SubfOp(v, row_max)))))
+    e = kb.emit(xmath.ExpOp(kb.emit(arith.SubfOp(kb.at(x, idx), row_max))))
+    return kb.emit(arith.DivfOp(e, total))
+
+
+def _layer_norm(kb: KernelBuilder, op: graph.LayerNormOp, r: int, idx: list[Dim]) -> SSAValue:
+    x = op.input
+    dims = kb.dims(x)
+    axes = list(range(op.first_axis(), len(dims)))
+    t = x.type.get_element_type()
+    count = _count(kb, [dims[a] for a in axes], t)
+    mean = kb.emit(arith.DivfOp(_reduce_axes(kb, x, idx, axes, True, "add"), count))
+
+    def square(v: SSAValue) -> SSAValue:
+        d = kb.emit(arith.SubfOp(v, mean))
+        return kb.emit(arith.MulfOp(d, d))
+
+    var = kb.emit(arith.DivfOp(_reduce_axes(kb, x, idx, axes, True, "add", square), count))
+    eps = const(kb.emit, op.epsilon.value.data, t)
+    inv = kb.emit(arith.DivfOp(const(kb.emit, 1.0, t), kb.emit(xmath.SqrtOp(kb.emit(arith.AddfOp(var, eps))))))
+    y = kb.emit(arith.MulfOp(kb.emit(arith.SubfOp(kb.at(x, idx), mean)), inv))
+    tail = idx[axes[0]:]
+    y = kb.emit(arith.MulfOp(y, kb.at(op.scale, tail)))
+    if op.bias is not None:
+        y = kb.emit(arith.AddfOp(y, kb.at(op.bias, tail)))
+    return y
+
+
+def _global_avg_pool(kb: KernelBuilder, op: graph.GlobalAvgPool2dOp, r: int, idx: list[Dim]) -> SSAValue:
+    dims = kb.dims(op.input)
+    total = _reduce_axes(kb, op.input, idx, [2, 3], True, "add")
+    return kb.emit(arith.DivfOp(total, _count(kb, dims[2:], total.type)))
+
+
+# ------------------------------------------------------------------------------------
+# Contractions and windows
+
+
+def _mac(kb: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
+    if is_float(a.type):
+        return kb.emit(arith.MulfOp(a, b))
+    return kb.emit(arith.MuliOp(a, b))
+
+
+def _matmul(kb: KernelBuilder, op: graph.MatmulOp, r: int, idx: list[Dim]) -> SSAValue:
+    a_dims, b_dims = kb.dims(op.lhs), kb.dims(op.rhs)
+    out_dims = kb.dims(op.result)
+    rows = [] if len(a_dims) == 1 else [idx[len(idx) - 1 - (len(b_dims) > 1)]]
+    cols = [] if len(b_dims) == 1 else [idx[-1]]
+    batch = idx[:len(idx) - len(rows) - len(cols)]
+    batch_dims = out_dims[:len(batch)]
+    a_batch = _batch_index(kb, a_dims[:-2], batch_dims, batch)
+    b_batch = _batch_index(kb, b_dims[:-2], batch_dims, batch)
+    t = op.result.type.get_element_type()
+    return kb.reduce_nest([a_dims[-1]], kb._identity("add", t), "add", lambda k: _mac(
+        kb, kb.at(op.lhs, [*a_batch, *rows, k[0]]), kb.at(op.rhs, [*b_batch, k[0], *cols])))
+
+
+def _batch_index(kb: KernelBuilder, dims: Sequence[Dim], out: Sequence[Dim], idx: Sequence[Dim]) -> list[Dim]:
+    lead = len(out) - len(dims)
+    return [_bcast_axis(kb, d, out[lead + j], idx[lead + j]) for j, d in enumerate(dims)]
+
+
+def _dense(kb: KernelBuilder, op: graph.DenseOp, r: int, idx: list[Dim]) -> SSAValue:
+    x_dims = kb.dims(op.input)
+    t = op.result.type.get_element_type()
+    n = idx[-1]
+    acc = kb.reduce_nest([x_dims[-1]], kb._identity("add", t), "add", lambda k: _mac(
+        kb, kb.at(op.input, [*idx[:-1], k[0]]), kb.at(op.weight, [n, k[0]])))
+    if op.bias is not None:
+        acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [n])) if is_float(t) else arith.AddiOp(acc, kb.at(op.bias, [n])))
+    return acc
+
+
+def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],
+                   in_hw: Sequence[Dim]) -> tuple[list[Dim], SSAValue]:
+    """Input (h, w) of a window tap, clamped into range, and whether it is inside."""
+    strides, pads, dilations = op.window()
+    coords: list[Dim] = []
+    inside: SSAValue | None = None
+    for axis in range(2):
+        pos = kb.ibinary("sub", kb.iadd(kb.imul(out_hw[axis], strides[axis]), kb.imul(k_hw[axis], dilations[axis])),
+                         pads[axis])
+        if pads[axis] or pads[axis + 2]:
+            ok_lo = kb.emit(arith.CmpiOp(kb.index(pos), kb.index(0), "sge"))
+            ok_hi = kb.emit(arith.CmpiOp(kb.index(pos), kb.index(in_hw[axis]), "slt"))
+            ok = kb.emit(arith.AndIOp(ok_lo, ok_hi))
+            inside = ok if inside is None else kb.emit(arith.AndIOp(inside, ok))
+            pos = kb.ibinary("min", kb.ibinary("max", pos, 0), kb.ibinary("sub", in_hw[axis], 1))
+        coords.append(pos)
+    return coords, inside
+
+
+def _conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSAValue:
+    n, o, oh, ow = idx
+    x_dims, w_dims = kb.dims(op.input), kb.dims(op.weight)
+    t = op.result.type.get_element_type()
+    groups = op.groups.value.data
+    cg = w_dims[1]
+    per_group = kb.ibinary("div", w_dims[0], groups) if groups > 1 else w_dims[0]
+    base_c = kb.imul(kb.ibinary("div", o, per_group), cg) if groups > 1 else 0
+
+    def tap(ivs: list[SSAValue]) -> SSAValue:
+        c, kh, kw = ivs
+        (h, w), inside = _window_source(kb, op, [oh, ow], [kh, kw], x_dims[2:])
+        x = kb.at(op.input, [n, kb.iadd(base_c, c), h, w])
+        if inside is not None:
+            x = kb.emit(arith.SelectOp(inside, x, const(kb.emit, 0.0, t)))
+        return kb.emit(arith.MulfOp(x, kb.at(op.weight, [o, c, kh, kw])))
+
+    acc = kb.reduce_nest([cg, w_dims[2], w_dims[3]], kb._identity("add", t), "add", tap)
+    if op.bias is not None:
+        acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
+    return acc
+
+
+def _pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, idx: list[Dim]) -> SSAValue:
+    n, c, oh, ow = idx
+    x_dims = kb.dims(op.input)
+    t = op.result.type.get_element_type()
+    kh_, kw_ = list(op.kernel.get_values())
+    is_max = isinstance(op, graph.MaxPool2dOp)
+    pad_value = float("-inf") if is_max else 0.0
+
+    def tap(ivs: list[SSAValue]) -> list[SSAValue]:
+        (h, w), inside = _window_source(kb, op, [oh, ow], ivs, x_dims[2:])
+        x = kb.at(op.input, [n, c, h, w])
+        one = const(kb.emit, 1.0, t)
+        if inside is None:
+            return [x, one]
+        return [kb.emit(arith.SelectOp(inside, x, const(kb.emit, pad_value, t))),
+                kb.emit(arith.SelectOp(inside, one, const(kb.emit, 0.0, t)))]
+
+    kind = "max" if is_max else "add"
+
+    def level_h(h: SSAValue) -> list[SSAValue]:
+        return kb.reduce(kw_, [kb._identity(kind, t), kb._identity("add", t)], [kind, "add"],
+                         lambda w: tap([h, w]))
+
+    total, count = kb.reduce(kh_, [kb._identity(kind, t), kb._identity("add", t)], [kind, "add"], level_h)
+    if is_max:
+        return total
+    if op.count_include_pad.value.data:
+        count = const(kb.emit, float(kh_ * kw_), t)
+    return kb.emit(arith.DivfOp(total, count))
+
+
+INDEX_RULES: dict[type[Operation], Rule] = {
+    graph.TransposeOp: _transpose,
+    graph.ReshapeOp: _reshape,
+    graph.SqueezeOp: _squeeze,
+    graph.UnsqueezeOp: _unsqueeze,
+    graph.SliceOp: _slice,
+    graph.SplitOp: _split,
+    graph.ConcatOp: _concat,
+    graph.GatherOp: _gather,
+    graph.ReduceSumOp: _reduce,
+    graph.ReduceMeanOp: _reduce,
+    graph.ReduceMaxOp: _reduce,
+    graph.ArgmaxOp: _argmax,
+    graph.SoftmaxOp: _softmax,
+    graph.LayerNormOp: _layer_norm,
+    graph.GlobalAvgPool2dOp: _global_avg_pool,
+    graph.MatmulOp: _matmul,
+    graph.DenseOp: _dense,
+    graph.Conv2dOp: _conv2d,
+    graph.MaxPool2dOp: _pool,
+    graph.AvgPool2dOp: _pool,
+}

@@ -1,0 +1,285 @@
+"""Build one loop-nest kernel from a `graph.fused` group.
+
+The kernel is a `func.func` taking one `memref` per tensor input, one scalar per index
+input, then one `memref` per output (destination passing). Its body computes every
+output in a `loop.foreach` nest over the output's dims; inside, the value of any group
+member at an index is *computed where it is needed* (`KernelBuilder.at`): elementwise ops
+by the scalar table (`scalar.SCALAR`), injective ops by mapping the index to their input's
+index, reductions and heavy ops (matmul, conv) by a `loop.reduce` at that point
+(`index_rules.INDEX_RULES`). Intermediates of a group therefore never reach memory;
+`hoist-invariant` then lifts reductions that do not depend on inner loops (softmax's row
+max and sum) out of them.
+
+Dims of inputs come from `memref.dim`; dims of members from their shape functions run
+on a dim algebra that emits index arithmetic into the kernel. The kernel does not check
+shapes: its caller does, with the same shape functions, before the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from nimble.dialects import loop
+from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.shape_functions import INT_BINARY, ReifyDims, ShapeError
+from nimble.lowering.scalar import SCALAR, NoScalarRule
+
+Dim = int | SSAValue
+
+
+class NoLoopLowering(Exception):
+    """A group member has no loop lowering (it stays on the host, run by the reference)."""
+
+
+class KernelDims(ReifyDims):
+    """Dims as index IR emitted at a kernel's entry; checks are the caller's job."""
+
+    def __init__(self, builder: Builder, known: dict[SSAValue, list[Dim]], scalars: dict[SSAValue, SSAValue]):
+        self.builder = builder
+        self.known = known
+        self.scalars = scalars
+        self._dim_cache = {}
+        self._const_cache = {}
+
+    def index(self, value: SSAValue) -> Dim:
+        known = super().index(value)
+        return self.scalars.get(known, known) if isinstance(known, SSAValue) else known
+
+    def equal(self, a: Dim, b: Dim, message: str) -> Dim:
+        if isinstance(a, int) and isinstance(b, int) and a != b:
+            raise ShapeError(f"{message} ({a} vs {b})")
+        return a if isinstance(a, int) else b
+
+    def broadcast(self, a: Dim, b: Dim, message: str) -> Dim:
+        if a == 1 or a is b:
+            return b
+        if b == 1 or isinstance(b, int) and isinstance(a, int):
+            return a
+        if isinstance(a, int):
+            return a
+        if isinstance(b, int):
+            return b
+        a_is_1 = self._emit(arith.CmpiOp(a, self.value(1), "eq"))
+        return self._emit(arith.SelectOp(a_is_1, b, a))
+
+
+def memref_of(t: TensorType) -> MemRefType:
+    return MemRefType(t.get_element_type(), t.get_shape())
+
+
+class KernelBuilder:
+    """Turns one fused group into one kernel function (see the module docstring)."""
+
+    def __init__(self, group: FusedOp, name: str):
+        self.group = group
+        self.block = group.body.block
+        yielded = self.block.last_op
+        assert isinstance(yielded, YieldOp)
+        self.outputs = list(yielded.operands)
+        arg_types: list[Attribute] = [self._arg_type(a.type) for a in self.block.args]
+        arg_types += [memref_of(v.type) for v in self.outputs]
+        entry = Block(arg_types=arg_types)
+        self.func = func.FuncOp(name, (arg_types, []), Region(entry))
+        # Constants and dims go to a prologue, spliced before the loop nests at the end.
+        self.prologue = Block()
+        self.entry = Builder(InsertPoint.at_end(self.prologue))
+        self.b = Builder(InsertPoint.at_end(entry))
+        n_in = len(self.block.args)
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        self.scalars: dict[SSAValue, SSAValue] = {}
+        for value, arg in zip(self.block.args, entry.args[:n_in]):
+            (self.buffers if isinstance(value.type, TensorType) else self.scalars)[value] = arg
+        self.out_buffers = list(entry.args[n_in:])
+        self.known: dict[SSAValue, list[Dim]] = {}
+        self.k = KernelDims(self.entry, self.known, self.scalars)
+        self._consts: dict[tuple[int, Attribute], SSAValue] = {}
+        self._cache: list[dict[tuple[SSAValue, tuple], SSAValue]] = [{}]
+
+    @staticmethod
+    def _arg_type(t: Attribute) -> Attribute:
+        if isinstance(t, TensorType):
+            return memref_of(t)
+        if isinstance(t, IndexType):
+            return t
+        raise NoLoopLowering(f"a kernel cannot take a value of type {t}")
+
+    # -- emission helpers -----------------------------------------------------------
+    def emit(self, op: Operation) -> SSAValue:
+        self.b.insert(op)
+        return op.results[0] if op.results else None
+
+    def index(self, d: Dim) -> SSAValue:
+        """An index SSA value for a dim (constants live at the kernel entry)."""
+        if isinstance(d, SSAValue):
+            return d
+        key = (d, IndexType())
+        if key not in self._consts:
+            op = arith.ConstantOp(IntegerAttr(d, IndexType()))
+            self.entry.insert(op)
+            self._consts[key] = op.result
+        return self._consts[key]
+
+    def iadd(self, a: Dim, b: Dim) -> Dim:
+        return self._ibinary("add", a, b)
+
+    def imul(self, a: Dim, b: Dim) -> Dim:
+        return self._ibinary("mul", a, b)
+
+    _IARITH = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "min": arith.MinSIOp,
+               "max": arith.MaxSIOp, "div": arith.DivSIOp, "rem": arith.RemSIOp}
+
+    def _ibinary(self, kind: str, a: Dim, b: Dim) -> Dim:
+        if isinstance(a, int) and isinstance(b, int) and kind in INT_BINARY:
+            return INT_BINARY[kind](a, b)
+        if kind == "add" and b == 0 or kind == "mul" and b == 1:
+            return a
+        if kind == "add" and a == 0 or kind == "mul" and a == 1:
+            return b
+        return self.emit(self._IARITH[kind](self.index(a), self.index(b)))
+
+    def ibinary(self, kind: str, a: Dim, b: Dim) -> Dim:
+        return self._ibinary(kind, a, b)
+
+    # -- dims -------------------------------------------------------------------------
+    def dims(self, value: SSAValue) -> list[Dim]:
+        if value not in self.known:
+            if value in self.buffers:
+                buf = self.buffers[value]
+                self.known[value] = [
+                    d if d >= 0 else self.entry.insert(memref.DimOp.from_source_and_index(buf, self.index(i))).result
+                    for i, d in enumerate(value.type.get_shape())
+                ]
+            else:
+                owner = value.owner
+                assert isinstance(owner, GraphOp)
+                for operand in owner.operands:
+                    if isinstance(operand.type, TensorType):
+                        self.dims(operand)
+                shapes = owner.shape_function(self.k)
+                for r, s in zip(owner.results, shapes):
+                    self.known[r] = list(s)
+        return self.known[value]
+
+    # -- loops ------------------------------------------------------------------------
+    def foreach(self, upper: Dim, body: Callable[[SSAValue], None]) -> loop.ForeachOp:
+        block = Block(arg_types=[IndexType()])
+        op = loop.ForeachOp(self.index(0), self.index(upper), self.index(1), Region(block))
+        self.emit(op)
+        self._in_block(block, lambda: body(block.args[0]))
+        Builder(InsertPoint.at_end(block)).insert(loop.YieldOp())
+        return op
+
+    def reduce(self, upper: Dim, inits: Sequence[SSAValue], kinds: Sequence[str],
+               body: Callable[[SSAValue], Sequence[SSAValue]]) -> list[SSAValue]:
+        block = Block(arg_types=[IndexType()])
+        yielded: list[SSAValue] = []
+        self._in_block(block, lambda: yielded.extend(body(block.args[0])))
+        Builder(InsertPoint.at_end(block)).insert(loop.YieldOp(yielded))
+        op = loop.ReduceOp(self.index(0), self.index(upper), self.index(1), inits, kinds, Region(block))
+        self.emit(op)
+        return list(op.results)
+
+    def reduce_nest(self, uppers: Sequence[Dim], init: SSAValue, kind: str,
+                    body: Callable[[list[SSAValue]], SSAValue]) -> SSAValue:
+        """Combine `body(indices)` over the product of `uppers` (nested reduces)."""
+
+        def level(i: int, outer: list[SSAValue]) -> SSAValue:
+            if i == len(uppers):
+                return body(outer)
+            start = init if i == 0 else self._identity(kind, init.type)
+            return self.reduce(uppers[i], [start], [kind], lambda iv: [level(i + 1, [*outer, iv])])[0]
+
+        return level(0, [])
+
+    def _identity(self, kind: str, t: Attribute) -> SSAValue:
+        from nimble.lowering.scalar import const, is_float
+
+        value = {"add": 0, "mul": 1, "max": float("-inf"), "min": float("inf")}[kind]
+        if not is_float(t) and kind in ("max", "min"):
+            value = -(2 ** (t.width.data - 1)) if kind == "max" else 2 ** (t.width.data - 1) - 1
+        return const(self.emit, value, t)
+
+    def _in_block(self, block: Block, fn: Callable[[], Any]) -> None:
+        saved = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        self._cache.append({})
+        try:
+            fn()
+        finally:
+            self._cache.pop()
+            self.b = saved
+
+    # -- values at an index -------------------------------------------------------------
+    def load(self, value: SSAValue, idx: Sequence[Dim]) -> SSAValue:
+        buf = self.buffers[value]
+        return self.emit(memref.LoadOp.get(buf, [self.index(i) for i in idx]))
+
+    def at(self, value: SSAValue, idx: Sequence[Dim]) -> SSAValue:
+        """The scalar of `value` at `idx` (index values of the value's rank)."""
+        if value in self.scalars:
+            return self.scalars[value]
+        key = (value, tuple(idx))
+        for scope in reversed(self._cache):
+            if key in scope:
+                return scope[key]
+        if value in self.buffers:
+            result = self.load(value, idx)
+        else:
+            result = self._compute(value, list(idx))
+        self._cache[-1][key] = result
+        return result
+
+    def _compute(self, value: SSAValue, idx: list[Dim]) -> SSAValue:
+        from nimble.lowering.index_rules import INDEX_RULES, broadcast_index
+
+        op = value.owner
+        rule = SCALAR.get(type(op))
+        if rule is not None:
+            out_dims = self.dims(value)
+            args = [self.at(o, broadcast_index(self, o, out_dims, idx, op)) for o in op.operands]
+            try:
+                return rule(self.emit, op, args)
+            except NoScalarRule as e:
+                raise NoLoopLowering(str(e)) from None
+        index_rule = INDEX_RULES.get(type(op))
+        if index_rule is None:
+            raise NoLoopLowering(f"{op.name} has no loop lowering")
+        return index_rule(self, op, op.results.index(value), idx)
+
+    # -- the kernel ---------------------------------------------------------------------
+    def build(self) -> func.FuncOp:
+        for out in self.outputs:
+            self.dims(out)
+        nests: list[tuple[list[Dim], list[int]]] = []
+        for i, out in enumerate(self.outputs):
+            dims = self.dims(out)
+            for nest_dims, members in nests:
+                if len(nest_dims) == len(dims) and all(a is b or a == b for a, b in zip(nest_dims, dims)):
+                    members.append(i)
+                    break
+            else:
+                nests.append((dims, [i]))
+        for dims, members in nests:
+            self._nest(dims, members, [])
+        self.emit(func.ReturnOp())
+        body = self.func.body.block
+        first = body.first_op
+        for op in list(self.prologue.ops):
+            op.detach()
+            body.insert_op_before(op, first)
+        return self.func
+
+    def _nest(self, dims: list[Dim], members: list[int], idx: list[SSAValue]) -> None:
+        if len(idx) == len(dims):
+            for i in members:
+                v = self.at(self.outputs[i], idx)
+                self.emit(memref.StoreOp.get(v, self.out_buffers[i], idx))
+            return
+        self.foreach(dims[len(idx)], lambda iv: self._nest(dims, members, [*idx, iv]))

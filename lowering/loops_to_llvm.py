@@ -1,0 +1,504 @@
+"""`lower-loops-to-llvm`: kernels (loop + arith + math + memref + vector) → xdsl `llvm`.
+
+xdsl can print and JIT its `llvm` dialect (through llvmlite) but has no pure-Python
+lowering into it; this is that lowering, for the kernels Nimble builds. Structured
+loops become basic blocks with block arguments (phis): `loop.foreach` a counted loop,
+`loop.reduce` a counted loop carrying its accumulators, combined with the body's values.
+
+Calling convention of a kernel `@k`: `void k(i64* args)`, one 64-bit slot per memref
+data pointer, per `?` dim of each memref, per index argument, then two slots for the
+parallel chunk (`chunk`, `nchunks`): the first loop marked `parallel` runs only its
+share of iterations. The body is an internal function with `noalias` buffer pointers,
+inlined into the wrapper. Buffers are dense row-major.
+
+Scalar ops are one table (`_BINARY`, `_CASTS`, `_MATH`); functions without an LLVM
+intrinsic (tanh, erf) call the C library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, memref, vector
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from nimble.dialects import loop
+from nimble.lowering.llvm_extras import FPToSIOp, UIToFPOp
+
+PTR = llvm.LLVMPointerType()
+_FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
+_REASSOC = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT, FastMathFlag.REASSOC])
+
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+
+
+class LLVMLoweringError(Exception):
+    """An op in a kernel that this lowering does not handle."""
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, MemRefType):
+        return PTR
+    return t
+
+
+_INT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
+    arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
+}
+_FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
+}
+_CASTS: dict[type[Operation], type[Operation]] = {
+    arith.SIToFPOp: llvm.SIToFPOp, arith.UIToFPOp: UIToFPOp, arith.FPToSIOp: FPToSIOp,
+    arith.ExtFOp: llvm.FPExtOp, arith.TruncFOp: llvm.FPTruncOp, arith.ExtSIOp: llvm.SExtOp,
+    arith.ExtUIOp: llvm.ZExtOp, arith.TruncIOp: llvm.TruncOp,
+}
+# Float ops that are LLVM intrinsics, by name (suffixed with the type: llvm.exp.f32).
+_INTRINSICS: dict[type[Operation], str] = {
+    xmath.ExpOp: "llvm.exp", xmath.LogOp: "llvm.log", xmath.SqrtOp: "llvm.sqrt", xmath.AbsFOp: "llvm.fabs",
+    xmath.PowFOp: "llvm.pow", arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
+    vector.FMAOp: "llvm.fma",
+}
+# Float functions from the C library: name for f32, name for f64.
+_LIBM: dict[type[Operation], tuple[str, str]] = {
+    xmath.TanhOp: ("tanhf", "tanh"),
+    xmath.ErfOp: ("erff", "erf"),
+}
+
+
+def _suffix(t: Attribute) -> str:
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{_suffix(t.get_element_type())}"
+    if isinstance(t, AnyFloat):
+        return f"f{t.bitwidth}"
+    return f"i{t.width.data}"
+
+
+@dataclass
+class _Buffer:
+    ptr: SSAValue
+    dims: list[SSAValue]  # i64 values (constants for static dims)
+
+
+class _FunctionLowering:
+    """Translates one kernel `func.func` into an `llvm.func` (with its CFG)."""
+
+    def __init__(self, kernel: func.FuncOp, module_symbols: set[str], externals: dict[str, llvm.FuncOp]):
+        self.kernel = kernel
+        self.externals = externals
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.buffers: dict[SSAValue, _Buffer] = {}
+        arg_types: list[Attribute] = []
+        for arg in kernel.args:
+            arg_types.append(llvm_type(arg.type))
+            if isinstance(arg.type, MemRefType):
+                arg_types += [i64] * sum(1 for d in arg.type.get_shape() if d < 0)
+        arg_types += [i64, i64]  # parallel chunk, number of chunks
+        self.arg_types = arg_types
+        self.entry = Block(arg_types=arg_types)
+        self.blocks: list[Block] = [self.entry]
+        self.block = self.entry
+        self.alloca_point = self.entry
+        self.parallel_done = False
+        args = iter(self.entry.args)
+        for arg in kernel.args:
+            if isinstance(arg.type, MemRefType):
+                ptr = next(args)
+                dims = [next(args) if d < 0 else self.const(d, i64) for d in arg.type.get_shape()]
+                self.buffers[arg] = _Buffer(ptr, dims)
+            else:
+                self.values[arg] = next(args)
+        self.chunk, self.nchunks = next(args), next(args)
+
+    # -- helpers -----------------------------------------------------------------------
+    def emit(self, op: Operation) -> SSAValue | None:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def const(self, value: int | float, t: Attribute) -> SSAValue:
+        attr = FloatAttr(value, t) if isinstance(t, AnyFloat) else IntegerAttr(value, t)
+        return self.emit(llvm.ConstantOp(attr, t))
+
+    def new_block(self, arg_types: Sequence[Attribute] = ()) -> Block:
+        block = Block(arg_types=arg_types)
+        self.blocks.append(block)
+        return block
+
+    def v(self, value: SSAValue) -> SSAValue:
+        return self.values[value]
+
+    def external(self, name: str, result: Attribute, args: Sequence[Attribute]) -> str:
+        if name not in self.externals:
+            self.externals[name] = llvm.FuncOp(name, llvm.LLVMFunctionType(args, result),
+                                               linkage=llvm.LinkageAttr("external"))
+        return name
+
+    def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
+        return self.emit(llvm.CallIntrinsicOp(f"{name}.{_suffix(result)}", args, [result]))
+
+    # -- the function ---------------------------------------------------------------------
+    def run(self) -> llvm.FuncOp:
+        self.region(self.kernel.body.block)
+        body = Region(self.blocks)
+        name = f"{self.kernel.sym_name.data}_body"
+        return llvm.FuncOp(name, llvm.LLVMFunctionType(self.arg_types), linkage=llvm.LinkageAttr("internal"),
+                           body=body)
+
+    def region(self, block: Block) -> None:
+        frees: list[SSAValue] = []
+        for op in block.ops:
+            if isinstance(op, (loop.YieldOp, func.ReturnOp)):
+                continue
+            self.op(op, frees)
+        for ptr in frees:
+            self.emit(llvm.CallOp(self.external("free", llvm.LLVMVoidType(), [PTR]), ptr))
+        if isinstance(block.last_op, func.ReturnOp):
+            self.emit(llvm.ReturnOp())
+
+    def op(self, op: Operation, frees: list[SSAValue]) -> None:
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+            return
+        if isinstance(op, loop.AllocOp):
+            self.alloc(op, frees)
+            return
+        raise LLVMLoweringError(f"'{op.name}' has no lowering to LLVM (in kernel @{self.kernel.sym_name.data})")
+
+    # -- loops ------------------------------------------------------------------------------
+    def bounds(self, op: loop._LoopOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+        lb, ub, step = self.v(op.lower), self.v(op.upper), self.v(op.step)
+        schedule = op.schedule.schedule if op.schedule is not None else None
+        if schedule is not None and schedule.parallel and not self.parallel_done:
+            self.parallel_done = True
+            lb, ub = self.chunk_bounds(lb, ub, step)
+        return lb, ub, step
+
+    def chunk_bounds(self, lb: SSAValue, ub: SSAValue, step: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """This chunk's share [lb', ub') of the iterations (whole steps, balanced)."""
+        one = self.const(1, i64)
+        span = self.emit(llvm.SubOp(ub, lb))
+        trips = self.emit(llvm.SDivOp(self.emit(llvm.AddOp(span, self.emit(llvm.SubOp(step, one)))), step))
+        first = self.emit(llvm.SDivOp(self.emit(llvm.MulOp(trips, self.chunk)), self.nchunks))
+        nxt = self.emit(llvm.AddOp(self.chunk, one))
+        last = self.emit(llvm.SDivOp(self.emit(llvm.MulOp(trips, nxt)), self.nchunks))
+        new_lb = self.emit(llvm.AddOp(lb, self.emit(llvm.MulOp(first, step))))
+        new_ub = self.emit(llvm.AddOp(lb, self.emit(llvm.MulOp(last, step))))
+        is_less = self.emit(llvm.ICmpOp(new_ub, ub, IntegerAttr(2, i64)))  # slt
+        return new_lb, self.emit(llvm.SelectOp(is_less, new_ub, ub))
+
+    def counted_loop(self, op: loop._LoopOp, carried: Sequence[SSAValue],
+                     body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        lb, ub, step = self.bounds(op)
+        types = [v.type for v in carried]
+        header = self.new_block([i64, *types])
+        inner = self.new_block()
+        exit_ = self.new_block()
+        self.emit(llvm.BrOp(header, lb, *carried))
+        self.block = header
+        iv, accs = header.args[0], list(header.args[1:])
+        more = self.emit(llvm.ICmpOp(iv, ub, IntegerAttr(2, i64)))  # slt
+        self.emit(llvm.CondBrOp(more, inner, [], exit_, []))
+        self.block = inner
+        new_accs = body(iv, accs)
+        self.emit(llvm.BrOp(header, self.emit(llvm.AddOp(iv, step)), *new_accs))
+        self.block = exit_
+        return accs
+
+    def foreach(self, op: loop.ForeachOp) -> None:
+        def body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            self.values[op.iv] = iv
+            self.region(op.body.block)
+            return []
+
+        self.counted_loop(op, [], body)
+
+    def reduce(self, op: loop.ReduceOp) -> None:
+        inits = [self.v(v) for v in op.inits]
+
+        def body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            self.values[op.iv] = iv
+            self.region(op.body.block)
+            yielded = [self.v(v) for v in op.body.block.last_op.values]
+            return [self.combine(kind, a, y) for kind, a, y in zip(op.kinds, accs, yielded)]
+
+        for result, value in zip(op.results, self.counted_loop(op, inits, body)):
+            self.values[result] = value
+
+    def combine(self, kind: str, acc: SSAValue, value: SSAValue) -> SSAValue:
+        t = acc.type
+        element = t.get_element_type() if isinstance(t, VectorType) else t
+        if isinstance(element, AnyFloat):
+            if kind == "add":
+                return self.emit(llvm.FAddOp(acc, value, _REASSOC))
+            if kind == "mul":
+                return self.emit(llvm.FMulOp(acc, value, _REASSOC))
+            return self.intrinsic("llvm.maximum" if kind == "max" else "llvm.minimum", [acc, value], t)
+        if kind == "add":
+            return self.emit(llvm.AddOp(acc, value))
+        if kind == "mul":
+            return self.emit(llvm.MulOp(acc, value))
+        pred = 4 if kind == "max" else 2  # sgt / slt
+        better = self.emit(llvm.ICmpOp(value, acc, IntegerAttr(pred, i64)))
+        return self.emit(llvm.SelectOp(better, value, acc))
+
+    # -- memory -------------------------------------------------------------------------------
+    def address(self, buf: _Buffer, indices: Sequence[SSAValue], element: Attribute) -> SSAValue:
+        flat: SSAValue | None = None
+        for index, dim in zip(indices, buf.dims):
+            flat = index if flat is None else self.emit(llvm.AddOp(self.emit(llvm.MulOp(flat, dim)), index))
+        if flat is None:
+            return buf.ptr
+        return self.emit(llvm.GEPOp(buf.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[flat], inbounds=True))
+
+    def load(self, op: memref.LoadOp) -> None:
+        buf = self.buffers[op.memref]
+        t = op.res.type
+        ptr = self.address(buf, [self.v(i) for i in op.indices], t)
+        self.values[op.res] = self.emit(llvm.LoadOp(ptr, t))
+
+    def store(self, op: memref.StoreOp) -> None:
+        buf = self.buffers[op.memref]
+        ptr = self.address(buf, [self.v(i) for i in op.indices], op.value.type)
+        self.emit(llvm.StoreOp(self.v(op.value), ptr))
+
+    def vload(self, op: vector.LoadOp) -> None:
+        buf = self.buffers[op.base]
+        t = op.result.type
+        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type())
+        self.values[op.result] = self.emit(llvm.LoadOp(ptr, t, alignment=4))
+
+    def vstore(self, op: vector.StoreOp) -> None:
+        buf = self.buffers[op.base]
+        ptr = self.address(buf, [self.v(i) for i in op.indices], op.vector.type.get_element_type())
+        self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=4))
+
+    def dim(self, op: memref.DimOp) -> None:
+        index = op.index.owner
+        if not isinstance(index, arith.ConstantOp):
+            raise LLVMLoweringError("memref.dim needs a constant dim index")
+        self.values[op.result] = self.buffers[op.source].dims[index.value.value.data]
+
+    def alloc(self, op: loop.AllocOp, frees: list[SSAValue]) -> None:
+        t = op.memref.type
+        element = t.get_element_type()
+        sizes = iter(self.v(s) for s in op.dynamic_sizes)
+        dims = [next(sizes) if d < 0 else self.const(d, i64) for d in t.get_shape()]
+        count: SSAValue = self.const(1, i64)
+        for d in dims:
+            count = self.emit(llvm.MulOp(count, d))
+        if op.dynamic_sizes:
+            nbytes = self.emit(llvm.MulOp(count, self.const(_byte_size(element), i64)))
+            ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
+            frees.append(ptr)
+        else:  # static: a stack slot in the entry block, made once
+            saved = self.block
+            self.block = self.entry
+            size = self.const(1, i64)
+            ptr = self.emit(llvm.AllocaOp(size, llvm.LLVMArrayType.from_size_and_type(
+                int(_product(t.get_shape())), element), alignment=64))
+            self.block = saved
+        self.buffers[op.memref] = _Buffer(ptr, dims)
+
+    # -- scalars --------------------------------------------------------------------------------
+    def constant(self, op: arith.ConstantOp) -> None:
+        t = llvm_type(op.result.type)
+        value = op.value
+        if isinstance(value, IntegerAttr):
+            value = IntegerAttr(value.value.data, t)
+        self.values[op.result] = self.emit(llvm.ConstantOp(value, t))
+
+    def binary(self, op: Operation) -> None:
+        a, b = (self.v(o) for o in op.operands)
+        kind = _INT_BINARY.get(type(op))
+        if kind is not None:
+            self.values[op.results[0]] = self.emit(kind(a, b))
+        else:
+            self.values[op.results[0]] = self.emit(_FLOAT_BINARY[type(op)](a, b, _FAST))
+
+    def minmax_int(self, op: Operation) -> None:
+        a, b = (self.v(o) for o in op.operands)
+        pred = 4 if isinstance(op, arith.MaxSIOp) else 2
+        self.values[op.results[0]] = self.emit(llvm.SelectOp(self.emit(llvm.ICmpOp(a, b, IntegerAttr(pred, i64))), a, b))
+
+    def div_round(self, op: Operation) -> None:
+        """floordiv / ceildiv on signed index values (shape arithmetic)."""
+        a, b = (self.v(o) for o in op.operands)
+        q = self.emit(llvm.SDivOp(a, b))
+        r = self.emit(llvm.SRemOp(a, b))
+        zero = self.const(0, i64)
+        nonzero = self.emit(llvm.ICmpOp(r, zero, IntegerAttr(1, i64)))
+        signs_differ = self.emit(llvm.ICmpOp(self.emit(llvm.XOrOp(r, b)), zero, IntegerAttr(2, i64)))
+        if isinstance(op, arith.FloorDivSIOp):
+            adjust = self.emit(llvm.AndOp(nonzero, signs_differ))
+            self.values[op.result] = self.emit(llvm.SubOp(q, self.emit(llvm.ZExtOp(adjust, i64))))
+        else:
+            same = self.emit(llvm.XOrOp(signs_differ, self.const(1, IntegerType(1))))
+            adjust = self.emit(llvm.AndOp(nonzero, same))
+            self.values[op.result] = self.emit(llvm.AddOp(q, self.emit(llvm.ZExtOp(adjust, i64))))
+
+    def cmpi(self, op: arith.CmpiOp) -> None:
+        self.values[op.result] = self.emit(llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), op.predicate))
+
+    def cmpf(self, op: arith.CmpfOp) -> None:
+        name = _CMPF[op.predicate.value.data]
+        self.values[op.result] = self.emit(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name))
+
+    def select(self, op: arith.SelectOp) -> None:
+        self.values[op.result] = self.emit(llvm.SelectOp(*(self.v(o) for o in op.operands)))
+
+    def negf(self, op: arith.NegfOp) -> None:
+        self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.operand)))
+
+    def cast(self, op: Operation) -> None:
+        self.values[op.results[0]] = self.emit(_CASTS[type(op)](self.v(op.operands[0]), op.results[0].type))
+
+    def index_cast(self, op: arith.IndexCastOp) -> None:
+        x = self.v(op.input)
+        src, dst = llvm_type(op.input.type), llvm_type(op.result.type)
+        if src == dst:
+            self.values[op.result] = x
+        elif src.width.data < dst.width.data:
+            self.values[op.result] = self.emit(llvm.SExtOp(x, dst))
+        else:
+            self.values[op.result] = self.emit(llvm.TruncOp(x, dst))
+
+    def absi(self, op: xmath.AbsIOp) -> None:
+        x = self.v(op.operand)
+        neg = self.emit(llvm.SubOp(self.const(0, x.type), x))
+        is_neg = self.emit(llvm.ICmpOp(x, self.const(0, x.type), IntegerAttr(2, i64)))
+        self.values[op.result] = self.emit(llvm.SelectOp(is_neg, neg, x))
+
+    def intrinsic_op(self, op: Operation) -> None:
+        args = [self.v(o) for o in op.operands]
+        self.values[op.results[0]] = self.intrinsic(_INTRINSICS[type(op)], args, op.results[0].type)
+
+    def libm(self, op: Operation) -> None:
+        t = op.results[0].type
+        if not isinstance(t, AnyFloat):
+            raise LLVMLoweringError(f"'{op.name}' on {t} is not supported")
+        name = _LIBM[type(op)][0 if t == f32 else 1]
+        self.values[op.results[0]] = self.emit(llvm.CallOp(self.external(name, t, [t]), self.v(op.operands[0]),
+                                                           return_type=t))
+
+    def broadcast(self, op: vector.BroadcastOp) -> None:
+        t = op.vector.type
+        n = t.get_shape()[0]
+        undef = self.emit(llvm.UndefOp(t))
+        first = self.emit(llvm.InsertElementOp(undef, self.v(op.source), self.const(0, i32)))
+        mask = DenseArrayBase.from_list(i32, [0] * n)
+        self.values[op.vector] = self.emit(llvm.ShuffleVectorOp(first, undef, mask, t))
+
+
+def _byte_size(t: Attribute) -> int:
+    if isinstance(t, AnyFloat):
+        return t.bitwidth // 8
+    return max(1, t.width.data // 8)
+
+
+def _product(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+_HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]] = {
+    loop.ForeachOp: _FunctionLowering.foreach,
+    loop.ReduceOp: _FunctionLowering.reduce,
+    memref.LoadOp: _FunctionLowering.load,
+    memref.StoreOp: _FunctionLowering.store,
+    memref.DimOp: _FunctionLowering.dim,
+    vector.LoadOp: _FunctionLowering.vload,
+    vector.StoreOp: _FunctionLowering.vstore,
+    vector.BroadcastOp: _FunctionLowering.broadcast,
+    arith.ConstantOp: _FunctionLowering.constant,
+    arith.CmpiOp: _FunctionLowering.cmpi,
+    arith.CmpfOp: _FunctionLowering.cmpf,
+    arith.SelectOp: _FunctionLowering.select,
+    arith.NegfOp: _FunctionLowering.negf,
+    arith.IndexCastOp: _FunctionLowering.index_cast,
+    arith.MaxSIOp: _FunctionLowering.minmax_int,
+    arith.MinSIOp: _FunctionLowering.minmax_int,
+    arith.FloorDivSIOp: _FunctionLowering.div_round,
+    arith.CeilDivSIOp: _FunctionLowering.div_round,
+    xmath.AbsIOp: _FunctionLowering.absi,
+    **{k: _FunctionLowering.binary for k in (*_INT_BINARY, *_FLOAT_BINARY)},
+    **{k: _FunctionLowering.cast for k in _CASTS},
+    **{k: _FunctionLowering.intrinsic_op for k in _INTRINSICS},
+    **{k: _FunctionLowering.libm for k in _LIBM},
+}
+
+
+def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
+    """`void k(i64* args)`: unpack the slots and call the body."""
+    entry = Block(arg_types=[PTR])
+
+    def add(op: Operation) -> SSAValue:
+        entry.add_op(op)
+        return op.results[0]
+
+    args: list[SSAValue] = []
+    for slot, t in enumerate(body.function_type.inputs):
+        ptr = add(llvm.GEPOp(entry.args[0], [slot], i64)) if slot else entry.args[0]
+        args.append(add(llvm.LoadOp(ptr, t)))
+    entry.add_op(llvm.CallOp(body.sym_name.data, *args))
+    entry.add_op(llvm.ReturnOp())
+    return llvm.FuncOp(kernel.sym_name.data, llvm.LLVMFunctionType([PTR]), linkage=llvm.LinkageAttr("external"),
+                       body=Region(entry))
+
+
+def kernel_slot_count(kernel: func.FuncOp) -> int:
+    return len(_FunctionLowering(kernel, set(), {}).arg_types)
+
+
+def lower_kernels(module: ModuleOp) -> ModuleOp:
+    """A new module of `llvm` functions: one wrapper + body per kernel of `module`."""
+    externals: dict[str, llvm.FuncOp] = {}
+    functions: list[Operation] = []
+    kernels = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes]
+    for kernel in kernels:
+        body = _FunctionLowering(kernel, set(), externals).run()
+        functions += [body, _wrapper(kernel, body)]
+    return ModuleOp([*externals.values(), *functions])
+
+
+@dataclass(frozen=True)
+class LowerLoopsToLLVMPass(ModulePass):
+    """Replace the module by the LLVM-dialect form of its kernels (host code is dropped:
+    it runs on the VM)."""
+
+    name = "lower-loops-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lowered = lower_kernels(op)
+        for old in list(op.body.block.ops):
+            old.detach()
+            old.erase(safe_erase=False)
+        for new in list(lowered.body.block.ops):
+            new.detach()
+            op.body.block.add_op(new)

@@ -1,0 +1,227 @@
+"""`nimble.compile`: a model in, an executable on numpy arrays out.
+
+The pipeline is a table of named stages (each a flat list of passes); a target picks
+stages, it does not branch inside them. For `target="llvm"` every fusion group becomes
+an LLVM kernel; the host part of the program (the order of kernel calls, constants,
+and any group without a loop lowering, which runs on the reference semantics as a CPU
+fallback listed in `Executable.fallbacks`) is run by the reference interpreter, with
+each `graph.fused` op calling its kernel. The VM (issue #5) replaces that host loop.
+
+Before a kernel runs, the shape functions of its ops run on the actual input shapes:
+a call with shapes the kernel cannot handle is an error naming the op, never an
+out-of-bounds access.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import PassPipeline
+
+from nimble.dialects import loop
+from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.shape_functions import ShapeError, StaticDims
+from nimble.lowering.graph_to_loops import HOST_ATTR, KERNEL_ATTR
+from nimble.parser import location_of
+from nimble.reference import Interpreter, InterpreterError
+from nimble.registry import all_passes, make_context
+
+STAGES: dict[str, list[str]] = {
+    "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
+    "loops": ["lower-graph-to-loops", "hoist-invariant", "canonicalize", "cse", "schedule-loops"],
+    "llvm": ["lower-loops-to-llvm"],
+}
+TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "llvm"]}
+
+_KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+PARALLEL_MIN_ELEMENTS = 4096  # outputs smaller than this run on one thread
+
+
+def run_stages(module: ModuleOp, stages: Sequence[str]) -> ModuleOp:
+    passes = ",".join(p for s in stages for p in STAGES[s])
+    PassPipeline.parse_spec(all_passes(), passes).apply(make_context(), module)
+    return module
+
+
+class _ShapeOnly(StaticDims):
+    """Dims of values known only by shape (kernel intermediates and outputs)."""
+
+    def __init__(self, shapes: dict[SSAValue, tuple[int, ...]], scalars: dict[SSAValue, int]):
+        self.shapes = shapes
+        self.scalars = scalars
+
+    def dims(self, value: SSAValue) -> list[int]:
+        return list(self.shapes[value])
+
+    def index(self, value: SSAValue) -> int:
+        return int(self.scalars[value])
+
+
+def _where(op: Operation) -> str:
+    loc = location_of(op)
+    return f"{loc[0]}:{loc[1]}:{loc[2]}: " if loc else ""
+
+
+@dataclass
+class KernelLauncher:
+    """Calls one compiled kernel for one `graph.fused` op."""
+
+    group: FusedOp
+    name: str
+    address: int
+    parallel: bool
+    pool: ThreadPoolExecutor | None
+    members: list[GraphOp] = field(init=False)
+    outputs: list[SSAValue] = field(init=False)
+
+    def __post_init__(self) -> None:
+        block = self.group.body.block
+        self.members = [o for o in block.ops if isinstance(o, GraphOp)]
+        yielded = block.last_op
+        assert isinstance(yielded, YieldOp)
+        self.outputs = list(yielded.operands)
+        self.fn = _KERNEL_FN(self.address)
+
+    def output_shapes(self, args: Sequence[Any]) -> list[tuple[int, ...]]:
+        shapes: dict[SSAValue, tuple[int, ...]] = {}
+        scalars: dict[SSAValue, int] = {}
+        for param, arg in zip(self.group.body.block.args, args):
+            if isinstance(param.type, TensorType):
+                shapes[param] = arg.shape
+            else:
+                scalars[param] = arg
+        k = _ShapeOnly(shapes, scalars)
+        for op in self.members:
+            try:
+                result_shapes = op.shape_function(k)
+            except ShapeError as e:
+                raise InterpreterError(f"{_where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
+            for result, s in zip(op.results, result_shapes):
+                shapes[result] = tuple(int(d) for d in s)
+        return [shapes[v] for v in self.outputs]
+
+    def __call__(self, args: Sequence[Any]) -> list[np.ndarray]:
+        slots: list[int] = []
+        keep: list[np.ndarray] = []
+        for param, arg in zip(self.group.body.block.args, args):
+            if isinstance(param.type, TensorType):
+                arr = np.ascontiguousarray(arg)
+                keep.append(arr)
+                slots.append(arr.ctypes.data)
+                slots += [n for n, d in zip(arr.shape, param.type.get_shape()) if d < 0]
+            else:
+                slots.append(int(arg))
+        results = [np.empty(s, numpy_dtype(v.type.get_element_type()))
+                   for s, v in zip(self.output_shapes(args), self.outputs)]
+        for out, value in zip(results, self.outputs):
+            slots.append(out.ctypes.data)
+            slots += [n for n, d in zip(out.shape, value.type.get_shape()) if d < 0]
+        chunks = 2 if self.parallel and self.pool is not None and results and \
+            max(r.size for r in results) >= PARALLEL_MIN_ELEMENTS else 1
+        packed = [np.array([*slots, c, chunks], dtype=np.int64) for c in range(chunks)]
+        if chunks == 1:
+            self.fn(packed[0].ctypes.data)
+        else:  # ctypes releases the GIL: the chunks run on both cores
+            other = self.pool.submit(self.fn, packed[1].ctypes.data)
+            self.fn(packed[0].ctypes.data)
+            other.result()
+        return results
+
+
+class _Host(Interpreter):
+    """The reference interpreter, calling kernels for the groups that have one."""
+
+    def __init__(self, module: ModuleOp, launchers: dict[FusedOp, KernelLauncher], base_dir: str):
+        super().__init__(module, base_dir)
+        self.launchers = launchers
+
+    def _evaluate(self, op: Operation, args: list[Any]) -> Sequence[Any]:
+        launcher = self.launchers.get(op) if isinstance(op, FusedOp) else None
+        if launcher is not None:
+            return launcher(args)
+        return super()._evaluate(op, args)
+
+
+@dataclass
+class CompileStats:
+    kernels: int
+    seconds_passes: float
+    seconds_llvm: float
+
+
+class Executable:
+    """A compiled model: call it on numpy arrays (`exe(a, b)`); any `?` dims."""
+
+    def __init__(self, module: ModuleOp, jit: Any, entry: str, base_dir: str, stats: CompileStats):
+        self.module = module
+        self.jit = jit
+        self.entry = entry
+        self.stats = stats
+        kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
+        self.pool = ThreadPoolExecutor(max_workers=1) if (os.cpu_count() or 1) > 1 else None
+        launchers: dict[FusedOp, KernelLauncher] = {}
+        self.fallbacks: list[tuple[str, str]] = []
+        for op in module.walk():
+            if not isinstance(op, FusedOp):
+                continue
+            ref = op.attributes.get(KERNEL_ATTR)
+            if isinstance(ref, SymbolRefAttr):
+                name = ref.root_reference.data
+                parallel = any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
+                               for o in kernels[name].walk())
+                launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool)
+            elif HOST_ATTR in op.attributes:
+                self.fallbacks.append((f"{_where(op)}graph.fused", op.attributes[HOST_ATTR].data))
+        self.launchers = launchers
+        self.host = _Host(module, launchers, base_dir)
+        if entry not in self.host.functions:
+            raise ValueError(f"the module has no function @{entry}")
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return sorted(launcher.name for launcher in self.launchers.values())
+
+    def __call__(self, *args: Any) -> Any:
+        values = [np.asarray(a) if not isinstance(a, int | bool | tuple) else a for a in args]
+        results = self.host.call(self.entry, values)
+        return results[0] if len(results) == 1 else tuple(results)
+
+
+def compile(source: Any, target: str = "llvm", entry: str | None = None) -> Executable:
+    """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
+
+    `entry` defaults to `main`, or the module's only function.
+    """
+    from nimble.api import parse
+    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.runtime.llvm_jit import JitModule
+
+    if target not in TARGETS:
+        raise ValueError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
+    base_dir = os.path.dirname(os.fspath(source)) if isinstance(source, str | os.PathLike) and os.path.exists(source) else "."
+    module = source.clone() if isinstance(source, ModuleOp) else parse(source)
+    t0 = time.perf_counter()
+    stages = TARGETS[target]
+    run_stages(module, [s for s in stages if s != "llvm"])
+    t1 = time.perf_counter()
+    jit = JitModule.compile(lower_kernels(module))
+    t2 = time.perf_counter()
+    functions = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" not in f.attributes]
+    if entry is None:
+        entry = "main" if "main" in functions or len(functions) != 1 else functions[0]
+    stats = CompileStats(len(jit.addresses), t1 - t0, t2 - t1)
+    return Executable(module, jit, entry, base_dir, stats)
+
+
+

@@ -1,0 +1,108 @@
+"""JIT and object code for LLVM kernels (llvmlite, host CPU, O3).
+
+`compile_llvm(module)` takes the `llvm`-dialect module of `lower-loops-to-llvm`, converts
+it with xdsl's llvmlite backend, marks buffer pointers `noalias` (kernel buffers never
+overlap: the caller allocates every output) and each kernel body `alwaysinline` into
+its wrapper, optimises at O3 for the host CPU (name and features, e.g. AVX-512) and
+JIT-compiles it. `JitModule.object_code()` gives the machine code, and
+`JitModule.from_object(...)` loads it back without recompiling.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+from functools import cache
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects.builtin import ModuleOp
+
+import nimble.lowering.llvm_extras  # noqa: F401  (casts xdsl's converter lacks)
+
+_LOCK = threading.Lock()
+_LIBM = ("tanhf", "tanh", "erff", "erf")
+_LIBC = ("malloc", "free")
+
+
+@cache
+def _initialise() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    # The C functions kernels call, bound to this process's libm and libc.
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    for lib, names in ((libm, _LIBM), (libc, _LIBC)):
+        for name in names:
+            llvm.add_symbol(name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
+
+
+def _target_machine() -> llvm.TargetMachine:
+    """A fresh host target machine (an MCJIT engine takes ownership of its own)."""
+    _initialise()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        opt=3, codemodel="jitdefault", jit=True)
+
+
+def to_llvmlite(module: ModuleOp) -> ir.Module:
+    """xdsl `llvm` dialect → llvmlite IR, with Nimble's kernel attributes."""
+    lowered = convert_module(module, fallback_target_triple=llvm.get_process_triple())
+    for function in lowered.functions:
+        if function.name.endswith("_body") and not function.is_declaration:
+            function.linkage = "internal"
+            function.attributes.add("alwaysinline")
+            for arg in function.args:
+                if isinstance(arg.type, ir.PointerType):
+                    arg.add_attribute("noalias")
+    return lowered
+
+
+def optimise(text: str) -> llvm.ModuleRef:
+    tm = _target_machine()
+    ref = llvm.parse_assembly(text)
+    ref.triple = llvm.get_process_triple()
+    ref.data_layout = str(tm.target_data)
+    ref.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(ref, pb)
+    return ref
+
+
+class JitModule:
+    """Machine code for a set of kernels, with their entry addresses."""
+
+    def __init__(self, engine: llvm.ExecutionEngine, ir_text: str | None, names: list[str]):
+        self.engine = engine
+        self.ir_text = ir_text
+        self.addresses = {n: engine.get_function_address(n) for n in names}
+
+    @classmethod
+    def compile(cls, module: ModuleOp) -> JitModule:
+        names = [f.sym_name.data for f in module.ops if not f.sym_name.data.endswith("_body")
+                 and f.body.blocks]
+        with _LOCK:
+            ref = optimise(str(to_llvmlite(module)))
+            engine = llvm.create_mcjit_compiler(ref, _target_machine())
+            engine.finalize_object()
+            return cls(engine, str(ref), names)
+
+    def object_code(self) -> bytes:
+        with _LOCK:
+            tm = _target_machine()
+            return tm.emit_object(llvm.parse_assembly(self.ir_text))
+
+    @classmethod
+    def from_object(cls, data: bytes, names: list[str]) -> JitModule:
+        with _LOCK:
+            empty = llvm.parse_assembly("")
+            engine = llvm.create_mcjit_compiler(empty, _target_machine())
+            engine.add_object_file(llvm.ObjectFileRef.from_data(data))
+            engine.finalize_object()
+            return cls(engine, None, names)
