@@ -90,6 +90,10 @@ def _reshape(kb: KernelBuilder, op: Operation, r: int, idx: list[Dim]) -> SSAVal
     return kb.at(op.input, delinearize(kb, flat, kb.dims(op.input)))
 
 
+def _broadcast_to(kb: KernelBuilder, op: graph.BroadcastToOp, r: int, idx: list[Dim]) -> SSAValue:
+    return kb.at(op.input, numpy_broadcast(kb, op.input, kb.dims(op.result), idx))
+
+
 def _squeeze(kb: KernelBuilder, op: graph.SqueezeOp, r: int, idx: list[Dim]) -> SSAValue:
     rank = len(kb.dims(op.input))
     axes = set(normalize_axes(list(op.axes.get_values()), rank))
@@ -377,6 +381,8 @@ def _pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, 
 INDEX_RULES: dict[type[Operation], Rule] = {
     graph.TransposeOp: _transpose,
     graph.ReshapeOp: _reshape,
+    graph.DynamicReshapeOp: _reshape,
+    graph.BroadcastToOp: _broadcast_to,
     graph.SqueezeOp: _squeeze,
     graph.UnsqueezeOp: _unsqueeze,
     graph.SliceOp: _slice,

@@ -28,6 +28,7 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import INT_BINARY, ReifyDims, ShapeError
 from nimble.lowering.scalar import SCALAR, NoScalarRule
 
@@ -41,16 +42,23 @@ class NoLoopLowering(Exception):
 class KernelDims(ReifyDims):
     """Dims as index IR emitted at a kernel's entry; checks are the caller's job."""
 
-    def __init__(self, builder: Builder, known: dict[SSAValue, list[Dim]], scalars: dict[SSAValue, SSAValue]):
+    def __init__(self, builder: Builder, known: dict[SSAValue, list[Dim]], scalars: dict[SSAValue, SSAValue],
+                 shapes: dict[SSAValue, list[SSAValue]]):
         self.builder = builder
         self.known = known
         self.scalars = scalars
+        self.shapes = shapes
         self._dim_cache = {}
         self._const_cache = {}
 
     def index(self, value: SSAValue) -> Dim:
         known = super().index(value)
         return self.scalars.get(known, known) if isinstance(known, SSAValue) else known
+
+    def shape(self, value: SSAValue) -> list[Dim]:
+        if value in self.shapes:
+            return list(self.shapes[value])
+        return super().shape(value)
 
     def equal(self, a: Dim, b: Dim, message: str) -> Dim:
         if isinstance(a, int) and isinstance(b, int) and a != b:
@@ -83,7 +91,8 @@ class KernelBuilder:
         yielded = self.block.last_op
         assert isinstance(yielded, YieldOp)
         self.outputs = list(yielded.operands)
-        arg_types: list[Attribute] = [self._arg_type(a.type) for a in self.block.args]
+        arg_types: list[Attribute] = [t for a in self.block.args for t in self._arg_types(a.type)]
+        n_in = len(arg_types)
         arg_types += [memref_of(v.type) for v in self.outputs]
         entry = Block(arg_types=arg_types)
         self.func = func.FuncOp(name, (arg_types, []), Region(entry))
@@ -91,23 +100,32 @@ class KernelBuilder:
         self.prologue = Block()
         self.entry = Builder(InsertPoint.at_end(self.prologue))
         self.b = Builder(InsertPoint.at_end(entry))
-        n_in = len(self.block.args)
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.scalars: dict[SSAValue, SSAValue] = {}
-        for value, arg in zip(self.block.args, entry.args[:n_in]):
-            (self.buffers if isinstance(value.type, TensorType) else self.scalars)[value] = arg
+        self.shapes: dict[SSAValue, list[SSAValue]] = {}
+        args = iter(entry.args)
+        for value in self.block.args:
+            if isinstance(value.type, TensorType):
+                self.buffers[value] = next(args)
+            elif isinstance(value.type, ShapeType):
+                self.shapes[value] = [next(args) for _ in range(value.type.rank.data)]
+            else:
+                self.scalars[value] = next(args)
         self.out_buffers = list(entry.args[n_in:])
         self.known: dict[SSAValue, list[Dim]] = {}
-        self.k = KernelDims(self.entry, self.known, self.scalars)
+        self.k = KernelDims(self.entry, self.known, self.scalars, self.shapes)
         self._consts: dict[tuple[int, Attribute], SSAValue] = {}
         self._cache: list[dict[tuple[SSAValue, tuple], SSAValue]] = [{}]
 
     @staticmethod
-    def _arg_type(t: Attribute) -> Attribute:
+    def _arg_types(t: Attribute) -> list[Attribute]:
+        """Kernel arguments for one input: a buffer, an index, or a shape's dims."""
         if isinstance(t, TensorType):
-            return memref_of(t)
+            return [memref_of(t)]
         if isinstance(t, IndexType):
-            return t
+            return [t]
+        if isinstance(t, ShapeType):
+            return [IndexType()] * t.rank.data
         raise NoLoopLowering(f"a kernel cannot take a value of type {t}")
 
     # -- emission helpers -----------------------------------------------------------
@@ -153,7 +171,7 @@ class KernelBuilder:
             if value in self.buffers:
                 buf = self.buffers[value]
                 self.known[value] = [
-                    d if d >= 0 else self.entry.insert(memref.DimOp.from_source_and_index(buf, self.index(i))).result
+                    d if d >= 0 else self.entry.insert(memref.DimOp(buf, self.index(i))).result
                     for i, d in enumerate(value.type.get_shape())
                 ]
             else:

@@ -67,6 +67,9 @@ class _ShapeOnly(StaticDims):
     def index(self, value: SSAValue) -> int:
         return int(self.scalars[value])
 
+    def shape(self, value: SSAValue) -> list[int]:
+        return [int(d) for d in self.scalars[value]]
+
 
 def _where(op: Operation) -> str:
     loc = location_of(op)
@@ -120,6 +123,8 @@ class KernelLauncher:
                 keep.append(arr)
                 slots.append(arr.ctypes.data)
                 slots += [n for n, d in zip(arr.shape, param.type.get_shape()) if d < 0]
+            elif isinstance(arg, tuple):  # a !shape.shape: its dims
+                slots += [int(d) for d in arg]
             else:
                 slots.append(int(arg))
         results = [np.empty(s, numpy_dtype(v.type.get_element_type()))
@@ -192,9 +197,13 @@ class Executable:
     def kernel_names(self) -> list[str]:
         return sorted(launcher.name for launcher in self.launchers.values())
 
-    def __call__(self, *args: Any) -> Any:
+    def run(self, *args: Any) -> list[Any]:
+        """All results of the entry function, as a list."""
         values = [np.asarray(a) if not isinstance(a, int | bool | tuple) else a for a in args]
-        results = self.host.call(self.entry, values)
+        return self.host.call(self.entry, values)
+
+    def __call__(self, *args: Any) -> Any:
+        results = self.run(*args)
         return results[0] if len(results) == 1 else tuple(results)
 
 

@@ -18,3 +18,27 @@ def run_mlir(text: str, *args, entry: str = "main"):
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+_COMPILED: dict[str, object] = {}
+
+
+def compile_mlir(text: str):
+    """`nimble.compile` of `text` for the LLVM target, once per text in a test run."""
+    from nimble import compile
+
+    if text not in _COMPILED:
+        _COMPILED[text] = compile(text)
+    return _COMPILED[text]
+
+
+def run_compiled(text: str, *args, entry: str = "main"):
+    exe = compile_mlir(text)
+    assert not exe.fallbacks, f"ops left to the host: {exe.fallbacks}"
+    return exe.run(*args)
+
+
+@pytest.fixture(params=["reference", "llvm"])
+def run(request):
+    """Run an MLIR module's `main` on the reference interpreter or compiled with LLVM."""
+    return run_mlir if request.param == "reference" else run_compiled

@@ -1,5 +1,6 @@
-"""Each graph op in the reference interpreter against a hand-written numpy expression,
-on random inputs whose `?` dims take several sizes."""
+"""Each graph op against a hand-written numpy expression, on random inputs whose `?`
+dims take several sizes, in the reference interpreter and compiled (the `run` fixture
+runs every test once per backend)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SIZES, run_mlir
+from conftest import SIZES
 
 
 def unary_module(op: str) -> str:
@@ -38,11 +39,11 @@ DOMAIN = {"log": lambda x: np.abs(x) + 0.1, "sqrt": np.abs, "rsqrt": lambda x: n
 
 @pytest.mark.parametrize("op", sorted(UNARY))
 @pytest.mark.parametrize("n", SIZES)
-def test_unary(op, n, rng):
+def test_unary(op, n, rng, run):
     x = rng.standard_normal((n, 5)).astype(np.float32)
     expected = UNARY[op](x)
     x = DOMAIN.get(op, lambda v: v)(x).astype(np.float32)
-    (y,) = run_mlir(unary_module(op), x)
+    (y,) = run(unary_module(op), x)
     assert y.dtype == np.float32 and y.shape == (n, 5)
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
 
@@ -55,7 +56,7 @@ BINARY = {
 
 @pytest.mark.parametrize("op", sorted(BINARY))
 @pytest.mark.parametrize("n", SIZES)
-def test_binary_broadcasting(op, n, rng):
+def test_binary_broadcasting(op, n, rng, run):
     text = f"""func.func @main(%a: tensor<?x1x3xf32>, %b: tensor<4x?xf32>) -> tensor<?x4x3xf32> {{
   %c = graph.{op} %a, %b : (tensor<?x1x3xf32>, tensor<4x?xf32>) -> tensor<?x4x3xf32>
   func.return %c : tensor<?x4x3xf32>
@@ -64,21 +65,21 @@ def test_binary_broadcasting(op, n, rng):
     if op == "pow":
         a = np.abs(a)
     b = rng.uniform(0.5, 2, (4, 3)).astype(np.float32)
-    (c,) = run_mlir(text, a, b)
+    (c,) = run(text, a, b)
     np.testing.assert_allclose(c, BINARY[op](a, b), rtol=1e-5)
 
 
-def test_integer_division_truncates():
+def test_integer_division_truncates(run):
     text = """func.func @main(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
   %c = graph.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %c : tensor<4xi32>
 }"""
-    (c,) = run_mlir(text, np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32))
+    (c,) = run(text, np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32))
     assert c.tolist() == [3, -3, -3, 3]
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_comparisons_logic_where(n, rng):
+def test_comparisons_logic_where(n, rng, run):
     text = """func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xi1>, tensor<?xf32>) {
   %lt = graph.less %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
   %gt = graph.greater %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
@@ -92,25 +93,25 @@ def test_comparisons_logic_where(n, rng):
     a = rng.standard_normal(n).astype(np.float32)
     b = a.copy()
     b[::2] = rng.standard_normal(len(b[::2]))
-    m, w = run_mlir(text, a, b)
+    m, w = run(text, a, b)
     np.testing.assert_array_equal(m, a == b)
     np.testing.assert_array_equal(w, np.minimum(a, b))
 
 
-def test_clip_and_cast(rng):
+def test_clip_and_cast(rng, run):
     text = """func.func @main(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xi32>) {
   %c = graph.clip %x {min = -1.0 : f64, max = 1.5 : f64} : tensor<?xf32> -> tensor<?xf32>
   %i = graph.cast %x : tensor<?xf32> -> tensor<?xi32>
   func.return %c, %i : tensor<?xf32>, tensor<?xi32>
 }"""
     x = (rng.standard_normal(33) * 3).astype(np.float32)
-    c, i = run_mlir(text, x)
+    c, i = run(text, x)
     np.testing.assert_array_equal(c, np.clip(x, -1, 1.5))
     np.testing.assert_array_equal(i, np.trunc(x).astype(np.int32))
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_matmul_batch_broadcast_and_vectors(n, rng):
+def test_matmul_batch_broadcast_and_vectors(n, rng, run):
     text = """func.func @main(%a: tensor<?x1x?x8xf32>, %b: tensor<3x8x5xf32>, %v: tensor<8xf32>) -> (tensor<?x3x?x5xf32>, tensor<?x1x?xf32>) {
   %c = graph.matmul %a, %b : (tensor<?x1x?x8xf32>, tensor<3x8x5xf32>) -> tensor<?x3x?x5xf32>
   %d = graph.matmul %a, %v : (tensor<?x1x?x8xf32>, tensor<8xf32>) -> tensor<?x1x?xf32>
@@ -119,19 +120,19 @@ def test_matmul_batch_broadcast_and_vectors(n, rng):
     a = rng.standard_normal((2, 1, n, 8)).astype(np.float32)
     b = rng.standard_normal((3, 8, 5)).astype(np.float32)
     v = rng.standard_normal(8).astype(np.float32)
-    c, d = run_mlir(text, a, b, v)
+    c, d = run(text, a, b, v)
     np.testing.assert_allclose(c, np.matmul(a, b), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(d, a @ v, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_dense(n, rng):
+def test_dense(n, rng, run):
     text = """func.func @main(%x: tensor<?x6xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %y = graph.dense %x, %w, %b : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   func.return %y : tensor<?x4xf32>
 }"""
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in [(n, 6), (4, 6), (4,)])
-    (y,) = run_mlir(text, x, w, b)
+    (y,) = run(text, x, w, b)
     np.testing.assert_allclose(y, x @ w.T + b, rtol=1e-5, atol=1e-5)
 
 
@@ -155,7 +156,7 @@ def conv2d_naive(x, w, b, stride, pad, dilation, groups):
 
 @pytest.mark.parametrize("size", [1, 7, 10])
 @pytest.mark.parametrize("stride,pad,dilation,groups", [(1, (0, 0, 0, 0), 1, 1), (2, (1, 1, 1, 1), 1, 2), (1, (2, 1, 0, 1), 2, 1)])
-def test_conv2d(size, stride, pad, dilation, groups, rng):
+def test_conv2d(size, stride, pad, dilation, groups, rng, run):
     x = rng.standard_normal((2, 4, size + 4, size + 3)).astype(np.float32)
     w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
     b = rng.standard_normal(6).astype(np.float32)
@@ -163,12 +164,12 @@ def test_conv2d(size, stride, pad, dilation, groups, rng):
   %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {groups} : i64}} : (tensor<?x4x?x?xf32>, tensor<6x{4 // groups}x3x3xf32>, tensor<6xf32>) -> tensor<?x6x?x?xf32>
   func.return %y : tensor<?x6x?x?xf32>
 }}"""
-    (y,) = run_mlir(text, x, w, b)
+    (y,) = run(text, x, w, b)
     np.testing.assert_allclose(y, conv2d_naive(x, w, b, stride, pad, dilation, groups), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("size", [2, 7, 16])
-def test_pooling(size, rng):
+def test_pooling(size, rng, run):
     text = """func.func @main(%x: tensor<1x3x?x?xf32>) -> (tensor<1x3x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x1x1xf32>) {
   %m = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
   %a = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 1, 1>} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
@@ -176,7 +177,7 @@ def test_pooling(size, rng):
   func.return %m, %a, %g : tensor<1x3x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x1x1xf32>
 }"""
     x = rng.standard_normal((1, 3, size, size + 1)).astype(np.float32)
-    m, a, g = run_mlir(text, x)
+    m, a, g = run(text, x)
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
     oh, ow = (size - 1) // 2 + 1, size // 2 + 1
     expected_max = np.array([[[[xp[0, c, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max() for j in range(ow)] for i in range(oh)] for c in range(3)]])
@@ -191,7 +192,7 @@ def test_pooling(size, rng):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_norms_and_softmax(n, rng):
+def test_norms_and_softmax(n, rng, run):
     text = """func.func @main(%x: tensor<?x4x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %g: tensor<3xf32>) -> (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>) {
   %bn = graph.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-03 : f64} : (tensor<?x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x3xf32>
   %ln = graph.layer_norm %x, %g, %g : (tensor<?x4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x4x3xf32>
@@ -202,7 +203,7 @@ def test_norms_and_softmax(n, rng):
     s, b, m = (rng.standard_normal(4).astype(np.float32) for _ in range(3))
     v = rng.uniform(0.5, 2, 4).astype(np.float32)
     g = rng.standard_normal(3).astype(np.float32)
-    bn, ln, sm = run_mlir(text, x, s, b, m, v, g)
+    bn, ln, sm = run(text, x, s, b, m, v, g)
     r = lambda a: a.reshape(1, 4, 1)
     np.testing.assert_allclose(bn, (x - r(m)) / np.sqrt(r(v) + 1e-3) * r(s) + r(b), rtol=1e-5, atol=1e-5)
     mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
@@ -212,7 +213,7 @@ def test_norms_and_softmax(n, rng):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_reductions(n, rng):
+def test_reductions(n, rng, run):
     text = """func.func @main(%x: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>) {
   %s = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<?x?x4xf32> -> tensor<?x1x4xf32>
   %m = graph.reduce_mean %x {axes = array<i64: 1, -1>} : tensor<?x?x4xf32> -> tensor<?xf32>
@@ -221,7 +222,7 @@ def test_reductions(n, rng):
   func.return %s, %m, %a, %i : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>
 }"""
     x = rng.standard_normal((n, 3, 4)).astype(np.float32)
-    s, m, a, i = run_mlir(text, x)
+    s, m, a, i = run(text, x)
     np.testing.assert_allclose(s, x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(m, x.mean((1, 2)), rtol=1e-5, atol=1e-6)
     assert a == x.max()
@@ -229,7 +230,7 @@ def test_reductions(n, rng):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_layout_ops(n, rng):
+def test_layout_ops(n, rng, run):
     text = """func.func @main(%x: tensor<?x4x6xf32>, %ids: tensor<3xi64>) -> (tensor<?x24xf32>, tensor<6x?x4xf32>, tensor<?x8x6xf32>, tensor<?x1x6xf32>, tensor<?x3x6xf32>, tensor<?x3x6xf32>, tensor<1x?x4x6xf32>) {
   %r = graph.reshape %x [-1, 24] : tensor<?x4x6xf32> -> tensor<?x24xf32>
   %t = graph.transpose %x [2, 0, 1] : tensor<?x4x6xf32> -> tensor<6x?x4xf32>
@@ -241,7 +242,7 @@ def test_layout_ops(n, rng):
 }"""
     x = rng.standard_normal((n, 4, 6)).astype(np.float32)
     ids = np.array([3, -1, 0], np.int64)
-    r, t, c, a, b, g, u = run_mlir(text, x, ids)
+    r, t, c, a, b, g, u = run(text, x, ids)
     np.testing.assert_array_equal(r, x.reshape(-1, 24))
     np.testing.assert_array_equal(t, x.transpose(2, 0, 1))
     np.testing.assert_array_equal(c, np.concatenate([x, x], 1))
@@ -253,20 +254,20 @@ def test_layout_ops(n, rng):
 
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("k", [0, 1, 5, -2, 100])
-def test_slice_dynamic_bounds(n, k, rng):
+def test_slice_dynamic_bounds(n, k, rng, run):
     text = """func.func @main(%x: tensor<?x8xf32>, %k: index) -> (tensor<?x3xf32>, tensor<?x8xf32>) {
   %a = graph.slice %x[:%k, 1:-1:2] : tensor<?x8xf32> -> tensor<?x3xf32>
   %b = graph.slice %x[%k:, :] : tensor<?x8xf32> -> tensor<?x8xf32>
   func.return %a, %b : tensor<?x3xf32>, tensor<?x8xf32>
 }"""
     x = rng.standard_normal((n, 8)).astype(np.float32)
-    a, b = run_mlir(text, x, k)
+    a, b = run(text, x, k)
     np.testing.assert_array_equal(a, x[:k, 1:-1:2])
     np.testing.assert_array_equal(b, x[k:])
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_shape_driven_creation(n, rng):
+def test_shape_driven_creation(n, rng, run):
     text = """func.func @main(%x: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xi64>, tensor<3x?xf32>) {
   %s = shape.of %x : tensor<?x3xf32> -> !shape.shape<2>
   %z = graph.zeros %s : !shape.shape<2> -> tensor<?x3xf32>
@@ -283,7 +284,7 @@ def test_shape_driven_creation(n, rng):
   func.return %z, %f, %b, %r, %y : tensor<?x3xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xi64>, tensor<3x?xf32>
 }"""
     x = rng.standard_normal((n, 3)).astype(np.float32)
-    z, f, b, r, y = run_mlir(text, x)
+    z, f, b, r, y = run(text, x)
     assert z.shape == (n, 3) and not z.any()
     assert (f == 7).all() and f.dtype == np.int32
     np.testing.assert_array_equal(b, np.broadcast_to(x[:1], (n, 3)))
