@@ -249,14 +249,11 @@ class _LoopOp(IRDLOperation):
         iv = parser.parse_argument(expect_type=False)
         parser.parse_punctuation("=")
         index = IndexType()
-        bounds = [parser.parse_operand()]
+        bounds = [parser.parse_operand(index)]
         parser.parse_keyword("to")
-        bounds.append(parser.parse_operand())
+        bounds.append(parser.parse_operand(index))
         parser.parse_keyword("step")
-        bounds.append(parser.parse_operand())
-        for b in bounds:
-            if b.type != index:
-                parser.raise_error(f"loop bounds must be index values, got {b.type}")
+        bounds.append(parser.parse_operand(index))
         return iv.resolve(index), bounds
 
     @staticmethod

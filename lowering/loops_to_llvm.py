@@ -318,9 +318,8 @@ class _FunctionLowering:
         else:  # static: a stack slot in the entry block, made once
             saved = self.block
             self.block = self.entry
-            size = self.const(1, i64)
-            ptr = self.emit(llvm.AllocaOp(size, llvm.LLVMArrayType.from_size_and_type(
-                int(_product(t.get_shape())), element), alignment=64))
+            size = self.const(_product(t.get_shape()), i64)
+            ptr = self.emit(llvm.AllocaOp(size, element, alignment=64))
             self.block = saved
         self.buffers[op.memref] = _Buffer(ptr, dims)
 

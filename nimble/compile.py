@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, TensorType
+from xdsl.dialects.builtin import MemRefType, ModuleOp, SymbolRefAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import PassPipeline
 
@@ -234,3 +234,45 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None) -> Exec
 
 
 
+
+
+class KernelFunction:
+    """A compiled kernel called directly on numpy arrays (one per memref argument, an
+    int per index argument); checks dtypes, ranks and static dims before the call."""
+
+    def __init__(self, kernel: func.FuncOp, jit: Any):
+        self.jit = jit  # keeps the machine code alive
+        self.name = kernel.sym_name.data
+        self.types = [a.type for a in kernel.args]
+        self.fn = _KERNEL_FN(jit.addresses[self.name])
+
+    def __call__(self, *args: Any) -> None:
+        if len(args) != len(self.types):
+            raise TypeError(f"kernel @{self.name} takes {len(self.types)} arguments, got {len(args)}")
+        slots: list[int] = []
+        for i, (t, arg) in enumerate(zip(self.types, args)):
+            if not isinstance(t, MemRefType):
+                slots.append(int(arg))
+                continue
+            expected = numpy_dtype(t.get_element_type())
+            shape = t.get_shape()
+            if not isinstance(arg, np.ndarray) or arg.dtype != expected or arg.ndim != len(shape) \
+                    or any(d >= 0 and d != n for d, n in zip(shape, arg.shape)) or not arg.flags.c_contiguous:
+                got = f"{arg.dtype}{list(arg.shape)}" if isinstance(arg, np.ndarray) else type(arg).__name__
+                raise ValueError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {t}, got {got}")
+            slots.append(arg.ctypes.data)
+            slots += [n for n, d in zip(arg.shape, shape) if d < 0]
+        packed = np.array([*slots, 0, 1], dtype=np.int64)
+        self.fn(packed.ctypes.data)
+
+
+def compile_kernels(source: Any) -> dict[str, KernelFunction]:
+    """JIT every `nimble.kernel` function of a loop-level module (text or module)."""
+    from nimble.api import parse
+    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.runtime.llvm_jit import JitModule
+
+    module = source if isinstance(source, ModuleOp) else parse(source)
+    jit = JitModule.compile(lower_kernels(module))
+    return {f.sym_name.data: KernelFunction(f, jit)
+            for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
