@@ -199,7 +199,7 @@ class Executable:
 
     def run(self, *args: Any) -> list[Any]:
         """All results of the entry function, as a list."""
-        values = [np.asarray(a) if not isinstance(a, int | bool | tuple) else a for a in args]
+        values = [np.asarray(a) if isinstance(a, list | float) else a for a in args]
         return self.host.call(self.entry, values)
 
     def __call__(self, *args: Any) -> Any:

@@ -12,7 +12,9 @@ import sys
 import traceback
 from collections.abc import Sequence
 from io import BytesIO
+from typing import IO
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -65,6 +67,21 @@ def pass_summary(pass_class: type) -> str:
     return text
 
 
+def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
+    """LLVM IR of the module's kernels. A graph-level module is first compiled through
+    the default graph and loop stages; an `llvm`-dialect module is printed as is."""
+    from nimble.compile import run_stages
+    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.runtime.llvm_jit import to_llvmlite
+
+    functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
+    if functions:
+        if not any("nimble.kernel" in f.attributes for f in functions):
+            run_stages(module, ["graph", "loops"])
+        module = lower_kernels(module)
+    out.write(str(to_llvmlite(module)))
+
+
 class NimbleOptMain(xDSLOptMain):
     """The `nimble-opt` tool."""
 
@@ -85,6 +102,7 @@ class NimbleOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         super().register_all_targets()
         self.available_targets["nb"] = lambda module, out: out.write(print_nb(module))
+        self.available_targets["llvm"] = _emit_llvm
 
     def register_all_passes(self) -> None:
         for name, factory in all_passes().items():

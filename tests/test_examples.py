@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nimble import interpret, parse
+from nimble import compile, interpret, parse
 from nimble.dialects.graph import AdtValue
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -28,12 +28,27 @@ def modules():
     return {p.stem: parse(p) for p in EXAMPLES.glob("*.nb")}
 
 
+_COMPILED: dict[str, object] = {}
+
+
+@pytest.fixture(params=["reference", "llvm"])
+def models(request, modules):
+    """Each example as a function: run by the reference interpreter, or compiled for
+    LLVM (fusion groups as kernels, the host part on the interpreter)."""
+    if request.param == "reference":
+        return {name: (lambda *a, m=m: interpret(m, *a)) for name, m in modules.items()}
+    for name in modules:
+        if name not in _COMPILED:
+            _COMPILED[name] = compile(EXAMPLES / f"{name}.nb")
+    return {name: exe.run for name, exe in _COMPILED.items()}
+
+
 @pytest.mark.parametrize("t,n", [(1, 1), (3, 5), (7, 2)])
-def test_lstm(modules, t, n, rng):
+def test_lstm(models, t, n, rng):
     xs = rng.standard_normal((t, n, 64)).astype(np.float32)
     h0, c0 = weights(rng, (n, 128), (n, 128), scale=1.0)
     w, b = weights(rng, (512, 192), (512,))
-    (h,) = interpret(modules["lstm"], xs, h0, c0, w, b)
+    (h,) = models["lstm"](xs, h0, c0, w, b)
     h_ref, c_ref = h0.astype(np.float64), c0.astype(np.float64)
     for x in xs:
         i, f, o, u = np.split(np.concatenate([x, h_ref], 1) @ w.T + b, 4, axis=1)
@@ -65,10 +80,10 @@ def tree_lstm_ref(t, w_iou, u_iou, b_iou, w_f, u_f, b_f):
 
 
 @pytest.mark.parametrize("depth", [0, 2, 5])
-def test_tree_lstm(modules, depth, rng):
+def test_tree_lstm(models, depth, rng):
     tree = random_tree(rng, depth)
     params = weights(rng, (450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,))
-    (h,) = interpret(modules["tree_lstm"], tree, *params)
+    (h,) = models["tree_lstm"](tree, *params)
     np.testing.assert_allclose(h, tree_lstm_ref(tree, *params)[0], rtol=1e-4, atol=1e-5)
 
 
@@ -103,9 +118,9 @@ def bert_inputs(rng, s):
 
 
 @pytest.mark.parametrize("s", [1, 7, 16, 33])
-def test_bert(modules, s, rng):
+def test_bert(models, s, rng):
     ids, table, positions, *layer = bert_inputs(rng, s)
-    (y,) = interpret(modules["bert"], ids, table, positions, *layer)
+    (y,) = models["bert"](ids, table, positions, *layer)
     x = table[ids] + positions[:s]
     expected = bert_layer(bert_layer(x, *layer), *layer)
     np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-3)
@@ -119,20 +134,20 @@ RESNET_SHAPES += [(1000, 512), (1000,)]
 
 
 @pytest.mark.parametrize("size", [32, 37])
-def test_resnet18_runs_at_any_image_size(modules, size, rng):
+def test_resnet18_runs_at_any_image_size(models, size, rng):
     image = rng.standard_normal((1, 3, size, size)).astype(np.float32)
     params = [(rng.standard_normal(s) * math.sqrt(2 / max(1, np.prod(s[1:])))).astype(np.float32) for s in RESNET_SHAPES]
-    (logits,) = interpret(modules["resnet18"], image, *params)
+    (logits,) = models["resnet18"](image, *params)
     assert logits.shape == (1, 1000) and np.isfinite(logits).all()
 
 
 @pytest.mark.parametrize("h,w", [(5, 7), (8, 8)])
-def test_detection_head(modules, h, w, rng):
+def test_detection_head(models, h, w, rng):
     feat = rng.standard_normal((1, 64, h, w)).astype(np.float32)
     ys, xs = np.meshgrid(np.arange(h) * 4.0, np.arange(w) * 4.0, indexing="ij")
     anchors = np.stack([xs, ys, xs + 8, ys + 8], -1).reshape(-1, 4).astype(np.float32)
     params = weights(rng, (1, 64, 3, 3), (1,), (4, 64, 3, 3), (4,))
-    boxes, scores, pooled = interpret(modules["detection"], feat, anchors, *params)
+    boxes, scores, pooled = models["detection"](feat, anchors, *params)
     assert len(boxes) == len(scores) == len(pooled) <= 50
     assert np.all(np.diff(scores) <= 0)  # kept in descending score order
     assert pooled.shape[1:] == (64, 7, 7)

@@ -1,0 +1,169 @@
+// RUN: nimble-opt %s --split-input-file -p lower-graph-to-loops | filecheck %s
+
+// CHECK-LABEL: func.func @broadcast_add
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.fused (%[[A_1:[A-Za-z0-9_$.-]+]] = %[[A]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[C_1:[A-Za-z0-9_$.-]+]] = graph.add %[[A_1]], %[[B_1]] : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: graph.yield %[[C_1]] : tensor<?x4xf32>
+// CHECK-NEXT: } attributes {kernel = @broadcast_add_add_0}
+// CHECK-NEXT: func.return %[[C]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @broadcast_add_add_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "broadcast_add_add_0"} {
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK-NEXT: loop.foreach %[[V7:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] {
+// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] {
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V7]], %[[V8]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V8]]] : memref<4xf32>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.addf %[[V9]], %[[V10]] : f32
+// CHECK-NEXT: memref.store %[[V11]], %[[V2]][%[[V7]], %[[V8]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+
+func.func @broadcast_add(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %c = graph.add %a, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  func.return %c : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dense_relu
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<16x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<16xf32>) -> tensor<?x16xf32> {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32> {
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dense %[[X1]], %[[W1]], %[[B1]] : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.relu %[[D]] : tensor<?x16xf32> -> tensor<?x16xf32>
+// CHECK-NEXT: graph.yield %[[R]] : tensor<?x16xf32>
+// CHECK-NEXT: } attributes {kernel = @dense_relu_dense_0}
+// CHECK-NEXT: func.return %[[Y]] : tensor<?x16xf32>
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @dense_relu_dense_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<16x8xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<16xf32>, %[[V3:[A-Za-z0-9_$.-]+]]: memref<?x16xf32>) attributes {nimble.kernel = "dense_relu_dense_0"} {
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V4]] : memref<?x8xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
+// CHECK-NEXT: loop.foreach %[[V9:[A-Za-z0-9_$.-]+]] = %[[V4]] to %[[V5]] step %[[V6]] {
+// CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[V4]] to %[[V7]] step %[[V6]] {
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V13:[A-Za-z0-9_$.-]+]] = %[[V4]] to %[[V8]] step %[[V6]] combine(add) init(%[[V11]]) : f32 {
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V9]], %[[V13]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V10]], %[[V13]]] : memref<16x8xf32>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V14]], %[[V15]] : f32
+// CHECK-NEXT: loop.yield %[[V16]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = memref.load %[[V2]][%[[V10]]] : memref<16xf32>
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.addf %[[V12]], %[[V17]] : f32
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.maximumf %[[V18]], %[[V19]] : f32
+// CHECK-NEXT: memref.store %[[V20]], %[[V3]][%[[V9]], %[[V10]]] : memref<?x16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @dense_relu(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
+  %y = graph.fused (%x1 = %x, %w1 = %w, %b1 = %b) : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> (tensor<?x16xf32>) {
+    %d = graph.dense %x1, %w1, %b1 : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+    %r = graph.relu %d : tensor<?x16xf32> -> tensor<?x16xf32>
+    graph.yield %r : tensor<?x16xf32>
+  }
+  func.return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_slice
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x6xf32>) -> tensor<3x?xf32> {
+// CHECK-NEXT: graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]]) : (tensor<?x6xf32>) -> () {
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.slice %[[X_1]][:, 1:-1:2] : tensor<?x6xf32> -> tensor<?x2xf32>
+// CHECK-NEXT: graph.yield
+// CHECK-NEXT: } attributes {kernel = @transpose_slice_slice_0}
+// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1]] = %[[X]]) : (tensor<?x6xf32>) -> tensor<6x?xf32> {
+// CHECK-NEXT: %[[T_1:[A-Za-z0-9_$.-]+]] = graph.transpose %[[X_1]] [1, 0] : tensor<?x6xf32> -> tensor<6x?xf32>
+// CHECK-NEXT: graph.yield %[[T_1]] : tensor<6x?xf32>
+// CHECK-NEXT: } attributes {kernel = @transpose_slice_transpose_0}
+// CHECK-NEXT: %[[U:[A-Za-z0-9_$.-]+]] = graph.fused (%[[T_1]] = %[[T]]) : (tensor<6x?xf32>) -> tensor<3x?xf32> {
+// CHECK-NEXT: %[[U_1:[A-Za-z0-9_$.-]+]] = graph.slice %[[T_1]][:3, :] : tensor<6x?xf32> -> tensor<3x?xf32>
+// CHECK-NEXT: graph.yield %[[U_1]] : tensor<3x?xf32>
+// CHECK-NEXT: } attributes {kernel = @transpose_slice_slice_1}
+// CHECK-NEXT: func.return %[[U]] : tensor<3x?xf32>
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @transpose_slice_slice_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>) attributes {nimble.kernel = "transpose_slice_slice_0"} {
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @transpose_slice_transpose_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<6x?xf32>) attributes {nimble.kernel = "transpose_slice_transpose_0"} {
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<?x6xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: loop.foreach %[[V6:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[V4]] step %[[V5]] {
+// CHECK-NEXT: loop.foreach %[[V7:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[V3]] step %[[V5]] {
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V7]], %[[V6]]] : memref<?x6xf32>
+// CHECK-NEXT: memref.store %[[V8]], %[[V1]][%[[V6]], %[[V7]]] : memref<6x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @transpose_slice_slice_1
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<6x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<3x?xf32>) attributes {nimble.kernel = "transpose_slice_slice_1"} {
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<6x?xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V4]] : index
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.addi %[[V4]], %[[V3]] : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.select %[[V5]], %[[V6]], %[[V4]] : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V7]], %[[V4]] : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V8]], %[[V3]] : index
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V3]], %[[V9]] : index
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V10]], %[[V4]] : index
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.ceildivsi %[[V11]], %[[V12]] : index
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.constant 3 : index
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V4]] : index
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.addi %[[V4]], %[[V3]] : index
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.select %[[V16]], %[[V17]], %[[V4]] : index
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V18]], %[[V4]] : index
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V19]], %[[V3]] : index
+// CHECK-NEXT: loop.foreach %[[V21:[A-Za-z0-9_$.-]+]] = %[[V14]] to %[[V15]] step %[[V2]] {
+// CHECK-NEXT: loop.foreach %[[V22:[A-Za-z0-9_$.-]+]] = %[[V14]] to %[[V13]] step %[[V2]] {
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.addi %[[V20]], %[[V22]] : index
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V21]], %[[V23]]] : memref<6x?xf32>
+// CHECK-NEXT: memref.store %[[V24]], %[[V1]][%[[V21]], %[[V22]]] : memref<3x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @transpose_slice(%x: tensor<?x6xf32>) -> tensor<3x?xf32> {
+  %s = graph.slice %x[:, 1:-1:2] : tensor<?x6xf32> -> tensor<?x2xf32>
+  %t = graph.transpose %x [1, 0] : tensor<?x6xf32> -> tensor<6x?xf32>
+  %u = graph.slice %t[0:3, :] : tensor<6x?xf32> -> tensor<3x?xf32>
+  func.return %u : tensor<3x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @opaque_stays_on_host
+// CHECK-SAME: (%[[B:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[S:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xi64> {
+// CHECK-NEXT: %[[K:[A-Za-z0-9_$.-]+]] = graph.nms %[[B]], %[[S]] {iou_threshold = 5.000000e-01 : f64, score_threshold = 0.000000e+00 : f64, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+// CHECK-NEXT: func.return %[[K]] : tensor<?xi64>
+// CHECK-NEXT: }
+func.func @opaque_stays_on_host(%b: tensor<?x4xf32>, %s: tensor<?xf32>) -> tensor<?xi64> {
+  %k = graph.nms %b, %s {iou_threshold = 5.000000e-01 : f64, score_threshold = 0.000000e+00 : f64, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+  func.return %k : tensor<?xi64>
+}
