@@ -85,6 +85,7 @@ class KernelLauncher:
     address: int
     parallel: bool
     pool: ThreadPoolExecutor | None
+    threads: int
     members: list[GraphOp] = field(init=False)
     outputs: list[SSAValue] = field(init=False)
 
@@ -132,14 +133,13 @@ class KernelLauncher:
         for out, value in zip(results, self.outputs):
             slots.append(out.ctypes.data)
             slots += [n for n, d in zip(out.shape, value.type.get_shape()) if d < 0]
-        chunks = 2 if self.parallel and self.pool is not None and results and \
-            max(r.size for r in results) >= PARALLEL_MIN_ELEMENTS else 1
+        big = results and max(r.size for r in results) >= PARALLEL_MIN_ELEMENTS
+        chunks = self.threads if self.parallel and self.pool is not None and big else 1
         packed = [np.array([*slots, c, chunks], dtype=np.int64) for c in range(chunks)]
-        if chunks == 1:
-            self.fn(packed[0].ctypes.data)
-        else:  # ctypes releases the GIL: the chunks run on both cores
-            other = self.pool.submit(self.fn, packed[1].ctypes.data)
-            self.fn(packed[0].ctypes.data)
+        # ctypes releases the GIL: the other chunks run on the pool's threads meanwhile.
+        others = [self.pool.submit(self.fn, p.ctypes.data) for p in packed[1:]]
+        self.fn(packed[0].ctypes.data)
+        for other in others:
             other.result()
         return results
 
@@ -168,13 +168,15 @@ class CompileStats:
 class Executable:
     """A compiled model: call it on numpy arrays (`exe(a, b)`); any `?` dims."""
 
-    def __init__(self, module: ModuleOp, jit: Any, entry: str, base_dir: str, stats: CompileStats):
+    def __init__(self, module: ModuleOp, jit: Any, entry: str, base_dir: str, stats: CompileStats,
+                 threads: int | None = None):
         self.module = module
         self.jit = jit
         self.entry = entry
         self.stats = stats
         kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
-        self.pool = ThreadPoolExecutor(max_workers=1) if (os.cpu_count() or 1) > 1 else None
+        self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
+        self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         launchers: dict[FusedOp, KernelLauncher] = {}
         self.fallbacks: list[tuple[str, str]] = []
         for op in module.walk():
@@ -185,7 +187,7 @@ class Executable:
                 name = ref.root_reference.data
                 parallel = any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
                                for o in kernels[name].walk())
-                launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool)
+                launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool, self.threads)
             elif HOST_ATTR in op.attributes:
                 self.fallbacks.append((f"{_where(op)}graph.fused", op.attributes[HOST_ATTR].data))
         self.launchers = launchers
@@ -207,10 +209,11 @@ class Executable:
         return results[0] if len(results) == 1 else tuple(results)
 
 
-def compile(source: Any, target: str = "llvm", entry: str | None = None) -> Executable:
+def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None) -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
 
-    `entry` defaults to `main`, or the module's only function.
+    `entry` defaults to `main`, or the module's only function. `threads` (default: up
+    to 2, the cores of the CI machine kind) is how many chunks a parallel loop runs in.
     """
     from nimble.api import parse
     from nimble.lowering.loops_to_llvm import lower_kernels
@@ -230,7 +233,7 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None) -> Exec
     if entry is None:
         entry = "main" if "main" in functions or len(functions) != 1 else functions[0]
     stats = CompileStats(len(jit.addresses), t1 - t0, t2 - t1)
-    return Executable(module, jit, entry, base_dir, stats)
+    return Executable(module, jit, entry, base_dir, stats, threads)
 
 
 

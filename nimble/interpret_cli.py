@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
@@ -50,20 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         module = parse(args.file)
-        function = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == args.entry), None)
-        if function is None:
-            raise InterpreterError(f"no function @{args.entry} in {args.file}")
-        given = dict(item.split("=", 1) for item in args.input)
-        rng = np.random.default_rng(args.seed)
-        values = []
-        for arg in function.body.block.args:
-            name = arg.name_hint or ""
-            if name in given:
-                values.append(np.load(given.pop(name)))
-            else:
-                values.append(random_value(arg.type, args.dynamic_size, rng))
-        if given:
-            raise InterpreterError(f"@{args.entry} has no parameter named {', '.join(given)}")
+        values = build_inputs(module, args)
         results = Interpreter(module, os.path.dirname(os.path.abspath(args.file))).call(args.entry, values)
     except (ParseError, DiagnosticException, FrontendError) as e:
         print(f"nimble-interpret: error: {e}", file=sys.stderr)
@@ -71,12 +58,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InterpreterError, ValueError, OSError) as e:
         print(f"nimble-interpret: error: {e}", file=sys.stderr)
         return 1
+    print_results(results)
+    return 0
+
+
+def build_inputs(module: ModuleOp, args: argparse.Namespace) -> list[Any]:
+    """The entry's arguments: `--input NAME=FILE.npy` where given, else random values
+    with every `?` dim of size `--dynamic-size`."""
+    function = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == args.entry), None)
+    if function is None:
+        raise InterpreterError(f"no function @{args.entry} in {args.file}")
+    given = dict(item.split("=", 1) for item in args.input)
+    rng = np.random.default_rng(args.seed)
+    values = []
+    for arg in function.body.block.args:
+        name = arg.name_hint or ""
+        if name in given:
+            values.append(np.load(given.pop(name)))
+        else:
+            values.append(random_value(arg.type, args.dynamic_size, rng))
+    if given:
+        raise InterpreterError(f"@{args.entry} has no parameter named {', '.join(given)}")
+    return values
+
+
+def print_results(results: Sequence[Any]) -> None:
     for i, r in enumerate(results):
         if isinstance(r, np.ndarray):
             print(f"result #{i}: {r.dtype}{list(r.shape)} sum={r.sum():.6g} first={r.reshape(-1)[:4].tolist()}")
         else:
             print(f"result #{i}: {r!r}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,167 @@
+"""Compiled kernels against numpy/OpenBLAS (and PyTorch CPU when installed), same run.
+
+    python benchmarks/kernels.py [--threads 1|2] [--quick]
+
+Prints, per workload: Nimble's time, the reference's, the ratio (>1: Nimble faster),
+GFLOP/s, and the compile time of the kernel. BLAS threads are pinned to `--threads`
+before numpy loads, so both sides use the same number of cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+THREADS = 1
+if "--threads" in sys.argv:
+    THREADS = int(sys.argv[sys.argv.index("--threads") + 1])
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(THREADS)
+
+import numpy as np  # noqa: E402
+
+import nimble  # noqa: E402
+
+try:  # optional: PyTorch CPU as a second reference
+    import torch  # noqa: E402
+
+    torch.set_num_threads(THREADS)
+except ImportError:
+    torch = None
+
+
+def best_of(fn, repeat: int = 5) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def report(name: str, flops: float, nimble_s: float, refs: dict[str, float], compile_s: float) -> None:
+    ratios = "  ".join(f"{k} {v * 1e3:8.3f} ms (x{v / nimble_s:5.2f})" for k, v in refs.items())
+    print(f"{name:34s} nimble {nimble_s * 1e3:8.3f} ms {flops / nimble_s / 1e9:7.1f} GF/s  {ratios}  "
+          f"compile {compile_s:.2f} s", flush=True)
+
+
+def gemm(m: int, k: int, n: int) -> None:
+    text = f"""func.func @main(%a: tensor<?x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32> {{
+  %c = graph.matmul %a, %b : (tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32>
+  func.return %c : tensor<?x{n}xf32>
+}}"""
+    t = time.perf_counter()
+    exe = nimble.compile(text, threads=THREADS)
+    compile_s = time.perf_counter() - t
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-3, atol=1e-3)
+    refs = {"numpy": best_of(lambda: a @ b)}
+    if torch is not None:
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        refs["torch"] = best_of(lambda: ta @ tb)
+    report(f"gemm {m}x{k}x{n}", 2.0 * m * k * n, best_of(lambda: exe(a, b), 3), refs, compile_s)
+
+
+def lstm_cell(hidden: int) -> None:
+    text = f"""func.func @main(%x: tensor<?x{hidden}xf32>, %h: tensor<?x{hidden}xf32>, %c: tensor<?x{hidden}xf32>,
+                     %w: tensor<{4 * hidden}x{hidden}xf32>, %u: tensor<{4 * hidden}x{hidden}xf32>, %b: tensor<{4 * hidden}xf32>)
+    -> (tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>) {{
+  %gx = graph.dense %x, %w, %b : (tensor<?x{hidden}xf32>, tensor<{4 * hidden}x{hidden}xf32>, tensor<{4 * hidden}xf32>) -> tensor<?x{4 * hidden}xf32>
+  %gh = graph.dense %h, %u : (tensor<?x{hidden}xf32>, tensor<{4 * hidden}x{hidden}xf32>) -> tensor<?x{4 * hidden}xf32>
+  %g = graph.add %gx, %gh : (tensor<?x{4 * hidden}xf32>, tensor<?x{4 * hidden}xf32>) -> tensor<?x{4 * hidden}xf32>
+  %i, %f, %o, %z = graph.split %g {{axis = 1 : i64, num = 4 : i64}} : tensor<?x{4 * hidden}xf32> -> (tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>)
+  %si = graph.sigmoid %i : tensor<?x{hidden}xf32> -> tensor<?x{hidden}xf32>
+  %sf = graph.sigmoid %f : tensor<?x{hidden}xf32> -> tensor<?x{hidden}xf32>
+  %so = graph.sigmoid %o : tensor<?x{hidden}xf32> -> tensor<?x{hidden}xf32>
+  %tz = graph.tanh %z : tensor<?x{hidden}xf32> -> tensor<?x{hidden}xf32>
+  %fc = graph.mul %sf, %c : (tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>) -> tensor<?x{hidden}xf32>
+  %iz = graph.mul %si, %tz : (tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>) -> tensor<?x{hidden}xf32>
+  %c2 = graph.add %fc, %iz : (tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>) -> tensor<?x{hidden}xf32>
+  %tc = graph.tanh %c2 : tensor<?x{hidden}xf32> -> tensor<?x{hidden}xf32>
+  %h2 = graph.mul %so, %tc : (tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>) -> tensor<?x{hidden}xf32>
+  func.return %h2, %c2 : tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>
+}}"""
+    t = time.perf_counter()
+    exe = nimble.compile(text, threads=THREADS)
+    compile_s = time.perf_counter() - t
+    assert len(exe.kernel_names) == 1, exe.kernel_names  # the whole cell is one kernel
+    rng = np.random.default_rng(0)
+    x, h, c = (rng.standard_normal((1, hidden)).astype(np.float32) for _ in range(3))
+    w, u = (rng.standard_normal((4 * hidden, hidden)).astype(np.float32) * 0.05 for _ in range(2))
+    b = rng.standard_normal(4 * hidden).astype(np.float32)
+
+    def numpy_cell():
+        g = x @ w.T + b + h @ u.T
+        i, f, o, z = np.split(g, 4, axis=1)
+        sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+        c2 = sig(f) * c + sig(i) * np.tanh(z)
+        return sig(o) * np.tanh(c2), c2
+
+    h2, c2 = exe(x, h, c, w, u, b)
+    np.testing.assert_allclose(h2, numpy_cell()[0], rtol=1e-4, atol=1e-5)
+    refs = {"numpy": best_of(numpy_cell)}
+    if torch is not None:
+        tx, th, tc, tw, tu, tb = (torch.from_numpy(v) for v in (x, h, c, w, u, b))
+
+        def torch_cell():
+            g = tx @ tw.T + tb + th @ tu.T
+            i, f, o, z = g.chunk(4, 1)
+            c2 = torch.sigmoid(f) * tc + torch.sigmoid(i) * torch.tanh(z)
+            return torch.sigmoid(o) * torch.tanh(c2)
+
+        refs["torch"] = best_of(torch_cell)
+    report(f"lstm cell hidden {hidden} batch 1", 2.0 * 2 * 4 * hidden * hidden, best_of(lambda: exe(x, h, c, w, u, b)),
+           refs, compile_s)
+
+
+def conv(channels: int, size: int) -> None:
+    text = f"""func.func @main(%x: tensor<1x{channels}x?x?xf32>, %w: tensor<{channels}x{channels}x3x3xf32>, %b: tensor<{channels}xf32>) -> tensor<1x{channels}x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{padding = array<i64: 1, 1, 1, 1>}} : (tensor<1x{channels}x?x?xf32>, tensor<{channels}x{channels}x3x3xf32>, tensor<{channels}xf32>) -> tensor<1x{channels}x?x?xf32>
+  %r = graph.relu %y : tensor<1x{channels}x?x?xf32> -> tensor<1x{channels}x?x?xf32>
+  func.return %r : tensor<1x{channels}x?x?xf32>
+}}"""
+    t = time.perf_counter()
+    exe = nimble.compile(text, threads=THREADS)
+    compile_s = time.perf_counter() - t
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
+    w = (rng.standard_normal((channels, channels, 3, 3)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(channels).astype(np.float32)
+
+    def numpy_conv():  # im2col + BLAS
+        p = np.pad(x[0], ((0, 0), (1, 1), (1, 1)))
+        cols = np.lib.stride_tricks.sliding_window_view(p, (3, 3), axis=(1, 2))  # C,H,W,3,3
+        cols = cols.transpose(0, 3, 4, 1, 2).reshape(channels * 9, size * size)
+        return np.maximum(w.reshape(channels, -1) @ cols + b[:, None], 0).reshape(1, channels, size, size)
+
+    np.testing.assert_allclose(exe(x, w, b), numpy_conv(), rtol=1e-3, atol=1e-3)
+    refs = {"numpy im2col": best_of(numpy_conv, 3)}
+    if torch is not None:
+        tx, tw, tb = (torch.from_numpy(v) for v in (x, w, b))
+        refs["torch"] = best_of(lambda: torch.relu(torch.nn.functional.conv2d(tx, tw, tb, padding=1)), 3)
+    flops = 2.0 * channels * channels * 9 * size * size
+    report(f"conv3x3 {channels}ch {size}x{size}", flops, best_of(lambda: exe(x, w, b), 3), refs, compile_s)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="small sizes only")
+    args = parser.parse_args()
+    print(f"threads={args.threads} numpy {np.__version__} torch {torch.__version__ if torch else 'not installed'}")
+    sizes = [(256, 256, 256)] if args.quick else [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (1000, 777, 513)]
+    for m, k, n in sizes:
+        gemm(m, k, n)
+    for hidden in ([256] if args.quick else [256, 1024]):
+        lstm_cell(hidden)
+    for channels, size in ([(64, 14)] if args.quick else [(64, 56), (128, 28), (256, 14), (512, 7)]):
+        conv(channels, size)
+
+
+if __name__ == "__main__":
+    main()

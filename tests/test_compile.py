@@ -1,0 +1,99 @@
+"""nimble.compile: the executable's checks, fused groups against the unfused reference,
+stored machine code, threads, and the nimble-run / nimble-opt -t llvm tools."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble.compile import compile_kernels
+from nimble.lowering.loops_to_llvm import lower_kernels
+from nimble.reference import InterpreterError
+from nimble.runtime.llvm_jit import JitModule
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CELL = """func.func @main(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %y: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %d = graph.dense %x, %w, %b : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %t = graph.tanh %d : tensor<?x16xf32> -> tensor<?x16xf32>
+  %s = graph.add %t, %y : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32>
+  %p = graph.softmax %s : tensor<?x16xf32> -> tensor<?x16xf32>
+  func.return %p : tensor<?x16xf32>
+}"""
+
+
+def inputs(rng, n, m=None):
+    m = n if m is None else m
+    return (rng.standard_normal((n, 8)).astype(np.float32), rng.standard_normal((16, 8)).astype(np.float32),
+            rng.standard_normal(16).astype(np.float32), rng.standard_normal((m, 16)).astype(np.float32))
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 33, 100, 5000])
+def test_fused_groups_match_unfused_reference(n, rng):
+    exe = nimble.compile(CELL)
+    assert len(exe.kernel_names) == 2  # dense+tanh+add, softmax
+    args = inputs(rng, n)
+    expected = nimble.interpret(nimble.parse(CELL), *args)[0]
+    np.testing.assert_allclose(exe(*args), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_shape_mismatch_is_an_error_not_a_read_out_of_bounds(rng):
+    exe = nimble.compile(CELL)
+    # %y has 9 rows where %x has 8: only the kernel's shape check can notice.
+    with pytest.raises(InterpreterError, match=r"<string>:4:3: 'graph.add' op: dim 0 cannot be broadcast \(8 vs 9\) \(kernel @main_dense_0\)"):
+        exe(*inputs(rng, 8, 9))
+
+
+def test_single_thread_and_two_threads_agree(rng):
+    args = inputs(rng, 5000)
+    one = nimble.compile(CELL, threads=1)(*args)
+    two = nimble.compile(CELL, threads=2)(*args)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_object_code_reloads_without_recompiling(rng):
+    module = nimble.compile(CELL).module
+    jit = JitModule.compile(lower_kernels(module))
+    again = JitModule.from_object(jit.object_code(), list(jit.addresses))
+    assert set(again.addresses) == set(jit.addresses) and all(again.addresses.values())
+
+
+def test_unknown_target_and_entry():
+    with pytest.raises(ValueError, match="unknown target 'cuda'"):
+        nimble.compile(CELL, target="cuda")
+    with pytest.raises(ValueError, match="no function @nope"):
+        nimble.compile(CELL, entry="nope")
+
+
+def test_compile_kernels_requires_nothing_but_kernels():
+    assert compile_kernels("func.func @host() { func.return }") == {}
+
+
+def run_tool(*args):
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_nimble_run_checks_against_the_reference():
+    result = run_tool("nimble.run_cli", "examples/lstm.nb", "--dynamic-size", "3", "--check")
+    assert result.returncode == 0, result.stderr
+    assert "result #0: float32[3, 128]" in result.stdout
+    difference = float(result.stdout.rsplit(":", 1)[1])
+    assert difference < 1e-4
+
+
+def test_nimble_run_reports_errors_without_traceback(tmp_path):
+    bad = tmp_path / "bad.nb"
+    bad.write_text("def @main(%x: f32[n]) -> f32[n] { return %x + }\n")
+    result = run_tool("nimble.run_cli", str(bad))
+    assert result.returncode == 1 and "nimble-run: error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_nimble_opt_prints_llvm_ir():
+    result = run_tool("nimble.opt", "examples/mlp.mlir", "-t", "llvm")
+    assert result.returncode == 0, result.stderr
+    assert "define void @" in result.stdout and "noalias" in result.stdout
