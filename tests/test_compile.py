@@ -74,12 +74,14 @@ def test_compile_kernels_requires_nothing_but_kernels():
     assert compile_kernels("func.func @host() { func.return }") == {}
 
 
-def run_tool(*args):
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=ROOT)
+def run_tool(module, *args):
+    # Run from outside the checkout, so that the installed package is the one imported.
+    code = f"import sys; from {module} import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT.parent)
 
 
 def test_nimble_run_checks_against_the_reference():
-    result = run_tool("nimble.run_cli", "examples/lstm.nb", "--dynamic-size", "3", "--check")
+    result = run_tool("nimble.run_cli", str(ROOT / "examples/lstm.nb"), "--dynamic-size", "3", "--check")
     assert result.returncode == 0, result.stderr
     assert "result #0: float32[3, 128]" in result.stdout
     difference = float(result.stdout.rsplit(":", 1)[1])
@@ -94,6 +96,6 @@ def test_nimble_run_reports_errors_without_traceback(tmp_path):
 
 
 def test_nimble_opt_prints_llvm_ir():
-    result = run_tool("nimble.opt", "examples/mlp.mlir", "-t", "llvm")
+    result = run_tool("nimble.opt", str(ROOT / "examples/mlp.mlir"), "-t", "llvm")
     assert result.returncode == 0, result.stderr
     assert "define void @" in result.stdout and "noalias" in result.stdout
