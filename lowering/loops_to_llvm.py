@@ -123,7 +123,7 @@ class _FunctionLowering:
         self.blocks: list[Block] = [self.entry]
         self.block = self.entry
         self.alloca_point = self.entry
-        self.parallel_done = False
+        self.parallel_depth = 0  # > 0 inside a loop already split into chunks
         args = iter(self.entry.args)
         for arg in kernel.args:
             if isinstance(arg.type, MemRefType):
@@ -190,11 +190,13 @@ class _FunctionLowering:
         raise LLVMLoweringError(f"'{op.name}' has no lowering to LLVM (in kernel @{self.kernel.sym_name.data})")
 
     # -- loops ------------------------------------------------------------------------------
+    def is_chunked(self, op: loop._LoopOp) -> bool:
+        """Parallel loops not inside another parallel loop run a share per chunk."""
+        return op.schedule is not None and op.schedule.schedule.parallel and self.parallel_depth == 0
+
     def bounds(self, op: loop._LoopOp) -> tuple[SSAValue, SSAValue, SSAValue]:
         lb, ub, step = self.v(op.lower), self.v(op.upper), self.v(op.step)
-        schedule = op.schedule.schedule if op.schedule is not None else None
-        if schedule is not None and schedule.parallel and not self.parallel_done:
-            self.parallel_done = True
+        if self.is_chunked(op):
             lb, ub = self.chunk_bounds(lb, ub, step)
         return lb, ub, step
 
@@ -235,7 +237,10 @@ class _FunctionLowering:
             self.region(op.body.block)
             return []
 
+        chunked = self.is_chunked(op)
+        self.parallel_depth += chunked
         self.counted_loop(op, [], body)
+        self.parallel_depth -= chunked
 
     def reduce(self, op: loop.ReduceOp) -> None:
         inits = [self.v(v) for v in op.inits]
@@ -404,6 +409,25 @@ class _FunctionLowering:
         self.values[op.results[0]] = self.emit(llvm.CallOp(self.external(name, t, [t]), self.v(op.operands[0]),
                                                            return_type=t))
 
+    def vector_reduction(self, op: vector.ReductionOp) -> None:
+        """Lanes combined in order, then with the accumulator."""
+        v = self.v(op.vector)
+        t = op.dest.type
+        kind = op.kind.data
+        if kind == vector.CombiningKindFlag.ADD:
+            self.values[op.dest] = self.emit(llvm.CallIntrinsicOp(
+                f"llvm.vector.reduce.fadd.{_suffix(v.type)}", [self.v(op.acc), v], [t]))
+            return
+        name = {vector.CombiningKindFlag.MUL: "fmul", vector.CombiningKindFlag.MAXIMUMF: "fmaximum",
+                vector.CombiningKindFlag.MINIMUMF: "fminimum"}[kind]
+        if name == "fmul":
+            self.values[op.dest] = self.emit(llvm.CallIntrinsicOp(f"llvm.vector.reduce.fmul.{_suffix(v.type)}",
+                                                                  [self.v(op.acc), v], [t]))
+            return
+        lanes = self.emit(llvm.CallIntrinsicOp(f"llvm.vector.reduce.{name}.{_suffix(v.type)}", [v], [t]))
+        combine = "llvm.maximum" if name == "fmaximum" else "llvm.minimum"
+        self.values[op.dest] = self.intrinsic(combine, [self.v(op.acc), lanes], t)
+
     def broadcast(self, op: vector.BroadcastOp) -> None:
         t = op.vector.type
         n = t.get_shape()[0]
@@ -435,6 +459,7 @@ _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]]
     vector.LoadOp: _FunctionLowering.vload,
     vector.StoreOp: _FunctionLowering.vstore,
     vector.BroadcastOp: _FunctionLowering.broadcast,
+    vector.ReductionOp: _FunctionLowering.vector_reduction,
     arith.ConstantOp: _FunctionLowering.constant,
     arith.CmpiOp: _FunctionLowering.cmpi,
     arith.CmpfOp: _FunctionLowering.cmpf,

@@ -39,7 +39,8 @@ from nimble.registry import all_passes, make_context
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
-    "loops": ["lower-graph-to-loops", "hoist-invariant", "canonicalize", "cse", "schedule-loops"],
+    "loops": ["lower-graph-to-loops", "hoist-invariant", "canonicalize", "cse", "schedule-loops", "tile-vectorize",
+              "canonicalize", "cse"],
     "llvm": ["lower-loops-to-llvm"],
 }
 TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "llvm"]}

@@ -88,6 +88,12 @@ def _schedule_loops() -> type[ModulePass]:
     return ScheduleLoopsPass
 
 
+def _tile_vectorize() -> type[ModulePass]:
+    from nimble.passes.tile_vectorize import TileVectorizePass
+
+    return TileVectorizePass
+
+
 _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-ops": _fuse_ops,
     "hoist-invariant": _hoist_invariant,
@@ -96,6 +102,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "infer-shapes": _infer_shapes,
     "reify-shapes": _reify_shapes,
     "schedule-loops": _schedule_loops,
+    "tile-vectorize": _tile_vectorize,
 }
 
 

@@ -1,10 +1,18 @@
-"""`schedule-loops`: give each kernel's loops a default schedule for the target.
+"""`schedule-loops`: give each kernel's innermost loop nests a schedule for the target.
 
-Schedules are data (`#loop.schedule<...>` on each loop), written here from a per-target
-table and read by the backends; a tuner can supply them instead. The CPU default:
-the outermost loop of each kernel nest runs `parallel` (chunks on the cores), the
-innermost `loop.foreach` is vectorised with the host's vector width for its element
-type. A loop that already has a schedule keeps it.
+Schedules are data (`#loop.schedule<...>` on loops), chosen here from a per-target table
+of *strategies* and realised by `tile-vectorize`; a tuner can write them instead. For
+each innermost nest `foreach i { foreach j { ... } }` the first strategy of the table
+that `tile-vectorize` can apply to it wins (tried on a copy):
+
+- `lanes_j` (matmul-like: the operand read along j is contiguous): an 8 x 32 register
+  tile, j in two vectors of 16 f32 lanes, the reduction jammed across the tile;
+- `lanes_k` (dense-like: both operands contiguous along the reduction): 4 x 4 dot
+  products with 16-lane vector accumulators along k;
+- `elementwise`: j in 16-lane vectors.
+
+The outermost loop of each nest is also marked `parallel`. A loop that already has a
+schedule keeps it (and its nest is left to it).
 """
 
 from __future__ import annotations
@@ -12,24 +20,71 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from nimble.dialects import loop
+from nimble.dialects.loop import Schedule
+from nimble.passes.tile_vectorize import transform_nest
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    outer: Schedule
+    inner: Schedule
+    reduce: Schedule | None = None
+    needs_reduce: bool = False
+
+
+def _strategies(lanes: int) -> list[Strategy]:
+    return [
+        Strategy("lanes_j", Schedule(unroll=8), Schedule(vector=lanes, unroll=2), None, needs_reduce=True),
+        Strategy("lanes_k", Schedule(unroll=4), Schedule(unroll=4), Schedule(vector=lanes), needs_reduce=True),
+        Strategy("elementwise", Schedule(), Schedule(vector=lanes)),
+    ]
+
 
 VECTOR_BITS: dict[str, int] = {"cpu": 512, "generic": 128}  # AVX-512 on the CI machine kind
 
 
-def _element_bits(foreach: loop.ForeachOp) -> int:
-    widths = [s.value.type.bitwidth if hasattr(s.value.type, "bitwidth") else s.value.type.width.data
-              for s in foreach.walk() if isinstance(s, memref.StoreOp)]
-    return max(widths, default=32)
+def _innermost_nests(kernel: func.FuncOp) -> list[tuple[loop.ForeachOp | None, loop.ForeachOp]]:
+    nests = []
+    for op in kernel.walk():
+        if isinstance(op, loop.ForeachOp) and not any(isinstance(o, loop.ForeachOp) for o in op.body.walk()):
+            parent = op.parent_op()
+            nests.append((parent if isinstance(parent, loop.ForeachOp) else None, op))
+    return nests
+
+
+def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, parallel: bool) -> None:
+    if outer is not None:
+        outer.schedule = loop.ScheduleAttr(Schedule(unroll=strategy.outer.unroll, parallel=parallel))
+    inner.schedule = loop.ScheduleAttr(Schedule(vector=strategy.inner.vector, unroll=strategy.inner.unroll,
+                                                parallel=parallel and outer is None))
+    for op in inner.body.block.ops:
+        if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
+            op.schedule = loop.ScheduleAttr(strategy.reduce)
+
+
+def _works(strategy: Strategy, kernel: func.FuncOp, index: int) -> bool:
+    """Does tile-vectorize apply `strategy` to nest `index` of `kernel`? (on a copy)"""
+    trial = kernel.clone()
+    outer, inner = _innermost_nests(trial)[index]
+    if strategy.needs_reduce and not any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
+        return False
+    _apply(strategy, outer, inner, False)
+    done = transform_nest(outer, inner)
+    if not done and outer is not None and strategy.outer.unroll <= 1:
+        done = transform_nest(None, inner)
+    trial.erase(safe_erase=False)
+    return done
 
 
 @dataclass(frozen=True)
 class ScheduleLoopsPass(ModulePass):
-    """Default schedules: outermost loop parallel, innermost foreach vectorised."""
+    """Default schedules: register tiles, vector lanes, outermost loops parallel."""
 
     name = "schedule-loops"
 
@@ -37,20 +92,25 @@ class ScheduleLoopsPass(ModulePass):
     parallel: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        bits = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"])
+        lanes = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"]) // 32
         for kernel in op.body.block.ops:
             if not isinstance(kernel, func.FuncOp) or "nimble.kernel" not in kernel.attributes:
                 continue
-            for nest in kernel.body.block.ops:
-                if isinstance(nest, loop.ForeachOp):
-                    self._schedule_nest(nest, bits)
+            self._schedule_kernel(kernel, lanes)
 
-    def _schedule_nest(self, outer: loop.ForeachOp, bits: int) -> None:
-        inner = [o for o in outer.walk() if isinstance(o, loop.ForeachOp)
-                 and not any(isinstance(x, loop.ForeachOp) for x in o.body.walk())]
-        for foreach in inner:
-            if foreach.schedule is None and foreach is not outer:
-                foreach.schedule = loop.ScheduleAttr(loop.Schedule(vector=max(1, bits // _element_bits(foreach))))
-        if outer.schedule is None:
-            vector = max(1, bits // _element_bits(outer)) if outer in inner else 0
-            outer.schedule = loop.ScheduleAttr(loop.Schedule(vector=vector, parallel=self.parallel))
+    def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:
+        top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp)}
+        for index, (outer, inner) in enumerate(_innermost_nests(kernel)):
+            if (outer is not None and outer.schedule is not None) or inner.schedule is not None:
+                continue
+            parallel = self.parallel and (outer in top or (outer is None and inner in top))
+            for strategy in _strategies(lanes):
+                if _works(strategy, kernel, index):
+                    _apply(strategy, outer, inner, parallel)
+                    break
+            else:
+                if parallel:
+                    (outer or inner).schedule = loop.ScheduleAttr(Schedule(parallel=True))
+        for nest in top:  # loops holding deeper nests: the outermost one runs in parallel
+            if nest.schedule is None and self.parallel:
+                nest.schedule = loop.ScheduleAttr(Schedule(parallel=True))
