@@ -2,7 +2,9 @@
 
 Each `graph.fused` op (and each fusable graph op outside a group, as a group of one)
 gets a kernel `func.func` in the module built by `KernelBuilder`, and records its name
-in its `kernel` attribute; the host code keeps the group (its shapes, its place in the
+in its `kernel` attribute (plus, where `?` dims meet in numpy broadcasting, a variant
+assuming no `?` dim is stretched from 1, in `nimble.no_stretch_kernel`, which the host
+picks when the actual shapes allow); the host code keeps the group (its shapes, its place in the
 control flow) and later stages turn it into a kernel launch. A group with a member that
 has no loop lowering keeps no kernel and gets a `nimble.host` attribute saying why: it
 runs on the host through the reference semantics (a CPU fallback, reported by
@@ -22,10 +24,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects.graph import FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
+from nimble.lowering.index_rules import broadcast_sites
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.passes.fuse_ops import outline
 
 KERNEL_ATTR = "kernel"
+VARIANT_ATTR = "nimble.no_stretch_kernel"
 HOST_ATTR = "nimble.host"
 
 
@@ -64,6 +68,14 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         Rewriter.insert_op(kernel, InsertPoint.after(anchor))
         anchor = kernel
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
+        if any(broadcast_sites(o) for o in group.body.block.ops):
+            # Shape-specialised variant: `?` dims never stretched, so every access is
+            # affine in the loop ivs (vectorisable); chosen at run time when it holds.
+            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()
+            variant.attributes["nimble.kernel"] = StringAttr(f"{name}_ns")
+            Rewriter.insert_op(variant, InsertPoint.after(anchor))
+            anchor = variant
+            group.attributes[VARIANT_ATTR] = SymbolRefAttr(f"{name}_ns")
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
-from nimble.lowering.scalar import const, is_float
+from nimble.lowering.scalar import SCALAR, const, is_float
 
 Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 
@@ -34,7 +34,7 @@ Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 def _bcast_axis(kb: KernelBuilder, d: Dim, out: Dim, i: Dim) -> Dim:
     if d == 1:
         return 0
-    if isinstance(d, int) or d is out:
+    if isinstance(d, int) or d is out or kb.no_stretch:
         return i
     is_one = kb.emit(arith.CmpiOp(d, kb.index(1), "eq"))
     return kb.emit(arith.SelectOp(is_one, kb.index(0), kb.index(i)))
@@ -53,6 +53,36 @@ def broadcast_index(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim],
     if isinstance(op, graph.BatchNormOp) and value is not op.input:
         return [idx[1]]  # per-channel parameters
     return numpy_broadcast(kb, value, out_dims, idx)
+
+
+def broadcast_sites(op: Operation) -> list[tuple[SSAValue, int, SSAValue, int]]:
+    """(operand, axis, result, axis) pairs where a `?` operand dim may be stretched
+    (a 1 broadcast to the result's size) by numpy broadcasting in `op`. The
+    `no_stretch` kernel variant assumes none is; its caller checks that before use."""
+    if isinstance(op, graph.MatmulOp):
+        result = op.result
+        out_batch = len(result.type.get_shape()) - (len(op.lhs.type.get_shape()) > 1) - (len(op.rhs.type.get_shape()) > 1)
+        sites = []
+        for operand in (op.lhs, op.rhs):
+            shape = operand.type.get_shape()
+            batch = shape[:-2]
+            for j, d in enumerate(batch):
+                if d < 0:
+                    sites.append((operand, j, result, out_batch - len(batch) + j))
+        return sites
+    if type(op) not in SCALAR and not isinstance(op, graph.BroadcastToOp) or isinstance(op, graph.BatchNormOp):
+        return []
+    result = op.results[0]
+    rank = len(result.type.get_shape())
+    sites = []
+    for operand in op.operands:
+        if not isinstance(operand.type, TensorType):
+            continue
+        shape = operand.type.get_shape()
+        for j, d in enumerate(shape):
+            if d < 0:
+                sites.append((operand, j, result, rank - len(shape) + j))
+    return sites
 
 
 # ------------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ class KernelDims(ReifyDims):
     """Dims as index IR emitted at a kernel's entry; checks are the caller's job."""
 
     def __init__(self, builder: Builder, known: dict[SSAValue, list[Dim]], scalars: dict[SSAValue, SSAValue],
-                 shapes: dict[SSAValue, list[SSAValue]]):
+                 shapes: dict[SSAValue, list[SSAValue]], no_stretch: bool = False):
+        self.no_stretch = no_stretch
         self.builder = builder
         self.known = known
         self.scalars = scalars
@@ -74,6 +75,8 @@ class KernelDims(ReifyDims):
             return a
         if isinstance(b, int):
             return b
+        if self.no_stretch:
+            return a  # equal by the variant's assumption
         a_is_1 = self._emit(arith.CmpiOp(a, self.value(1), "eq"))
         return self._emit(arith.SelectOp(a_is_1, b, a))
 
@@ -85,7 +88,9 @@ def memref_of(t: TensorType) -> MemRefType:
 class KernelBuilder:
     """Turns one fused group into one kernel function (see the module docstring)."""
 
-    def __init__(self, group: FusedOp, name: str):
+    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False):
+        self.no_stretch = no_stretch
+        """Assume no `?` dim is stretched by broadcasting (see `index_rules.broadcast_sites`)."""
         self.group = group
         self.block = group.body.block
         yielded = self.block.last_op
@@ -113,7 +118,7 @@ class KernelBuilder:
                 self.scalars[value] = next(args)
         self.out_buffers = list(entry.args[n_in:])
         self.known: dict[SSAValue, list[Dim]] = {}
-        self.k = KernelDims(self.entry, self.known, self.scalars, self.shapes)
+        self.k = KernelDims(self.entry, self.known, self.scalars, self.shapes, no_stretch)
         self._consts: dict[tuple[int, Attribute], SSAValue] = {}
         self._cache: list[dict[tuple[SSAValue, tuple], SSAValue]] = [{}]
 

@@ -194,9 +194,9 @@ class _FunctionLowering:
         """Parallel loops not inside another parallel loop run a share per chunk."""
         return op.schedule is not None and op.schedule.schedule.parallel and self.parallel_depth == 0
 
-    def bounds(self, op: loop._LoopOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+    def bounds(self, op: loop._LoopOp, chunked: bool) -> tuple[SSAValue, SSAValue, SSAValue]:
         lb, ub, step = self.v(op.lower), self.v(op.upper), self.v(op.step)
-        if self.is_chunked(op):
+        if chunked:
             lb, ub = self.chunk_bounds(lb, ub, step)
         return lb, ub, step
 
@@ -214,8 +214,8 @@ class _FunctionLowering:
         return new_lb, self.emit(llvm.SelectOp(is_less, new_ub, ub))
 
     def counted_loop(self, op: loop._LoopOp, carried: Sequence[SSAValue],
-                     body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
-        lb, ub, step = self.bounds(op)
+                     body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]], chunked: bool = False) -> list[SSAValue]:
+        lb, ub, step = self.bounds(op, chunked)
         types = [v.type for v in carried]
         header = self.new_block([i64, *types])
         inner = self.new_block()
@@ -239,7 +239,7 @@ class _FunctionLowering:
 
         chunked = self.is_chunked(op)
         self.parallel_depth += chunked
-        self.counted_loop(op, [], body)
+        self.counted_loop(op, [], body, chunked)
         self.parallel_depth -= chunked
 
     def reduce(self, op: loop.ReduceOp) -> None:

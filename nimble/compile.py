@@ -32,7 +32,8 @@ from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ShapeError, StaticDims
-from nimble.lowering.graph_to_loops import HOST_ATTR, KERNEL_ATTR
+from nimble.lowering.graph_to_loops import HOST_ATTR, KERNEL_ATTR, VARIANT_ATTR
+from nimble.lowering.index_rules import broadcast_sites
 from nimble.parser import location_of
 from nimble.reference import Interpreter, InterpreterError
 from nimble.registry import all_passes, make_context
@@ -87,6 +88,7 @@ class KernelLauncher:
     parallel: bool
     pool: ThreadPoolExecutor | None
     threads: int
+    variant_address: int | None = None  # the no-stretch variant, when there is one
     members: list[GraphOp] = field(init=False)
     outputs: list[SSAValue] = field(init=False)
 
@@ -97,6 +99,9 @@ class KernelLauncher:
         assert isinstance(yielded, YieldOp)
         self.outputs = list(yielded.operands)
         self.fn = _KERNEL_FN(self.address)
+        self.variant = _KERNEL_FN(self.variant_address) if self.variant_address else None
+        self.sites = [site for op in self.members for site in broadcast_sites(op)]
+        self._shapes: dict[SSAValue, tuple[int, ...]] = {}
 
     def output_shapes(self, args: Sequence[Any]) -> list[tuple[int, ...]]:
         shapes: dict[SSAValue, tuple[int, ...]] = {}
@@ -114,7 +119,16 @@ class KernelLauncher:
                 raise InterpreterError(f"{_where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
             for result, s in zip(op.results, result_shapes):
                 shapes[result] = tuple(int(d) for d in s)
+        self._shapes = shapes
         return [shapes[v] for v in self.outputs]
+
+    def kernel_for_shapes(self):
+        """The no-stretch variant if no `?` dim is broadcast from 1 here, else the general one."""
+        if self.variant is None:
+            return self.fn
+        shapes = self._shapes
+        stretched = any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites)
+        return self.fn if stretched else self.variant
 
     def __call__(self, args: Sequence[Any]) -> list[np.ndarray]:
         slots: list[int] = []
@@ -137,9 +151,10 @@ class KernelLauncher:
         big = results and max(r.size for r in results) >= PARALLEL_MIN_ELEMENTS
         chunks = self.threads if self.parallel and self.pool is not None and big else 1
         packed = [np.array([*slots, c, chunks], dtype=np.int64) for c in range(chunks)]
+        fn = self.kernel_for_shapes()
         # ctypes releases the GIL: the other chunks run on the pool's threads meanwhile.
-        others = [self.pool.submit(self.fn, p.ctypes.data) for p in packed[1:]]
-        self.fn(packed[0].ctypes.data)
+        others = [self.pool.submit(fn, p.ctypes.data) for p in packed[1:]]
+        fn(packed[0].ctypes.data)
         for other in others:
             other.result()
         return results
@@ -188,7 +203,10 @@ class Executable:
                 name = ref.root_reference.data
                 parallel = any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
                                for o in kernels[name].walk())
-                launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool, self.threads)
+                variant = op.attributes.get(VARIANT_ATTR)
+                variant_address = jit.addresses[variant.root_reference.data] if isinstance(variant, SymbolRefAttr) else None
+                launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool, self.threads,
+                                               variant_address)
             elif HOST_ATTR in op.attributes:
                 self.fallbacks.append((f"{_where(op)}graph.fused", op.attributes[HOST_ATTR].data))
         self.launchers = launchers
