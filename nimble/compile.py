@@ -40,8 +40,8 @@ from nimble.registry import all_passes, make_context
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
-    "loops": ["lower-graph-to-loops", "hoist-invariant", "canonicalize", "cse", "schedule-loops", "tile-vectorize",
-              "canonicalize", "cse"],
+    "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
+              "tile-vectorize", "canonicalize", "cse"],
     "llvm": ["lower-loops-to-llvm"],
 }
 TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "llvm"]}
@@ -101,14 +101,23 @@ class KernelLauncher:
         self.fn = _KERNEL_FN(self.address)
         self.variant = _KERNEL_FN(self.variant_address) if self.variant_address else None
         self.sites = [site for op in self.members for site in broadcast_sites(op)]
-        self._shapes: dict[SSAValue, tuple[int, ...]] = {}
+        self.params = list(block.args)
+        self.dtypes = [numpy_dtype(v.type.get_element_type()) for v in self.outputs]
+        self.out_static = [v.type.get_shape() for v in self.outputs]
+        self._plans: dict[tuple, _LaunchPlan] = {}
 
-    def output_shapes(self, args: Sequence[Any]) -> list[tuple[int, ...]]:
+    def _plan(self, args: Sequence[Any]) -> _LaunchPlan:
+        """Output shapes, the kernel to run and the chunk count for these argument
+        shapes, from the ops' shape functions (memoised: shape functions are pure)."""
+        key = tuple(a.shape if isinstance(a, np.ndarray) else a for a in args)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
         shapes: dict[SSAValue, tuple[int, ...]] = {}
-        scalars: dict[SSAValue, int] = {}
-        for param, arg in zip(self.group.body.block.args, args):
+        scalars: dict[SSAValue, Any] = {}
+        for param, arg in zip(self.params, args):
             if isinstance(param.type, TensorType):
-                shapes[param] = arg.shape
+                shapes[param] = np.shape(arg)
             else:
                 scalars[param] = arg
         k = _ShapeOnly(shapes, scalars)
@@ -119,21 +128,28 @@ class KernelLauncher:
                 raise InterpreterError(f"{_where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
             for result, s in zip(op.results, result_shapes):
                 shapes[result] = tuple(int(d) for d in s)
-        self._shapes = shapes
-        return [shapes[v] for v in self.outputs]
-
-    def kernel_for_shapes(self):
-        """The no-stretch variant if no `?` dim is broadcast from 1 here, else the general one."""
-        if self.variant is None:
-            return self.fn
-        shapes = self._shapes
+        out_shapes = [shapes[v] for v in self.outputs]
         stretched = any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites)
-        return self.fn if stretched else self.variant
+        fn = self.fn if self.variant is None or stretched else self.variant
+        size = max((int(np.prod(s)) for s in out_shapes), default=0)
+        chunks = self.threads if self.parallel and self.pool is not None and size >= PARALLEL_MIN_ELEMENTS else 1
+        plan = _LaunchPlan(out_shapes, fn, chunks)
+        if len(self._plans) < 256:
+            self._plans[key] = plan
+        return plan
+
+    def output_shapes(self, args: Sequence[Any]) -> list[tuple[int, ...]]:
+        return self._plan(args).shapes
+
+    def kernel_for_shapes(self, args: Sequence[Any]):
+        """The no-stretch variant if no `?` dim is broadcast from 1 here, else the general one."""
+        return self._plan(args).fn
 
     def __call__(self, args: Sequence[Any]) -> list[np.ndarray]:
+        plan = self._plan(args)
         slots: list[int] = []
         keep: list[np.ndarray] = []
-        for param, arg in zip(self.group.body.block.args, args):
+        for param, arg in zip(self.params, args):
             if isinstance(param.type, TensorType):
                 arr = np.ascontiguousarray(arg)
                 keep.append(arr)
@@ -143,28 +159,33 @@ class KernelLauncher:
                 slots += [int(d) for d in arg]
             else:
                 slots.append(int(arg))
-        results = [np.empty(s, numpy_dtype(v.type.get_element_type()))
-                   for s, v in zip(self.output_shapes(args), self.outputs)]
-        for out, value in zip(results, self.outputs):
+        results = [np.empty(s, dtype) for s, dtype in zip(plan.shapes, self.dtypes)]
+        for out, static in zip(results, self.out_static):
             slots.append(out.ctypes.data)
-            slots += [n for n, d in zip(out.shape, value.type.get_shape()) if d < 0]
-        big = results and max(r.size for r in results) >= PARALLEL_MIN_ELEMENTS
-        chunks = self.threads if self.parallel and self.pool is not None and big else 1
-        packed = [np.array([*slots, c, chunks], dtype=np.int64) for c in range(chunks)]
-        fn = self.kernel_for_shapes()
+            slots += [n for n, d in zip(out.shape, static) if d < 0]
+        packed = [np.array([*slots, c, plan.chunks], dtype=np.int64) for c in range(plan.chunks)]
         # ctypes releases the GIL: the other chunks run on the pool's threads meanwhile.
-        others = [self.pool.submit(fn, p.ctypes.data) for p in packed[1:]]
-        fn(packed[0].ctypes.data)
+        others = [self.pool.submit(plan.fn, p.ctypes.data) for p in packed[1:]]
+        plan.fn(packed[0].ctypes.data)
         for other in others:
             other.result()
         return results
+
+
+@dataclass
+class _LaunchPlan:
+    shapes: list[tuple[int, ...]]
+    fn: Any
+    chunks: int
 
 
 class _Host(Interpreter):
     """The reference interpreter, calling kernels for the groups that have one."""
 
     def __init__(self, module: ModuleOp, launchers: dict[FusedOp, KernelLauncher], base_dir: str):
-        super().__init__(module, base_dir)
+        # Kernels produce results of their declared types: only the reference-run ops
+        # would need the per-value type checks, and the entry's arguments are checked.
+        super().__init__(module, base_dir, check_types=False)
         self.launchers = launchers
 
     def _evaluate(self, op: Operation, args: list[Any]) -> Sequence[Any]:

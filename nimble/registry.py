@@ -64,6 +64,12 @@ def _fuse_ops() -> type[ModulePass]:
     return FuseOpsPass
 
 
+def _expand_math() -> type[ModulePass]:
+    from nimble.passes.expand_math import ExpandMathPass
+
+    return ExpandMathPass
+
+
 def _hoist_invariant() -> type[ModulePass]:
     from nimble.passes.hoist_invariant import HoistInvariantPass
 
@@ -95,6 +101,7 @@ def _tile_vectorize() -> type[ModulePass]:
 
 
 _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "expand-math": _expand_math,
     "fuse-ops": _fuse_ops,
     "hoist-invariant": _hoist_invariant,
     "lower-graph-to-loops": _lower_graph_to_loops,
