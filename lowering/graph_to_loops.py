@@ -2,8 +2,8 @@
 
 Each `graph.fused` op (and each fusable graph op outside a group, as a group of one)
 gets a kernel `func.func` in the module built by `KernelBuilder`, and records its name
-in its `kernel` attribute (plus, where `?` dims meet in numpy broadcasting, a variant
-assuming no `?` dim is stretched from 1, in `nimble.no_stretch_kernel`, which the host
+in its `kernel` attribute (plus, where `?` dims meet in numpy broadcasting along the
+last axis — the one kernels vectorise along — a variant assuming no `?` dim is stretched from 1, in `nimble.no_stretch_kernel`, which the host
 picks when the actual shapes allow); the host code keeps the group (its shapes, its place in the
 control flow) and later stages turn it into a kernel launch. A group with a member that
 has no loop lowering keeps no kernel and gets a `nimble.host` attribute saying why: it
@@ -45,6 +45,12 @@ def _kernel_name(host: func.FuncOp, group: FusedOp, taken: set[str]) -> str:
     return f"{stem}_{n}"
 
 
+def _on_last_axis(site: tuple) -> bool:
+    """A broadcast on a result's last axis: the axis kernels are vectorised along."""
+    _operand, _axis, result, result_axis = site
+    return result_axis == len(result.type.get_shape()) - 1
+
+
 def _groups(host: func.FuncOp) -> list[FusedOp]:
     """Every group of `host`, after wrapping lone fusable ops into groups of one."""
     for op in list(host.walk()):
@@ -68,7 +74,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         Rewriter.insert_op(kernel, InsertPoint.after(anchor))
         anchor = kernel
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
-        if any(broadcast_sites(o) for o in group.body.block.ops):
+        if any(_on_last_axis(site) for o in group.body.block.ops for site in broadcast_sites(o)):
             # Shape-specialised variant: `?` dims never stretched, so every access is
             # affine in the loop ivs (vectorisable); chosen at run time when it holds.
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()

@@ -31,6 +31,7 @@ from xdsl.passes import PassPipeline
 from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.lowering.graph_to_loops import HOST_ATTR, KERNEL_ATTR, VARIANT_ATTR
 from nimble.lowering.index_rules import broadcast_sites
@@ -103,7 +104,11 @@ class KernelLauncher:
         self.sites = [site for op in self.members for site in broadcast_sites(op)]
         self.params = list(block.args)
         self.dtypes = [numpy_dtype(v.type.get_element_type()) for v in self.outputs]
-        self.out_static = [v.type.get_shape() for v in self.outputs]
+        self.out_dynamic = [[i for i, d in enumerate(v.type.get_shape()) if d < 0] for v in self.outputs]
+        self.arg_kinds = ["tensor" if isinstance(p.type, TensorType) else "shape" if isinstance(p.type, ShapeType)
+                          else "index" for p in self.params]
+        self.arg_dynamic = [[i for i, d in enumerate(p.type.get_shape()) if d < 0] if isinstance(p.type, TensorType)
+                            else [] for p in self.params]
         self._plans: dict[tuple, _LaunchPlan] = {}
 
     def _plan(self, args: Sequence[Any]) -> _LaunchPlan:
@@ -149,24 +154,32 @@ class KernelLauncher:
         plan = self._plan(args)
         slots: list[int] = []
         keep: list[np.ndarray] = []
-        for param, arg in zip(self.params, args):
-            if isinstance(param.type, TensorType):
-                arr = np.ascontiguousarray(arg)
-                keep.append(arr)
-                slots.append(arr.ctypes.data)
-                slots += [n for n, d in zip(arr.shape, param.type.get_shape()) if d < 0]
-            elif isinstance(arg, tuple):  # a !shape.shape: its dims
+        for kind, dynamic, arg in zip(self.arg_kinds, self.arg_dynamic, args):
+            if kind == "tensor":
+                if not arg.flags.c_contiguous:
+                    arg = np.ascontiguousarray(arg)
+                    keep.append(arg)
+                slots.append(arg.__array_interface__["data"][0])
+                shape = arg.shape
+                slots += [shape[i] for i in dynamic]
+            elif kind == "shape":
                 slots += [int(d) for d in arg]
             else:
                 slots.append(int(arg))
-        results = [np.empty(s, dtype) for s, dtype in zip(plan.shapes, self.dtypes)]
-        for out, static in zip(results, self.out_static):
-            slots.append(out.ctypes.data)
-            slots += [n for n, d in zip(out.shape, static) if d < 0]
+        results = [np.empty(shape, dtype) for shape, dtype in zip(plan.shapes, self.dtypes)]
+        for out, dynamic in zip(results, self.out_dynamic):
+            slots.append(out.__array_interface__["data"][0])
+            shape = out.shape
+            slots += [shape[i] for i in dynamic]
+        if plan.chunks == 1:
+            slots += (0, 1)
+            packed = np.array(slots, dtype=np.int64)
+            plan.fn(packed.__array_interface__["data"][0])
+            return results
         packed = [np.array([*slots, c, plan.chunks], dtype=np.int64) for c in range(plan.chunks)]
         # ctypes releases the GIL: the other chunks run on the pool's threads meanwhile.
-        others = [self.pool.submit(plan.fn, p.ctypes.data) for p in packed[1:]]
-        plan.fn(packed[0].ctypes.data)
+        others = [self.pool.submit(plan.fn, p.__array_interface__["data"][0]) for p in packed[1:]]
+        plan.fn(packed[0].__array_interface__["data"][0])
         for other in others:
             other.result()
         return results

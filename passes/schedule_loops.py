@@ -58,10 +58,28 @@ def _innermost_nests(kernel: func.FuncOp) -> list[tuple[loop.ForeachOp | None, l
     return nests
 
 
+MAX_JAMMED = 32
+"""Tile copies x reductions in the body: beyond this, tiles shrink (code size, compile
+time and registers grow with it; the LSTM cell has 8 reductions per element)."""
+
+
+def _fit(strategy: Strategy, inner: loop.ForeachOp) -> tuple[int, int]:
+    """The strategy's tile (rows, columns), halved until the jammed body is small enough."""
+    reduces = max(1, sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops))
+    rows, cols = max(strategy.outer.unroll, 1), max(strategy.inner.unroll, 1)
+    while rows * cols * reduces > MAX_JAMMED and rows * cols > 1:
+        if rows > 1:  # rows pay off only with several rows (batch); columns always do
+            rows //= 2
+        else:
+            cols //= 2
+    return rows, cols
+
+
 def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, parallel: bool) -> None:
+    rows, cols = _fit(strategy, inner)
     if outer is not None:
-        outer.schedule = loop.ScheduleAttr(Schedule(unroll=strategy.outer.unroll, parallel=parallel))
-    inner.schedule = loop.ScheduleAttr(Schedule(vector=strategy.inner.vector, unroll=strategy.inner.unroll,
+        outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
+    inner.schedule = loop.ScheduleAttr(Schedule(vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
                                                 parallel=parallel and outer is None))
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
