@@ -123,7 +123,7 @@ class _FunctionLowering:
         self.blocks: list[Block] = [self.entry]
         self.block = self.entry
         self.alloca_point = self.entry
-        self.parallel_depth = 0  # > 0 inside a loop already split into chunks
+        self.split: SSAValue | None = None  # i1: are the enclosing iterations split into chunks
         args = iter(self.entry.args)
         for arg in kernel.args:
             if isinstance(arg.type, MemRefType):
@@ -133,6 +133,7 @@ class _FunctionLowering:
             else:
                 self.values[arg] = next(args)
         self.chunk, self.nchunks = next(args), next(args)
+        self.split = self.const(0, IntegerType(1))
 
     # -- helpers -----------------------------------------------------------------------
     def emit(self, op: Operation) -> SSAValue | None:
@@ -190,18 +191,29 @@ class _FunctionLowering:
         raise LLVMLoweringError(f"'{op.name}' has no lowering to LLVM (in kernel @{self.kernel.sym_name.data})")
 
     # -- loops ------------------------------------------------------------------------------
-    def is_chunked(self, op: loop._LoopOp) -> bool:
-        """Parallel loops not inside another parallel loop run a share per chunk."""
-        return op.schedule is not None and op.schedule.schedule.parallel and self.parallel_depth == 0
-
-    def bounds(self, op: loop._LoopOp, chunked: bool) -> tuple[SSAValue, SSAValue, SSAValue]:
+    def bounds(self, op: loop._LoopOp) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
+        """Loop bounds, for a `parallel` loop restricted to this chunk's share when no
+        enclosing loop was split already and the loop has at least one iteration per
+        chunk (otherwise the split passes on to parallel loops inside, if any). The last value
+        says, at run time, whether the iterations inside are already split."""
         lb, ub, step = self.v(op.lower), self.v(op.upper), self.v(op.step)
-        if chunked:
-            lb, ub = self.chunk_bounds(lb, ub, step)
-        return lb, ub, step
+        if op.schedule is None or not op.schedule.schedule.parallel:
+            return lb, ub, step, None
+        chunk_lb, chunk_ub, trips = self.chunk_bounds(lb, ub, step)
+        free = self.emit(llvm.XOrOp(self.split, self.const(1, IntegerType(1))))
+        if any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
+               for o in op.body.walk()):
+            enough = self.emit(llvm.ICmpOp(trips, self.nchunks, IntegerAttr(5, i64)))  # sge
+            here = self.emit(llvm.AndOp(free, enough))
+        else:  # no parallel loop inside to pass the split on to: split here, even if unevenly
+            here = free
+        lb = self.emit(llvm.SelectOp(here, chunk_lb, lb))
+        ub = self.emit(llvm.SelectOp(here, chunk_ub, ub))
+        return lb, ub, step, self.emit(llvm.OrOp(self.split, here))
 
-    def chunk_bounds(self, lb: SSAValue, ub: SSAValue, step: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """This chunk's share [lb', ub') of the iterations (whole steps, balanced)."""
+    def chunk_bounds(self, lb: SSAValue, ub: SSAValue, step: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """This chunk's share [lb', ub') of the iterations (whole steps, balanced), and
+        the trip count."""
         one = self.const(1, i64)
         span = self.emit(llvm.SubOp(ub, lb))
         trips = self.emit(llvm.SDivOp(self.emit(llvm.AddOp(span, self.emit(llvm.SubOp(step, one)))), step))
@@ -211,11 +223,11 @@ class _FunctionLowering:
         new_lb = self.emit(llvm.AddOp(lb, self.emit(llvm.MulOp(first, step))))
         new_ub = self.emit(llvm.AddOp(lb, self.emit(llvm.MulOp(last, step))))
         is_less = self.emit(llvm.ICmpOp(new_ub, ub, IntegerAttr(2, i64)))  # slt
-        return new_lb, self.emit(llvm.SelectOp(is_less, new_ub, ub))
+        return new_lb, self.emit(llvm.SelectOp(is_less, new_ub, ub)), trips
 
     def counted_loop(self, op: loop._LoopOp, carried: Sequence[SSAValue],
-                     body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]], chunked: bool = False) -> list[SSAValue]:
-        lb, ub, step = self.bounds(op, chunked)
+                     body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        lb, ub, step, split = self.bounds(op)
         types = [v.type for v in carried]
         header = self.new_block([i64, *types])
         inner = self.new_block()
@@ -226,7 +238,11 @@ class _FunctionLowering:
         more = self.emit(llvm.ICmpOp(iv, ub, IntegerAttr(2, i64)))  # slt
         self.emit(llvm.CondBrOp(more, inner, [], exit_, []))
         self.block = inner
+        outer_split = self.split
+        if split is not None:
+            self.split = split
         new_accs = body(iv, accs)
+        self.split = outer_split
         self.emit(llvm.BrOp(header, self.emit(llvm.AddOp(iv, step)), *new_accs))
         self.block = exit_
         return accs
@@ -237,10 +253,7 @@ class _FunctionLowering:
             self.region(op.body.block)
             return []
 
-        chunked = self.is_chunked(op)
-        self.parallel_depth += chunked
-        self.counted_loop(op, [], body, chunked)
-        self.parallel_depth -= chunked
+        self.counted_loop(op, [], body)
 
     def reduce(self, op: loop.ReduceOp) -> None:
         inits = [self.v(v) for v in op.inits]

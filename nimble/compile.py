@@ -32,7 +32,7 @@ from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape import ShapeType
-from nimble.dialects.shape_functions import ShapeError, StaticDims
+from nimble.dialects.shape_functions import ShapeError, StaticDims, constant_index
 from nimble.lowering.graph_to_loops import HOST_ATTR, KERNEL_ATTR, VARIANT_ATTR
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.parser import location_of
@@ -48,7 +48,28 @@ STAGES: dict[str, list[str]] = {
 TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "llvm"]}
 
 _KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-PARALLEL_MIN_ELEMENTS = 4096  # outputs smaller than this run on one thread
+PARALLEL_MIN_WORK = 1 << 16
+"""Output elements x reduction steps per element below which a kernel runs on one
+thread (a thread hand-off costs about as much as this much work)."""
+
+
+def reduction_work(kernel: Operation) -> int:
+    """Reduction steps per output element of a kernel (dynamic trip counts count 64)."""
+
+    def trips(op: loop.ReduceOp) -> int:
+        n = constant_index(op.upper)
+        return 64 if n is None else max(n, 1)
+
+    def work(block) -> int:
+        total = 0
+        for op in block.ops:
+            if isinstance(op, loop.ReduceOp):
+                total += trips(op) * max(1, work(op.body.block))
+            elif isinstance(op, loop.ForeachOp):
+                total += work(op.body.block)
+        return total
+
+    return max(1, work(kernel.body.block))
 
 
 def run_stages(module: ModuleOp, stages: Sequence[str]) -> ModuleOp:
@@ -90,6 +111,7 @@ class KernelLauncher:
     pool: ThreadPoolExecutor | None
     threads: int
     variant_address: int | None = None  # the no-stretch variant, when there is one
+    work: int = 1  # reduction steps per output element
     members: list[GraphOp] = field(init=False)
     outputs: list[SSAValue] = field(init=False)
 
@@ -137,7 +159,8 @@ class KernelLauncher:
         stretched = any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites)
         fn = self.fn if self.variant is None or stretched else self.variant
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
-        chunks = self.threads if self.parallel and self.pool is not None and size >= PARALLEL_MIN_ELEMENTS else 1
+        big = size * self.work >= PARALLEL_MIN_WORK
+        chunks = self.threads if self.parallel and self.pool is not None and big else 1
         plan = _LaunchPlan(out_shapes, fn, chunks)
         if len(self._plans) < 256:
             self._plans[key] = plan
@@ -240,7 +263,7 @@ class Executable:
                 variant = op.attributes.get(VARIANT_ATTR)
                 variant_address = jit.addresses[variant.root_reference.data] if isinstance(variant, SymbolRefAttr) else None
                 launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool, self.threads,
-                                               variant_address)
+                                               variant_address, reduction_work(kernels[name]))
             elif HOST_ATTR in op.attributes:
                 self.fallbacks.append((f"{_where(op)}graph.fused", op.attributes[HOST_ATTR].data))
         self.launchers = launchers

@@ -349,6 +349,8 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     if any(not isinstance(o, loop.YieldOp) for o in outer_body):
         return False  # code around the inner loop: keep it simple, leave the nest
 
+    parallel = so.parallel or si.parallel
+
     def tile_rows(i_values: list[SSAValue]) -> None:
         def columns(j_width: int, j_cols: int, j_lower: SSAValue, j_upper: SSAValue) -> None:
             def tile(j0: SSAValue) -> None:
@@ -362,8 +364,8 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                         copies.append(_Copy(subst, inner.iv if j_width > 1 else None, j_width))
                 _Tile(e, body, copies, inner.iv if j_width > 1 else None).run()
 
-            keep = loop.Schedule(parallel=si.parallel) if outer is None else None
-            _foreach(e, j_lower, j_upper, j_width * j_cols, keep, tile)
+            # Columns are parallel too: where rows are too few to split (batch 1), they are.
+            _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
 
         n = inner.upper
         main = _split(e, n, width * cols)
@@ -379,7 +381,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         else:
             m = outer.upper
             main_rows = _split(e, m, rows)
-            keep = loop.Schedule(parallel=so.parallel)
+            keep = loop.Schedule(parallel=parallel)
             _foreach(e, e.const_index(0), main_rows, rows, keep,
                      lambda i0: tile_rows(_offsets(e, i0, rows, 1)))
             if rows > 1:

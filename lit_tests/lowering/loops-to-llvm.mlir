@@ -2,53 +2,59 @@
 
 // CHECK-LABEL: llvm.func internal @scale_body
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
-// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V1]], %[[V6]] : i64
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V7]], %[[V9]] : i64
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.add %[[V10]], %[[V11]] : i64
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V12]], %[[V7]] : i64
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V13]], %[[V4]] : i64
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V14]], %[[V5]] : i64
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.add %[[V4]], %[[V9]] : i64
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V13]], %[[V16]] : i64
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V17]], %[[V5]] : i64
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V15]], %[[V7]] : i64
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.add %[[V6]], %[[V19]] : i64
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V18]], %[[V7]] : i64
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.add %[[V6]], %[[V21]] : i64
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V22]], %[[V1]] : i64
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.select %[[V23]], %[[V22]], %[[V1]] : i1, i64
-// CHECK-NEXT: llvm.br ^bb1(%[[V20]] : i64)
-// CHECK-NEXT: ^bb1(%[[V25:[A-Za-z0-9_$.-]+]]: i64):
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V25]], %[[V24]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V26]], ^bb2, ^bb3
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V1]], %[[V7]] : i64
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V8]], %[[V10]] : i64
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.add %[[V11]], %[[V12]] : i64
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V13]], %[[V8]] : i64
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V14]], %[[V4]] : i64
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V15]], %[[V5]] : i64
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.add %[[V4]], %[[V10]] : i64
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V14]], %[[V17]] : i64
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V18]], %[[V5]] : i64
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V16]], %[[V8]] : i64
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.add %[[V7]], %[[V20]] : i64
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V19]], %[[V8]] : i64
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.add %[[V7]], %[[V22]] : i64
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V23]], %[[V1]] : i64
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.select %[[V24]], %[[V23]], %[[V1]] : i1, i64
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(true) : i1
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.xor %[[V6]], %[[V26]] : i1
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V21]], %[[V7]] : i1, i64
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V25]], %[[V1]] : i1, i64
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.or %[[V6]], %[[V27]] : i1
+// CHECK-NEXT: llvm.br ^bb1(%[[V28]] : i64)
+// CHECK-NEXT: ^bb1(%[[V31:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V31]], %[[V29]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V32]], ^bb2, ^bb3
 // CHECK-NEXT: ^bb2:
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V25]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.load %[[V27]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V28]], %[[V8]] {fastmathFlags = #llvm.fastmath<contract>} : f32
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V25]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V29]], %[[V30]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.add %[[V25]], %[[V7]] : i64
-// CHECK-NEXT: llvm.br ^bb1(%[[V31]] : i64)
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V34]], %[[V9]] {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V35]], %[[V36]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.add %[[V31]], %[[V8]] : i64
+// CHECK-NEXT: llvm.br ^bb1(%[[V37]] : i64)
 // CHECK-NEXT: ^bb3:
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @scale(%[[V32:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.load %[[V32]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V32]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V32]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.load %[[V36]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V32]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V32]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: llvm.func @scale(%[[V38:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][1] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.load %[[V40]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V32]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = llvm.load %[[V42]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @scale_body(%[[V33]], %[[V35]], %[[V37]], %[[V39]], %[[V41]], %[[V43]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = llvm.load %[[V42]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V44:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = llvm.load %[[V44]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = llvm.load %[[V46]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = llvm.load %[[V48]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @scale_body(%[[V39]], %[[V41]], %[[V43]], %[[V45]], %[[V47]], %[[V49]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 
@@ -71,48 +77,49 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
 // CHECK-LABEL: llvm.func internal @row_max_body
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
-// CHECK-NEXT: llvm.br ^bb1(%[[V7]] : i64)
-// CHECK-NEXT: ^bb1(%[[V11:[A-Za-z0-9_$.-]+]]: i64):
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V11]], %[[V1]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V12]], ^bb2, ^bb3
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
+// CHECK-NEXT: llvm.br ^bb1(%[[V8]] : i64)
+// CHECK-NEXT: ^bb1(%[[V12:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V12]], %[[V1]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V13]], ^bb2, ^bb3
 // CHECK-NEXT: ^bb2:
-// CHECK-NEXT: llvm.br ^bb4(%[[V7]], %[[V10]] : i64, f32)
+// CHECK-NEXT: llvm.br ^bb4(%[[V8]], %[[V11]] : i64, f32)
 // CHECK-NEXT: ^bb3:
 // CHECK-NEXT: llvm.return
-// CHECK-NEXT: ^bb4(%[[V13:[A-Za-z0-9_$.-]+]]: i64, %[[V14:[A-Za-z0-9_$.-]+]]: f32):
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V13]], %[[V9]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V15]], ^bb5, ^bb6
+// CHECK-NEXT: ^bb4(%[[V14:[A-Za-z0-9_$.-]+]]: i64, %[[V15:[A-Za-z0-9_$.-]+]]: f32):
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V14]], %[[V10]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V16]], ^bb5, ^bb6
 // CHECK-NEXT: ^bb5:
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V11]], %[[V6]] : i64
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.add %[[V16]], %[[V13]] : i64
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V17]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.load %[[V18]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.call_intrinsic "llvm.maximum.f32"(%[[V14]], %[[V19]]) : (f32, f32) -> f32
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.add %[[V13]], %[[V8]] : i64
-// CHECK-NEXT: llvm.br ^bb4(%[[V21]], %[[V20]] : i64, f32)
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V12]], %[[V6]] : i64
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V17]], %[[V14]] : i64
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V18]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.load %[[V19]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.call_intrinsic "llvm.maximum.f32"(%[[V15]], %[[V20]]) : (f32, f32) -> f32
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.add %[[V14]], %[[V9]] : i64
+// CHECK-NEXT: llvm.br ^bb4(%[[V22]], %[[V21]] : i64, f32)
 // CHECK-NEXT: ^bb6:
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V11]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V14]], %[[V22]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.add %[[V11]], %[[V8]] : i64
-// CHECK-NEXT: llvm.br ^bb1(%[[V23]] : i64)
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V12]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V15]], %[[V23]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.add %[[V12]], %[[V9]] : i64
+// CHECK-NEXT: llvm.br ^bb1(%[[V24]] : i64)
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @row_max(%[[V24:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.load %[[V24]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V24]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.load %[[V26]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V24]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.load %[[V28]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V24]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.load %[[V30]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V24]][4] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.load %[[V32]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V24]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @row_max_body(%[[V25]], %[[V27]], %[[V29]], %[[V31]], %[[V33]], %[[V35]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.func @row_max(%[[V25:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.load %[[V25]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.load %[[V27]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.load %[[V29]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.load %[[V31]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.load %[[V35]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @row_max_body(%[[V26]], %[[V28]], %[[V30]], %[[V32]], %[[V34]], %[[V36]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_max"} {
