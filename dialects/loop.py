@@ -91,6 +91,7 @@ class Schedule:
     par: int = 0  # spatial: copies of the body working in parallel (the paper's `par`)
     parallel: bool = False  # iterations spread over CPU threads / the NDRange
     pipeline: bool = False  # spatial: overlap iterations as a coarse-grained pipeline
+    pack: bool = False  # copy the operand read along the vector lanes into a contiguous panel first
 
 
 _INT_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "int")

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from nimble.dialects import graph
+from nimble.dialects import graph, loop
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
 from nimble.lowering.scalar import SCALAR, const, is_float
@@ -354,7 +354,73 @@ def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw
     return coords, inside
 
 
+def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
+    """The staged patch buffer `col[n, oh, (c, kh, kw), ow]` (zeros where the window
+    overhangs the padding). Each row is split into zeros / a copy / zeros, so the copy
+    is contiguous along `ow` for stride 1 (it vectorises)."""
+    n_, c_, h_, w_ = kb.dims(op.input)
+    _o, _c, kh_, kw_ = kb.dims(op.weight)
+    _n, _o2, oh_, ow_ = kb.dims(op.result)
+    (s0, s1), pads, (d0, d1) = op.window()
+    t = op.result.type.get_element_type()
+    taps = kb.imul(kh_, kw_)
+    ckk = kb.imul(c_, taps)
+    dims = [n_, oh_, ckk, ow_]
+    col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
+    col = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
+    zero = const(kb.emit, 0.0, t)
+
+    def store(n, oh, k, ow, value):
+        kb.emit(memref.StoreOp.get(value, col, [kb.index(i) for i in (n, oh, k, ow)]))
+
+    def row(n: SSAValue, oh: SSAValue, k: SSAValue) -> None:
+        c = kb.ibinary("div", k, taps)
+        tap = kb.ibinary("rem", k, taps)
+        kh = kb.ibinary("div", tap, kw_)
+        kw = kb.ibinary("rem", tap, kw_)
+        ih = kb.ibinary("sub", kb.iadd(kb.imul(oh, s0), kb.imul(kh, d0)), pads[0])
+        row_ok = kb.emit(arith.AndIOp(kb.emit(arith.CmpiOp(kb.index(ih), kb.index(0), "sge")),
+                                      kb.emit(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
+        ih_safe = kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1))
+        # iw = ow * s1 + off lies in [0, W) for ow in [lo, hi).
+        off = kb.ibinary("sub", kb.imul(kw, d1), pads[1])
+        lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, off)), kb.index(s1)))
+        hi = kb.iadd(kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", w_, 1), off)),
+                                                kb.index(s1))), 1)
+        lo = kb.ibinary("min", kb.ibinary("max", lo, 0), ow_)
+        hi = kb.ibinary("min", kb.ibinary("max", hi, lo), ow_)
+        lo = kb.emit(arith.SelectOp(row_ok, kb.index(lo), kb.index(0)))
+        hi = kb.emit(arith.SelectOp(row_ok, kb.index(hi), kb.index(0)))
+        kb.foreach(lo, lambda ow: store(n, oh, k, ow, zero))
+        base = kb.iadd(kb.imul(lo, s1), off)
+
+        def copy(t_: SSAValue) -> None:
+            iw = kb.iadd(kb.imul(t_, s1), base) if s1 != 1 else kb.emit(arith.AddiOp(t_, kb.index(base)))
+            ow = kb.emit(arith.AddiOp(t_, kb.index(lo)))
+            store(n, oh, k, ow, kb.at(op.input, [n, c, ih_safe, iw]))
+
+        kb.foreach(kb.ibinary("sub", hi, lo), copy)
+        kb.foreach(kb.ibinary("sub", ow_, hi), lambda t_: store(n, oh, k, kb.emit(arith.AddiOp(t_, kb.index(hi))), zero))
+
+    kb.foreach(n_, lambda n: kb.foreach(oh_, lambda oh: kb.foreach(ckk, lambda k: row(n, oh, k))))
+    return col
+
+
 def _conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSAValue:
+    if op.groups.value.data == 1 and op.weight in kb.buffers:
+        # im2col: a staged patch buffer, then a matrix product over (c, kh, kw), which
+        # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
+        n, o, oh, ow = idx
+        col = kb.staged(("im2col", op), lambda: _im2col(kb, op))
+        weights = kb.collapsed(op.weight, [[0], [1, 2, 3]])
+        _o, c_, kh_, kw_ = kb.dims(op.weight)
+        ckk = kb.imul(c_, kb.imul(kh_, kw_))
+        t = op.result.type.get_element_type()
+        acc = kb.reduce_nest([ckk], kb._identity("add", t), "add", lambda k: kb.emit(arith.MulfOp(
+            kb.load_buffer(weights, [o, k[0]]), kb.load_buffer(col, [n, oh, k[0], ow]))))
+        if op.bias is not None:
+            acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
+        return acc
     n, o, oh, ow = idx
     x_dims, w_dims = kb.dims(op.input), kb.dims(op.weight)
     t = op.result.type.get_element_type()
@@ -407,6 +473,11 @@ def _pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, 
         count = const(kb.emit, float(kh_ * kw_), t)
     return kb.emit(arith.DivfOp(total, count))
 
+
+# Output loop orders that differ from the dims' order (see KernelBuilder._loop_order).
+LOOP_ORDER: dict[type[Operation], tuple[int, ...]] = {
+    graph.Conv2dOp: (0, 2, 1, 3),  # n, oh, o, ow: pixels the lanes, channels the rows
+}
 
 INDEX_RULES: dict[type[Operation], Rule] = {
     graph.TransposeOp: _transpose,

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -101,9 +102,12 @@ class KernelBuilder:
         arg_types += [memref_of(v.type) for v in self.outputs]
         entry = Block(arg_types=arg_types)
         self.func = func.FuncOp(name, (arg_types, []), Region(entry))
-        # Constants and dims go to a prologue, spliced before the loop nests at the end.
+        # Constants and dims go to a prologue, staged buffers (im2col) to a staging block;
+        # both are spliced before the loop nests at the end.
         self.prologue = Block()
         self.entry = Builder(InsertPoint.at_end(self.prologue))
+        self.staging = Block()
+        self._staged: dict[object, SSAValue] = {}
         self.b = Builder(InsertPoint.at_end(entry))
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.scalars: dict[SSAValue, SSAValue] = {}
@@ -290,19 +294,70 @@ class KernelBuilder:
             else:
                 nests.append((dims, [i]))
         for dims, members in nests:
-            self._nest(dims, members, [])
+            self._nest(dims, members, [], self._loop_order(len(dims)))
         self.emit(func.ReturnOp())
         body = self.func.body.block
         first = body.first_op
-        for op in list(self.prologue.ops):
+        for op in [*self.prologue.ops, *self.staging.ops]:
             op.detach()
             body.insert_op_before(op, first)
         return self.func
 
-    def _nest(self, dims: list[Dim], members: list[int], idx: list[SSAValue]) -> None:
-        if len(idx) == len(dims):
+    def _loop_order(self, rank: int) -> list[int]:
+        """The order of an output nest's loops: the identity, or a member's preferred
+        order (conv: output channels innermost but one, so pixels are the vector lanes
+        and channels the register tile's rows)."""
+        from nimble.lowering.index_rules import LOOP_ORDER
+
+        for op in self.block.ops:
+            order = LOOP_ORDER.get(type(op))
+            if order is not None and len(order) == rank:
+                return list(order)
+        return list(range(rank))
+
+    def _nest(self, dims: list[Dim], members: list[int], ivs: list[SSAValue], order: list[int]) -> None:
+        if len(ivs) == len(dims):
+            idx: list[SSAValue] = [None] * len(dims)
+            for axis, iv in zip(order, ivs):
+                idx[axis] = iv
             for i in members:
                 v = self.at(self.outputs[i], idx)
                 self.emit(memref.StoreOp.get(v, self.out_buffers[i], idx))
             return
-        self.foreach(dims[len(idx)], lambda iv: self._nest(dims, members, [*idx, iv]))
+        self.foreach(dims[order[len(ivs)]], lambda iv: self._nest(dims, members, [*ivs, iv], order))
+
+    # -- staged buffers ----------------------------------------------------------------------
+    def staged(self, key: object, make: Callable[[], SSAValue]) -> SSAValue:
+        """A buffer computed once, before the output nests (`make` emits its loops)."""
+        if key not in self._staged:
+            saved = self.b
+            self.b = Builder(InsertPoint.at_end(self.staging))
+            self._cache.append({})
+            try:
+                self._staged[key] = make()
+            finally:
+                self._cache.pop()
+                self.b = saved
+        return self._staged[key]
+
+    def collapsed(self, value: SSAValue, groups: list[list[int]]) -> SSAValue:
+        """An input buffer viewed with groups of dims merged (no copy: row-major)."""
+        from xdsl.dialects.builtin import ArrayAttr, i64
+
+        key = ("collapse", value, tuple(map(tuple, groups)))
+        if key not in self._staged:
+            shape = value.type.get_shape()
+            new_shape = []
+            for g in groups:
+                dims = [shape[a] for a in g]
+                new_shape.append(DYNAMIC_INDEX if any(d < 0 for d in dims) else int(np.prod(dims)))
+            t = MemRefType(value.type.get_element_type(), new_shape)
+            reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
+            op = memref.CollapseShapeOp.create(operands=[self.buffers[value]], result_types=[t],
+                                               properties={"reassociation": reassociation})
+            self.entry.insert(op)
+            self._staged[key] = op.results[0]
+        return self._staged[key]
+
+    def load_buffer(self, buf: SSAValue, idx: Sequence[Dim]) -> SSAValue:
+        return self.emit(memref.LoadOp.get(buf, [self.index(i) for i in idx]))

@@ -315,6 +315,17 @@ class _FunctionLowering:
         ptr = self.address(buf, [self.v(i) for i in op.indices], op.vector.type.get_element_type())
         self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=4))
 
+    def collapse(self, op: memref.CollapseShapeOp) -> None:
+        src = self.buffers[op.src]
+        dims = []
+        for group in op.reassociation:
+            size = None
+            for axis in group:
+                d = src.dims[axis.value.data]
+                size = d if size is None else self.emit(llvm.MulOp(size, d))
+            dims.append(size)
+        self.buffers[op.result] = _Buffer(src.ptr, dims)
+
     def dim(self, op: memref.DimOp) -> None:
         index = op.index.owner
         if not isinstance(index, arith.ConstantOp):
@@ -469,6 +480,7 @@ _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]]
     memref.LoadOp: _FunctionLowering.load,
     memref.StoreOp: _FunctionLowering.store,
     memref.DimOp: _FunctionLowering.dim,
+    memref.CollapseShapeOp: _FunctionLowering.collapse,
     vector.LoadOp: _FunctionLowering.vload,
     vector.StoreOp: _FunctionLowering.vstore,
     vector.BroadcastOp: _FunctionLowering.broadcast,

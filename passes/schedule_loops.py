@@ -6,7 +6,8 @@ each innermost nest `foreach i { foreach j { ... } }` the first strategy of the 
 that `tile-vectorize` can apply to it wins (tried on a copy):
 
 - `lanes_j` (matmul-like: the operand read along j is contiguous): an 8 x 32 register
-  tile, j in two vectors of 16 f32 lanes, the reduction jammed across the tile;
+  tile, j in two vectors of 16 f32 lanes, the reduction jammed across the tile, and that
+  operand packed per 32-column panel (contiguous, reused by every row tile);
 - `lanes_k` (dense-like: both operands contiguous along the reduction): 4 x 4 dot
   products with 16-lane vector accumulators along k;
 - `elementwise`: j in 16-lane vectors.
@@ -20,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import func, memref, vector
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nimble.dialects import loop
@@ -40,13 +42,23 @@ class Strategy:
 
 def _strategies(lanes: int) -> list[Strategy]:
     return [
-        Strategy("lanes_j", Schedule(unroll=8), Schedule(vector=lanes, unroll=2), None, needs_reduce=True),
+        Strategy("lanes_j", Schedule(unroll=8), Schedule(vector=lanes, unroll=2, pack=True), None, needs_reduce=True),
         Strategy("lanes_k", Schedule(unroll=4), Schedule(unroll=4), Schedule(vector=lanes), needs_reduce=True),
         Strategy("elementwise", Schedule(), Schedule(vector=lanes)),
     ]
 
 
 VECTOR_BITS: dict[str, int] = {"cpu": 512, "generic": 128}  # AVX-512 on the CI machine kind
+
+
+def _outermost_buffer(store: Operation, nest: loop.ForeachOp) -> SSAValue | None:
+    """The buffer a store writes, unless it is allocated inside `nest` (private to an
+    iteration, like a packed panel): then None."""
+    buffer = store.memref if isinstance(store, memref.StoreOp) else store.base
+    owner = buffer.owner
+    if isinstance(owner, loop.AllocOp) and nest.is_ancestor(owner):
+        return None
+    return buffer
 
 
 def _innermost_nests(kernel: func.FuncOp) -> list[tuple[loop.ForeachOp | None, loop.ForeachOp]]:
@@ -77,10 +89,10 @@ def _fit(strategy: Strategy, inner: loop.ForeachOp) -> tuple[int, int]:
 
 def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, parallel: bool) -> None:
     rows, cols = _fit(strategy, inner)
-    if outer is not None:
+    if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
     inner.schedule = loop.ScheduleAttr(Schedule(vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
-                                                parallel=parallel and outer is None))
+                                                parallel=parallel and outer is None, pack=strategy.inner.pack))
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
             op.schedule = loop.ScheduleAttr(strategy.reduce)
@@ -117,7 +129,12 @@ class ScheduleLoopsPass(ModulePass):
             self._schedule_kernel(kernel, lanes)
 
     def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:
-        top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp)}
+        # Chunks of a kernel run independently (no barrier), each with its own local
+        # buffers: only nests that write nothing but the kernel's outputs may be split.
+        outputs = set(kernel.args)
+        top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp)
+               and all(_outermost_buffer(s, o) in outputs for s in o.walk()
+                       if isinstance(s, memref.StoreOp | vector.StoreOp) and _outermost_buffer(s, o) is not None)}
         for index, (outer, inner) in enumerate(_innermost_nests(kernel)):
             if (outer is not None and outer.schedule is not None) or inner.schedule is not None:
                 continue

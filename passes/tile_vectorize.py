@@ -27,7 +27,16 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IndexType, IntegerAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -59,6 +68,7 @@ class _Copy:
     subst: dict[SSAValue, SSAValue]
     lane: SSAValue | None  # the original iv whose consecutive values fill the vector lanes
     width: int
+    j_offset: int | None = None  # lane offset of this copy inside a packed panel
 
 
 class _Emitter:
@@ -67,6 +77,10 @@ class _Emitter:
     def __init__(self, builder: Builder):
         self.b = builder
         self.memo: list[dict[tuple, SSAValue]] = [{}]
+        self.affine: set[SSAValue] = set()
+        """Index values `lane + uniform`: contiguous along the lanes, like the lane itself."""
+        self.packs: dict[Operation, tuple[SSAValue, SSAValue]] = {}
+        """Loads redirected to a packed panel: load op -> (panel, the reduction iv)."""
 
     def emit(self, op: Operation) -> Operation:
         self.b.insert(op)
@@ -91,6 +105,8 @@ class _Emitter:
     def clone(self, op: Operation, copy: _Copy, varying: set[SSAValue]) -> None:
         if isinstance(op, loop.ReduceOp):
             raise NotVectorizable("reductions are jammed by the caller")
+        if isinstance(op, arith.AddiOp) and copy.lane is not None and self._lane_affine(op, copy, varying):
+            return
         if isinstance(op, memref.LoadOp):
             self._load(op, copy, varying)
         elif isinstance(op, memref.StoreOp):
@@ -99,6 +115,19 @@ class _Emitter:
             self._widen(op, copy, varying)
         else:
             self._uniform(op, copy)
+
+    def _lane_affine(self, op: arith.AddiOp, copy: _Copy, varying: set[SSAValue]) -> bool:
+        """`lane + uniform` (either order): kept as the scalar index of lane 0."""
+        a, b = op.lhs, op.rhs
+        if b in varying and a not in varying:
+            a, b = b, a
+        if b in varying or not (a is copy.lane or a in self.affine):
+            return False
+        self.affine.add(op.result)
+        new = arith.AddiOp(copy.subst.get(a, a), copy.subst.get(b, b))
+        self.emit(new)
+        copy.subst[op.result] = new.result
+        return True
 
     def _operands(self, op: Operation, copy: _Copy) -> list[SSAValue]:
         return [copy.subst.get(v, v) for v in op.operands]
@@ -141,7 +170,8 @@ class _Emitter:
         varies = [i for i in indices if i in varying]
         if not varies:
             return False
-        if copy.lane is None or varies != [indices[-1]] or indices[-1] is not copy.lane:
+        last = indices[-1]
+        if copy.lane is None or varies != [last] or not (last is copy.lane or last in self.affine):
             raise NotVectorizable("a lane-varying access that is not contiguous")
         return True
 
@@ -149,8 +179,14 @@ class _Emitter:
         if not self._lane_index(list(op.indices), copy, varying):
             self._uniform(op, copy)
             return
-        indices = [copy.subst.get(i, i) for i in op.indices]
         t = VectorType(op.res.type, [copy.width])
+        if op in self.packs and copy.j_offset is not None:
+            panel, k = self.packs[op]
+            indices = [copy.subst[k], self.const_index(copy.j_offset)]
+            copy.subst[op.res] = self.memoized(("vload", panel, tuple(indices), copy.width), lambda: self.emit(
+                vector.LoadOp(panel, indices, t)).result)
+            return
+        indices = [copy.subst.get(i, i) for i in op.indices]
         copy.subst[op.res] = self.memoized(("vload", op.memref, tuple(indices), copy.width), lambda: self.emit(
             vector.LoadOp(copy.subst.get(op.memref, op.memref), indices, t)).result)
 
@@ -240,7 +276,7 @@ class _Tile:
         inner_varying = _closure(list(op.body.block.ops), self.varying | ({op.iv} if k_lane else set()))
         for ci, copy in enumerate(self.copies):
             inner = _Copy(dict(copy.subst), op.iv, widths[ci * n]) if k_lane else \
-                _Copy(dict(copy.subst), copy.lane, copy.width)
+                _Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset)
             inner.subst[op.iv] = block.args[0]
             for body_op in op.body.block.ops:
                 if isinstance(body_op, loop.YieldOp):
@@ -375,8 +411,76 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         else:
             columns(1, 1, e.const_index(0), n)
 
+    def packable_loads() -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:
+        """The body's single reduction and its loads to pack: read along the lanes as
+        `X[..., k, j]` (k the reduction iv, j the lane), the same for every row."""
+        reduces = [o for o in body if isinstance(o, loop.ReduceOp)]
+        if len(reduces) != 1 or outer is None or width == 1:
+            return None
+        (red,) = reduces
+        inside = {outer.iv, inner.iv, red.iv, *(r for o in body for r in o.results)}
+        inside |= {r for o in red.body.block.ops for r in o.results}
+        loads = [o for o in red.body.block.ops if isinstance(o, memref.LoadOp) and inner.iv in o.indices]
+        for ld in loads:
+            idx = list(ld.indices)
+            if len(idx) < 2 or idx[-1] is not inner.iv or idx[-2] is not red.iv or any(i in inside for i in idx[:-2]):
+                return None
+        return (red, loads) if loads else None
+
+    def packed_rows() -> None:
+        """Columns outer: per panel of W columns, pack the lane operands, then all rows."""
+        red, loads = packable
+        panel_width = width * cols
+        k_upper = red.upper
+        n = inner.upper
+        main_cols = _split(e, n, panel_width)
+
+        def panel(j0: SSAValue) -> None:
+            panels = {}
+            for ld in loads:
+                key = (ld.memref, tuple(ld.indices[:-2]))
+                if key not in panels:
+                    t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
+                    panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
+
+                    def copy_rows(k: SSAValue, ld=ld, buf=panels[key]) -> None:
+                        for c in range(cols):
+                            j = e.emit(arith.AddiOp(j0, e.const_index(c * width))).result if c else j0
+                            v = e.emit(vector.LoadOp(ld.memref, [*ld.indices[:-2], k, j],
+                                                     VectorType(ld.res.type, [width]))).result
+                            e.emit(vector.StoreOp(v, buf, [k, e.const_index(c * width)]))
+
+                    _foreach(e, e.const_index(0), k_upper, 1, None, copy_rows)
+                e.packs[ld] = (panels[key], red.iv)
+            j_values = _offsets(e, j0, cols, width)
+
+            def rows_tile(i_values: list[SSAValue]) -> None:
+                copies = [_Copy({inner.iv: j, outer.iv: i}, inner.iv, width, c * width)
+                          for i in i_values for c, j in enumerate(j_values)]
+                _Tile(e, body, copies, inner.iv).run()
+
+            m = outer.upper
+            main_rows = _split(e, m, rows)
+            _foreach(e, e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(_offsets(e, i0, rows, 1)))
+            if rows > 1:
+                _foreach(e, main_rows, m, 1, None, lambda i: rows_tile([i]))
+            e.packs.clear()
+
+        _foreach(e, e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)
+
+        def leftover_columns(i: SSAValue) -> None:
+            def column(j: SSAValue) -> None:
+                _Tile(e, body, [_Copy({inner.iv: j, outer.iv: i}, None, 1)], None).run()
+
+            _foreach(e, main_cols, n, 1, None, column)
+
+        _foreach(e, e.const_index(0), outer.upper, 1, loop.Schedule(parallel=parallel), leftover_columns)
+
+    packable = packable_loads() if si.pack else None
     try:
-        if outer is None:
+        if packable is not None:
+            packed_rows()
+        elif outer is None:
             tile_rows([None])
         else:
             m = outer.upper

@@ -102,3 +102,34 @@ def test_shape_specialised_variant_and_general_kernel(m, n, bn, rng):
     np.testing.assert_allclose(exe(a, b), np.tanh(a + b), rtol=1e-5, atol=1e-6)
     stretched = bn == 1 and n > 1
     assert (launcher.kernel_for_shapes([a, b]) is launcher.fn) == stretched
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("h,w", [(5, 7), (12, 12)])
+def test_conv_im2col_fused_with_layout_ops(threads, h, w, rng):
+    """A conv stages its im2col buffer in the kernel; with two threads, each chunk must
+    fill its own buffer completely before reading it (staging loops are never split)."""
+    text = """func.func @main(%x: tensor<1x64x?x?xf32>, %w: tensor<4x64x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %y = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x?x?xf32>, tensor<4x64x3x3xf32>, tensor<4xf32>) -> tensor<1x4x?x?xf32>
+  %t = graph.transpose %y [0, 2, 3, 1] : tensor<1x4x?x?xf32> -> tensor<1x?x?x4xf32>
+  %r = graph.reshape %t [-1, 4] : tensor<1x?x?x4xf32> -> tensor<?x4xf32>
+  func.return %r : tensor<?x4xf32>
+}"""
+    exe = nimble.compile(text, threads=threads)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 64, h, w), (4, 64, 3, 3), (4,)]]
+    np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("stride,pad,dilation", [(1, 1, 1), (2, 1, 1), (1, 0, 2), (2, 3, 1)])
+@pytest.mark.parametrize("size", [1, 7, 16, 33])
+def test_conv_im2col_windows(stride, pad, dilation, size, rng):
+    text = f"""func.func @main(%x: tensor<2x5x?x?xf32>, %w: tensor<24x5x3x3xf32>, %b: tensor<24xf32>) -> tensor<2x24x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, {pad}, {pad}>, dilations = array<i64: {dilation}, {dilation}>}} : (tensor<2x5x?x?xf32>, tensor<24x5x3x3xf32>, tensor<24xf32>) -> tensor<2x24x?x?xf32>
+  %r = graph.relu %y : tensor<2x24x?x?xf32> -> tensor<2x24x?x?xf32>
+  func.return %r : tensor<2x24x?x?xf32>
+}}"""
+    if (size + 2 * pad - dilation * 2 - 1) // stride + 1 < 1:
+        pytest.skip("window larger than the padded input")
+    exe = nimble.compile(text)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(2, 5, size, size + 3), (24, 5, 3, 3), (24,)]]
+    np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
