@@ -72,6 +72,9 @@ def broadcast_sites(op: Operation) -> list[tuple[SSAValue, int, SSAValue, int]]:
         return sites
     if type(op) not in SCALAR and not isinstance(op, graph.BroadcastToOp) or isinstance(op, graph.BatchNormOp):
         return []
+    tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+    if len(tensors) < 2 and not isinstance(op, graph.BroadcastToOp):
+        return []  # one operand: its shape is the result's, nothing stretches
     result = op.results[0]
     rank = len(result.type.get_shape())
     sites = []

@@ -380,10 +380,17 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     anchor = outer if outer is not None else inner
     scratch = Block()
     e = _Emitter(Builder(InsertPoint.at_end(scratch)))
+    around = [o for o in outer.body.block.ops if o is not inner and not isinstance(o, loop.YieldOp)] \
+        if outer is not None else []
+    if any(o.regions or isinstance(o, memref.StoreOp | vector.StoreOp) for o in around):
+        return False  # a reduction or a store around the inner loop: leave the nest
+    # Loads and arithmetic hoisted out of the inner loop (a bias row) go back into it:
+    # the tile computes them once per row anyway.
+    first = inner.body.block.first_op
+    for op in around:
+        op.detach()
+        inner.body.block.insert_op_before(op, first)
     body = list(inner.body.block.ops)
-    outer_body = [o for o in outer.body.block.ops if o is not inner] if outer is not None else []
-    if any(not isinstance(o, loop.YieldOp) for o in outer_body):
-        return False  # code around the inner loop: keep it simple, leave the nest
 
     parallel = so.parallel or si.parallel
 
