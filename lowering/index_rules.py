@@ -358,7 +358,7 @@ def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw
 
 
 def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """The staged patch buffer `col[n, oh, (c, kh, kw), ow]` (zeros where the window
+    """The staged patch buffer `col[n, (c, kh, kw), oh, ow]` (zeros where the window
     overhangs the padding). Each row is split into zeros / a copy / zeros, so the copy
     is contiguous along `ow` for stride 1 (it vectorises)."""
     n_, c_, h_, w_ = kb.dims(op.input)
@@ -368,13 +368,15 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     t = op.result.type.get_element_type()
     taps = kb.imul(kh_, kw_)
     ckk = kb.imul(c_, taps)
-    dims = [n_, oh_, ckk, ow_]
+    dims = [n_, ckk, oh_, ow_]
     col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
     col = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
     zero = const(kb.emit, 0.0, t)
 
+    kb.buffer_dims[col] = dims
+
     def store(n, oh, k, ow, value):
-        kb.emit(memref.StoreOp.get(value, col, [kb.index(i) for i in (n, oh, k, ow)]))
+        kb.emit(memref.StoreOp.get(value, col, [kb.index(i) for i in (n, k, oh, ow)]))
 
     def row(n: SSAValue, oh: SSAValue, k: SSAValue) -> None:
         c = kb.ibinary("div", k, taps)
@@ -405,7 +407,7 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
         kb.foreach(kb.ibinary("sub", hi, lo), copy)
         kb.foreach(kb.ibinary("sub", ow_, hi), lambda t_: store(n, oh, k, kb.emit(arith.AddiOp(t_, kb.index(hi))), zero))
 
-    kb.foreach(n_, lambda n: kb.foreach(oh_, lambda oh: kb.foreach(ckk, lambda k: row(n, oh, k))))
+    kb.foreach(n_, lambda n: kb.foreach(ckk, lambda k: kb.foreach(oh_, lambda oh: row(n, oh, k))))
     return col
 
 
@@ -420,7 +422,7 @@ def _conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SS
         ckk = kb.imul(c_, kb.imul(kh_, kw_))
         t = op.result.type.get_element_type()
         acc = kb.reduce_nest([ckk], kb._identity("add", t), "add", lambda k: kb.emit(arith.MulfOp(
-            kb.load_buffer(weights, [o, k[0]]), kb.load_buffer(col, [n, oh, k[0], ow]))))
+            kb.load_buffer(weights, [o, k[0]]), kb.load_buffer(col, [n, k[0], oh, ow]))))
         if op.bias is not None:
             acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
         return acc
@@ -477,10 +479,10 @@ def _pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, 
     return kb.emit(arith.DivfOp(total, count))
 
 
-# Output loop orders that differ from the dims' order (see KernelBuilder._loop_order).
-LOOP_ORDER: dict[type[Operation], tuple[int, ...]] = {
-    graph.Conv2dOp: (0, 2, 1, 3),  # n, oh, o, ow: pixels the lanes, channels the rows
-}
+# Ops whose output nests run over (n, c, flattened pixels): with im2col, conv is a matrix
+# product whose columns are the pixels (contiguous in the patch buffer and the output),
+# so even a 7x7 map fills vector lanes.
+FLATTEN_PIXELS: set[type[Operation]] = {graph.Conv2dOp}
 
 INDEX_RULES: dict[type[Operation], Rule] = {
     graph.TransposeOp: _transpose,

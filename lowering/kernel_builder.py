@@ -18,6 +18,7 @@ shapes: its caller does, with the same shape functions, before the call.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -86,6 +87,17 @@ def memref_of(t: TensorType) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
+@dataclass
+class _Pixels:
+    """The flattened pixel iv of the current nest and the (oh, ow) it stands for."""
+
+    p: SSAValue
+    oh: Dim
+    ow: Dim
+    h: Dim
+    w: Dim
+
+
 class KernelBuilder:
     """Turns one fused group into one kernel function (see the module docstring)."""
 
@@ -108,6 +120,9 @@ class KernelBuilder:
         self.entry = Builder(InsertPoint.at_end(self.prologue))
         self.staging = Block()
         self._staged: dict[object, SSAValue] = {}
+        self.buffer_dims: dict[SSAValue, list[Dim]] = {}  # dims of staged buffers
+        self.flatten = False
+        self.pixels: _Pixels | None = None
         self.b = Builder(InsertPoint.at_end(entry))
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.scalars: dict[SSAValue, SSAValue] = {}
@@ -245,8 +260,7 @@ class KernelBuilder:
 
     # -- values at an index -------------------------------------------------------------
     def load(self, value: SSAValue, idx: Sequence[Dim]) -> SSAValue:
-        buf = self.buffers[value]
-        return self.emit(memref.LoadOp.get(buf, [self.index(i) for i in idx]))
+        return self.load_buffer(self.buffers[value], idx)
 
     def at(self, value: SSAValue, idx: Sequence[Dim]) -> SSAValue:
         """The scalar of `value` at `idx` (index values of the value's rank)."""
@@ -294,7 +308,9 @@ class KernelBuilder:
             else:
                 nests.append((dims, [i]))
         for dims, members in nests:
+            self.flatten = self._flatten_pixels(dims)
             self._nest(dims, members, [], self._loop_order(len(dims)))
+            self.flatten = False
         self.emit(func.ReturnOp())
         body = self.func.body.block
         first = body.first_op
@@ -304,16 +320,19 @@ class KernelBuilder:
         return self.func
 
     def _loop_order(self, rank: int) -> list[int]:
-        """The order of an output nest's loops: the identity, or a member's preferred
-        order (conv: output channels innermost but one, so pixels are the vector lanes
-        and channels the register tile's rows)."""
-        from nimble.lowering.index_rules import LOOP_ORDER
+        return list(range(rank))
+
+    def _flatten_pixels(self, dims: list[Dim]) -> bool:
+        """Nest over (n, c, pixels) when a member asks for it (conv: the pixels of a small
+        feature map fill the vector lanes) and produces exactly these dims."""
+        from nimble.lowering.index_rules import FLATTEN_PIXELS
 
         for op in self.block.ops:
-            order = LOOP_ORDER.get(type(op))
-            if order is not None and len(order) == rank:
-                return list(order)
-        return list(range(rank))
+            if type(op) in FLATTEN_PIXELS and len(dims) == 4:
+                out = self.dims(op.results[0])
+                if all(a is b or (isinstance(a, int) and a == b) for a, b in zip(out, dims)):
+                    return True
+        return False
 
     def _nest(self, dims: list[Dim], members: list[int], ivs: list[SSAValue], order: list[int]) -> None:
         if len(ivs) == len(dims):
@@ -322,7 +341,21 @@ class KernelBuilder:
                 idx[axis] = iv
             for i in members:
                 v = self.at(self.outputs[i], idx)
-                self.emit(memref.StoreOp.get(v, self.out_buffers[i], idx))
+                self.store_buffer(v, self.out_buffers[i], idx)
+            return
+        if self.flatten and len(ivs) == len(dims) - 2:
+            h, w = dims[-2], dims[-1]
+
+            def pixel(p: SSAValue) -> None:
+                oh = self.ibinary("div", p, w) if w != 1 else p
+                ow = self.ibinary("rem", p, w) if w != 1 else self.index(0)
+                self.pixels = _Pixels(p, oh, ow, h, w)
+                try:
+                    self._nest(dims, members, [*ivs, oh, ow], order)
+                finally:
+                    self.pixels = None
+
+            self.foreach(self.imul(h, w), pixel)
             return
         self.foreach(dims[order[len(ivs)]], lambda iv: self._nest(dims, members, [*ivs, iv], order))
 
@@ -360,4 +393,51 @@ class KernelBuilder:
         return self._staged[key]
 
     def load_buffer(self, buf: SSAValue, idx: Sequence[Dim]) -> SSAValue:
+        buf, idx = self._pixel_view(buf, idx)
         return self.emit(memref.LoadOp.get(buf, [self.index(i) for i in idx]))
+
+    def store_buffer(self, value: SSAValue, buf: SSAValue, idx: Sequence[Dim]) -> None:
+        buf, idx = self._pixel_view(buf, idx)
+        self.emit(memref.StoreOp.get(value, buf, [self.index(i) for i in idx]))
+
+    # -- flattened pixels ----------------------------------------------------------------------
+    def _buffer_dims(self, buf: SSAValue) -> list[Dim]:
+        if buf in self.buffer_dims:
+            return self.buffer_dims[buf]
+        for value, b in self.buffers.items():
+            if b is buf:
+                return self.dims(value)
+        for i, b in enumerate(self.out_buffers):
+            if b is buf:
+                return self.dims(self.outputs[i])
+        return []
+
+    def _pixel_view(self, buf: SSAValue, idx: Sequence[Dim]) -> tuple[SSAValue, list[Dim]]:
+        """In a nest over flattened pixels, `buf[..., oh, ow]` with the nest's own (oh, ow)
+        and dims is `view[..., p]` (row-major: contiguous along p)."""
+        px = self.pixels
+        if px is None or len(idx) < 2 or idx[-2] is not px.oh or idx[-1] is not px.ow:
+            return buf, list(idx)
+        dims = self._buffer_dims(buf)
+        same = lambda a, b: a is b or (isinstance(a, int) and a == b)  # noqa: E731
+        if len(dims) != len(idx) or not (same(dims[-2], px.h) and same(dims[-1], px.w)):
+            return buf, list(idx)
+        rank = len(idx)
+        key = ("pixels", buf)
+        if key not in self._staged:
+            from xdsl.dialects.builtin import ArrayAttr, i64
+
+            shape = buf.type.get_shape()
+            last = DYNAMIC_INDEX if shape[-1] < 0 or shape[-2] < 0 else shape[-1] * shape[-2]
+            t = MemRefType(buf.type.get_element_type(), [*shape[:-2], last])
+            groups = [[a] for a in range(rank - 2)] + [[rank - 2, rank - 1]]
+            reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
+            op = memref.CollapseShapeOp.create(operands=[buf], result_types=[t],
+                                               properties={"reassociation": reassociation})
+            owner = buf.owner
+            if isinstance(owner, Operation):  # a staged buffer: right after its allocation
+                owner.parent_block().insert_op_after(op, owner)
+            else:
+                self.entry.insert(op)
+            self._staged[key] = op.results[0]
+        return self._staged[key], [*idx[:-2], px.p]

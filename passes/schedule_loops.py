@@ -55,6 +55,8 @@ def _outermost_buffer(store: Operation, nest: loop.ForeachOp) -> SSAValue | None
     """The buffer a store writes, unless it is allocated inside `nest` (private to an
     iteration, like a packed panel): then None."""
     buffer = store.memref if isinstance(store, memref.StoreOp) else store.base
+    while isinstance(buffer.owner, memref.CollapseShapeOp):  # a view: the buffer it views
+        buffer = buffer.owner.src
     owner = buffer.owner
     if isinstance(owner, loop.AllocOp) and nest.is_ancestor(owner):
         return None

@@ -394,29 +394,55 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
     parallel = so.parallel or si.parallel
 
+    def columns(i_values: list[SSAValue], j_width: int, j_cols: int, j_lower: SSAValue, j_upper: SSAValue) -> None:
+        """Tiles of rows `i_values` x (`j_cols` vectors of `j_width`) over [lower, upper)."""
+
+        def tile(j0: SSAValue) -> None:
+            copies = []
+            j_values = _offsets(e, j0, j_cols, j_width)
+            for i_value in i_values:
+                for j_value in j_values:
+                    subst = {inner.iv: j_value}
+                    if outer is not None:
+                        subst[outer.iv] = i_value
+                    copies.append(_Copy(subst, inner.iv if j_width > 1 else None, j_width))
+            _Tile(e, body, copies, inner.iv if j_width > 1 else None).run()
+
+        # Columns are parallel too: where rows are too few to split (batch 1), they are.
+        _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
+
+    def remainder_columns(i_values: list[SSAValue], start: SSAValue) -> None:
+        """Columns [start, n) left by full tiles: single vectors, then scalars."""
+        n = inner.upper
+        if width > 1:
+            mid = _split(e, n, width)
+            columns(i_values, width, 1, start, mid)
+            start = mid
+        columns(i_values, 1, 1, start, n)
+
     def tile_rows(i_values: list[SSAValue]) -> None:
-        def columns(j_width: int, j_cols: int, j_lower: SSAValue, j_upper: SSAValue) -> None:
-            def tile(j0: SSAValue) -> None:
-                copies = []
-                j_values = _offsets(e, j0, j_cols, j_width)
-                for i_value in i_values:
-                    for j_value in j_values:
-                        subst = {inner.iv: j_value}
-                        if outer is not None:
-                            subst[outer.iv] = i_value
-                        copies.append(_Copy(subst, inner.iv if j_width > 1 else None, j_width))
-                _Tile(e, body, copies, inner.iv if j_width > 1 else None).run()
-
-            # Columns are parallel too: where rows are too few to split (batch 1), they are.
-            _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
-
         n = inner.upper
         main = _split(e, n, width * cols)
         if width * cols > 1:
-            columns(width, cols, e.const_index(0), main)
-            columns(1, 1, main, n)
+            columns(i_values, width, cols, e.const_index(0), main)
+            if cols > 1:
+                remainder_columns(i_values, main)
+            else:
+                columns(i_values, 1, 1, main, n)
         else:
-            columns(1, 1, e.const_index(0), n)
+            columns(i_values, 1, 1, e.const_index(0), n)
+
+    def row_tiles(emit_rows) -> None:
+        """`emit_rows(i_values)` for full tiles of `rows` rows, then for single rows."""
+        if outer is None:
+            emit_rows([None])
+            return
+        m = outer.upper
+        main_rows = _split(e, m, rows)
+        keep = loop.Schedule(parallel=parallel)
+        _foreach(e, e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(_offsets(e, i0, rows, 1)))
+        if rows > 1:
+            _foreach(e, main_rows, m, 1, keep, lambda i: emit_rows([i]))
 
     def packable_loads() -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:
         """The body's single reduction and its loads to pack: read along the lanes as
@@ -475,28 +501,14 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
         _foreach(e, e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)
 
-        def leftover_columns(i: SSAValue) -> None:
-            def column(j: SSAValue) -> None:
-                _Tile(e, body, [_Copy({inner.iv: j, outer.iv: i}, None, 1)], None).run()
-
-            _foreach(e, main_cols, n, 1, None, column)
-
-        _foreach(e, e.const_index(0), outer.upper, 1, loop.Schedule(parallel=parallel), leftover_columns)
+        row_tiles(lambda i_values: remainder_columns(i_values, main_cols))
 
     packable = packable_loads() if si.pack else None
     try:
         if packable is not None:
             packed_rows()
-        elif outer is None:
-            tile_rows([None])
         else:
-            m = outer.upper
-            main_rows = _split(e, m, rows)
-            keep = loop.Schedule(parallel=parallel)
-            _foreach(e, e.const_index(0), main_rows, rows, keep,
-                     lambda i0: tile_rows(_offsets(e, i0, rows, 1)))
-            if rows > 1:
-                _foreach(e, main_rows, m, 1, keep, lambda i: tile_rows([i]))
+            row_tiles(tile_rows)
     except NotVectorizable:
         for dead in reversed(list(scratch.ops)):
             dead.detach()

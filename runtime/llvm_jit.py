@@ -70,6 +70,9 @@ def optimise(text: str) -> llvm.ModuleRef:
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
+    # Unrolling is the schedule's decision (tile-vectorize): LLVM's full unrolling of
+    # constant-trip loops multiplies compile time and rarely pays after register tiling.
+    pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(ref, pb)
     return ref
