@@ -72,7 +72,7 @@ def _innermost_nests(kernel: func.FuncOp) -> list[tuple[loop.ForeachOp | None, l
     return nests
 
 
-MAX_JAMMED = 32
+MAX_JAMMED = 16
 """Tile copies x reductions in the body: beyond this, tiles shrink (code size, compile
 time and registers grow with it; the LSTM cell has 8 reductions per element)."""
 
