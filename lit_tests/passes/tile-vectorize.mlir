@@ -1,0 +1,267 @@
+// RUN: nimble-opt %s --split-input-file -p tile-vectorize,canonicalize,cse | filecheck %s
+
+// CHECK-LABEL: func.func @lanes_and_remainder
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "lanes_and_remainder"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C1]] : memref<?x?xf32>
+// CHECK-NEXT: %[[TWO:[A-Za-z0-9_$.-]+]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT: loop.foreach %[[V0:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[M]] step %[[C1]] {
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V1]] : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V2]] : index
+// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[V0]], %[[V4]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V5]], %[[V6]] : vector<16xf32>
+// CHECK-NEXT: vector.store %[[V7]], %[[OUT]][%[[V0]], %[[V4]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[N]] step %[[C1]] {
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V0]], %[[V8]]] : memref<?x?xf32>
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = arith.mulf %[[X]], %[[TWO]] : f32
+// CHECK-NEXT: memref.store %[[Y]], %[[OUT]][%[[V0]], %[[V8]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+
+func.func @lanes_and_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "lanes_and_remainder"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %two = arith.constant 2.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16> {
+      %x = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.mulf %x, %two : f32
+      memref.store %y, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @register_tile
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<8x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "register_tile"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[C8:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x8xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[B]], %[[C1]] : memref<8x?xf32>
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.remsi %[[M]], %[[V0]] : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.subi %[[M]], %[[V1]] : index
+// CHECK-NEXT: loop.foreach %[[V3:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V2]] step %[[V0]] {
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.addi %[[V3]], %[[C1]] : index
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V5]] : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V6]] : index
+// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V7]] step %[[V5]] {
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[ZERO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]], %[[V11:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V12:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[C8]] step %[[C1]] combine(add, add) init(%[[V9]], %[[V9]]) : vector<16xf32>, vector<16xf32> {
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V3]], %[[V12]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.load %[[B]][%[[V12]], %[[V8]]] : memref<8x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[X]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V14]], %[[V13]] : vector<16xf32>
+// CHECK-NEXT: %[[X_1:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V4]], %[[V12]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[X_1]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V16]], %[[V13]] : vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V15]], %[[V17]] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: vector.store %[[V10]], %[[OUT]][%[[V3]], %[[V8]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[V11]], %[[OUT]][%[[V4]], %[[V8]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V18:[A-Za-z0-9_$.-]+]] = %[[V7]] to %[[N]] step %[[C1]] {
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]], %[[V20:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V21:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[C8]] step %[[C1]] combine(add, add) init(%[[ZERO]], %[[ZERO]]) : f32, f32 {
+// CHECK-NEXT: %[[X_2:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V3]], %[[V21]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V21]], %[[V18]]] : memref<8x?xf32>
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = arith.mulf %[[X_2]], %[[Y]] : f32
+// CHECK-NEXT: %[[X_3:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V4]], %[[V21]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[P_1:[A-Za-z0-9_$.-]+]] = arith.mulf %[[X_3]], %[[Y]] : f32
+// CHECK-NEXT: loop.yield %[[P]], %[[P_1]] : f32, f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V19]], %[[OUT]][%[[V3]], %[[V18]]] : memref<?x?xf32>
+// CHECK-NEXT: memref.store %[[V20]], %[[OUT]][%[[V4]], %[[V18]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V22:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[M]] step %[[C1]] {
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V23]] : index
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V24]] : index
+// CHECK-NEXT: loop.foreach %[[V26:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V25]] step %[[V23]] {
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[ZERO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V29:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[C8]] step %[[C1]] combine(add) init(%[[V27]]) : vector<16xf32> {
+// CHECK-NEXT: %[[X_4:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V22]], %[[V29]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = vector.load %[[B]][%[[V29]], %[[V26]]] : memref<8x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[X_4]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V31]], %[[V30]] : vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V32]] : vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: vector.store %[[V28]], %[[OUT]][%[[V22]], %[[V26]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V33:[A-Za-z0-9_$.-]+]] = %[[V25]] to %[[N]] step %[[C1]] {
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V35:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[C8]] step %[[C1]] combine(add) init(%[[ZERO]]) : f32 {
+// CHECK-NEXT: %[[X_5:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V22]], %[[V35]]] : memref<?x8xf32>
+// CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V35]], %[[V33]]] : memref<8x?xf32>
+// CHECK-NEXT: %[[P_2:[A-Za-z0-9_$.-]+]] = arith.mulf %[[X_5]], %[[Y_1]] : f32
+// CHECK-NEXT: loop.yield %[[P_2]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V34]], %[[OUT]][%[[V22]], %[[V33]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "register_tile"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %m = memref.dim %a, %c0 : memref<?x8xf32>
+  %n = memref.dim %b, %c1 : memref<8x?xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 2> {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16> {
+      %s = loop.reduce %k = %c0 to %c8 step %c1 combine(add) init(%zero) : f32 {
+        %x = memref.load %a[%i, %k] : memref<?x8xf32>
+        %y = memref.load %b[%k, %j] : memref<8x?xf32>
+        %p = arith.mulf %x, %y : f32
+        loop.yield %p : f32
+      }
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dot_products
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C64:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[W]], %[[C0]] : memref<?x64xf32>
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V0]] : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V1]] : index
+// CHECK-NEXT: loop.foreach %[[V3:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V2]] step %[[V0]] {
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.addi %[[V3]], %[[V4]] : index
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C64]], %[[V6]] : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.subi %[[C64]], %[[V7]] : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]], %[[V11:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V12:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V8]] step %[[V6]] combine(add, add) init(%[[V9]], %[[V9]]) : vector<16xf32>, vector<16xf32> {
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V12]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V3]], %[[V12]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V14]] : vector<16xf32>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V5]], %[[V12]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V16]] : vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V15]], %[[V17]] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V10]], %[[ZERO]] : vector<16xf32> into f32
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V11]], %[[ZERO]] : vector<16xf32> into f32
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]], %[[V21:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V22:[A-Za-z0-9_$.-]+]] = %[[V8]] to %[[C64]] step %[[V4]] combine(add, add) init(%[[V18]], %[[V19]]) : f32, f32 {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V22]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V3]], %[[V22]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[B_1:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V5]], %[[V22]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[P_1:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A]], %[[B_1]] : f32
+// CHECK-NEXT: loop.yield %[[P]], %[[P_1]] : f32, f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V20]], %[[OUT]][%[[V3]]] : memref<?xf32>
+// CHECK-NEXT: memref.store %[[V21]], %[[OUT]][%[[V5]]] : memref<?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[N]] step %[[V23]] {
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C64]], %[[V25]] : index
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.subi %[[C64]], %[[V26]] : index
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V30:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V27]] step %[[V25]] combine(add) init(%[[V28]]) : vector<16xf32> {
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V30]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V24]], %[[V30]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V31]], %[[V32]] : vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V33]] : vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V29]], %[[ZERO]] : vector<16xf32> into f32
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V36:[A-Za-z0-9_$.-]+]] = %[[V27]] to %[[C64]] step %[[V23]] combine(add) init(%[[V34]]) : f32 {
+// CHECK-NEXT: %[[A_1:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V36]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[B_2:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V24]], %[[V36]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[P_2:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A_1]], %[[B_2]] : f32
+// CHECK-NEXT: loop.yield %[[P_2]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V35]], %[[OUT]][%[[V24]]] : memref<?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @dot_products(%x: memref<?x64xf32>, %w: memref<?x64xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %w, %c0 : memref<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<unroll = 2> {
+    %s = loop.reduce %k = %c0 to %c64 step %c1 combine(add) init(%zero) : f32 schedule #loop.schedule<vector = 16> {
+      %a = memref.load %x[%c0, %k] : memref<?x64xf32>
+      %b = memref.load %w[%j, %k] : memref<?x64xf32>
+      %p = arith.mulf %a, %b : f32
+      loop.yield %p : f32
+    }
+    memref.store %s, %out[%j] : memref<?xf32>
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @strided_stays_scalar
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "strided_stays_scalar"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C1]] : memref<?x?xf32>
+// CHECK-NEXT: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[M]] step %[[C1]] {
+// CHECK-NEXT: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[N]] step %[[C1]] schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[J]], %[[I]]] : memref<?x?xf32>
+// CHECK-NEXT: memref.store %[[X]], %[[OUT]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "strided_stays_scalar"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  loop.foreach %i = %c0 to %m step %c1 {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16> {
+      %x = memref.load %a[%j, %i] : memref<?x?xf32>
+      memref.store %x, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
