@@ -27,6 +27,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.types import types_compatible
+from nimble.frontend.kernels import KernelDefinition
 from nimble.frontend.control import ControlFlow
 from nimble.frontend.errors import SourceError, source_line
 from nimble.frontend.expressions import Expressions
@@ -89,6 +90,9 @@ class ModuleBuilder(Expressions, ControlFlow):
         for item in items:
             if item.data == "funcdef" and self.definitions.get(item.children[0].value[1:]) is item:
                 self.guard(lambda: self.function_body(item), item)
+        for item in items:
+            if item.data == "kerneldef":
+                self.guard(lambda: module.body.block.add_op(KernelDefinition(self).build(item)), item)
         return module
 
     def guard(self, action, node: Tree) -> None:

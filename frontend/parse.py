@@ -69,7 +69,7 @@ def recursion_limit(limit: int) -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-_ITEM_START = re.compile(r"^(def|type)\b", re.MULTILINE)
+_ITEM_START = re.compile(r"^(def|type|kernel)\b", re.MULTILINE)
 
 
 def syntax_errors(text: str, file: str) -> list[SourceError]:

@@ -44,6 +44,8 @@ STAGES: dict[str, list[str]] = {
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
     "llvm": ["lower-loops-to-llvm"],
+    # Hand-written kernels: realise the schedules they carry (no default schedules).
+    "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse"],
 }
 TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "llvm"]}
 
@@ -346,12 +348,14 @@ class KernelFunction:
 
 
 def compile_kernels(source: Any) -> dict[str, KernelFunction]:
-    """JIT every `nimble.kernel` function of a loop-level module (text or module)."""
+    """JIT every `nimble.kernel` function of a loop-level module (a `.nb`/`.mlir` path,
+    text, or a module), realising the schedules written on its loops."""
     from nimble.api import parse
     from nimble.lowering.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import JitModule
 
-    module = source if isinstance(source, ModuleOp) else parse(source)
+    module = source.clone() if isinstance(source, ModuleOp) else parse(source)
+    run_stages(module, ["realize"])
     jit = JitModule.compile(lower_kernels(module))
     return {f.sym_name.data: KernelFunction(f, jit)
             for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
