@@ -307,13 +307,24 @@ class _FunctionLowering:
     def vload(self, op: vector.LoadOp) -> None:
         buf = self.buffers[op.base]
         t = op.result.type
-        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type())
+        element = t.get_element_type()
+        ptr = self.address(buf, [self.v(i) for i in op.indices], element)
+        if element == IntegerType(1):  # bools are bytes in memory; <N x i1> would be bits
+            raw = self.emit(llvm.LoadOp(ptr, _bytes_of(t), alignment=1))
+            self.values[op.result] = self.emit(llvm.TruncOp(raw, t))
+            return
         self.values[op.result] = self.emit(llvm.LoadOp(ptr, t, alignment=4))
 
     def vstore(self, op: vector.StoreOp) -> None:
         buf = self.buffers[op.base]
-        ptr = self.address(buf, [self.v(i) for i in op.indices], op.vector.type.get_element_type())
-        self.emit(llvm.StoreOp(self.v(op.vector), ptr, alignment=4))
+        t = op.vector.type
+        element = t.get_element_type()
+        ptr = self.address(buf, [self.v(i) for i in op.indices], element)
+        value = self.v(op.vector)
+        if element == IntegerType(1):
+            self.emit(llvm.StoreOp(self.emit(llvm.ZExtOp(value, _bytes_of(t))), ptr, alignment=1))
+            return
+        self.emit(llvm.StoreOp(value, ptr, alignment=4))
 
     def collapse(self, op: memref.CollapseShapeOp) -> None:
         src = self.buffers[op.src]
@@ -459,6 +470,10 @@ class _FunctionLowering:
         first = self.emit(llvm.InsertElementOp(undef, self.v(op.source), self.const(0, i32)))
         mask = DenseArrayBase.from_list(i32, [0] * n)
         self.values[op.vector] = self.emit(llvm.ShuffleVectorOp(first, undef, mask, t))
+
+
+def _bytes_of(t: VectorType) -> VectorType:
+    return VectorType(IntegerType(8), t.get_shape())
 
 
 def _byte_size(t: Attribute) -> int:

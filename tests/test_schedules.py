@@ -133,3 +133,19 @@ def test_conv_im2col_windows(stride, pad, dilation, size, rng):
     exe = nimble.compile(text)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(2, 5, size, size + 3), (24, 5, 3, 3), (24,)]]
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_bool_vectors_are_bytes_in_memory(rng):
+    """numpy bools are one byte each: vector loads/stores of i1 must not be bit-packed."""
+    text = """func.func @main(%a: tensor<?x40xf32>, %b: tensor<?x40xf32>, %m: tensor<?x40xi1>) -> (tensor<?x40xi1>, tensor<?x40xf32>) {
+  %c = graph.less %a, %b : (tensor<?x40xf32>, tensor<?x40xf32>) -> tensor<?x40xi1>
+  %w = graph.where %m, %a, %b : (tensor<?x40xi1>, tensor<?x40xf32>, tensor<?x40xf32>) -> tensor<?x40xf32>
+  func.return %c, %w : tensor<?x40xi1>, tensor<?x40xf32>
+}"""
+    exe = nimble.compile(text)
+    assert "vector<16xi1>" in str(exe.module)
+    a, b = (rng.standard_normal((3, 40)).astype(np.float32) for _ in range(2))
+    m = rng.random((3, 40)) < 0.5
+    c, w = exe(a, b, m)
+    np.testing.assert_array_equal(c, a < b)
+    np.testing.assert_array_equal(w, np.where(m, a, b))
