@@ -1,6 +1,6 @@
 """Compiled kernels against numpy/OpenBLAS (and PyTorch CPU when installed), same run.
 
-    python benchmarks/kernels.py [--threads 1|2] [--quick]
+    python benchmarks/kernels.py [--threads 1|2] [--quick] [--remainder peeled|masked|both]
 
 Prints, per workload: Nimble's time, the reference's, the ratio (>1: Nimble faster),
 GFLOP/s, and the compile time of the kernel. BLAS threads are pinned to `--threads`
@@ -15,6 +15,7 @@ import sys
 import time
 
 THREADS = 1
+REMAINDER = "peeled"
 if "--threads" in sys.argv:
     THREADS = int(sys.argv[sys.argv.index("--threads") + 1])
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -54,7 +55,7 @@ def gemm(m: int, k: int, n: int) -> None:
   func.return %c : tensor<?x{n}xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
     compile_s = time.perf_counter() - t
     rng = np.random.default_rng(0)
     a = rng.standard_normal((m, k)).astype(np.float32)
@@ -87,7 +88,7 @@ def lstm_cell(hidden: int) -> None:
   func.return %h2, %c2 : tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
     compile_s = time.perf_counter() - t
     assert len(exe.kernel_names) == 1, exe.kernel_names  # the whole cell is one kernel
     rng = np.random.default_rng(0)
@@ -126,7 +127,7 @@ def conv(channels: int, size: int) -> None:
   func.return %r : tensor<1x{channels}x?x?xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
     compile_s = time.perf_counter() - t
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
@@ -152,8 +153,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="small sizes only")
+    parser.add_argument("--remainder", choices=["peeled", "masked", "both"], default="peeled",
+                        help="how vector loops finish sizes that are not a multiple of the width")
     args = parser.parse_args()
-    print(f"threads={args.threads} numpy {np.__version__} torch {torch.__version__ if torch else 'not installed'}")
+    global REMAINDER
+    for remainder in (["peeled", "masked"] if args.remainder == "both" else [args.remainder]):
+        REMAINDER = remainder
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    print(f"threads={args.threads} remainder={REMAINDER} numpy {np.__version__} "
+          f"torch {torch.__version__ if torch else 'not installed'}")
     sizes = [(256, 256, 256)] if args.quick else [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (1000, 777, 513)]
     for m, k, n in sizes:
         gemm(m, k, n)

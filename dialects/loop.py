@@ -92,6 +92,7 @@ class Schedule:
     parallel: bool = False  # iterations spread over CPU threads / the NDRange
     pipeline: bool = False  # spatial: overlap iterations as a coarse-grained pipeline
     pack: bool = False  # copy the operand read along the vector lanes into a contiguous panel first
+    mask: bool = False  # leftover iterations as one masked vector step instead of a scalar loop
 
 
 _INT_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "int")

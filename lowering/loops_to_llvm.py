@@ -337,6 +337,20 @@ class _FunctionLowering:
             dims.append(size)
         self.buffers[op.result] = _Buffer(src.ptr, dims)
 
+    def masked_load(self, op: vector.MaskedLoadOp) -> None:
+        buf = self.buffers[op.base]
+        t = op.result.type
+        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type())
+        align = self.const(4, i32)
+        self.values[op.result] = self.emit(llvm.CallIntrinsicOp(
+            f"llvm.masked.load.{_suffix(t)}.p0", [ptr, align, self.v(op.mask), self.v(op.pass_thru)], [t]))
+
+    def masked_store(self, op: vector.MaskedStoreOp) -> None:
+        buf = self.buffers[op.base]
+        t = op.value_to_store.type
+        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type())
+        self.emit(llvm.MaskedStoreOp(self.v(op.value_to_store), ptr, self.v(op.mask), alignment=4))
+
     def dim(self, op: memref.DimOp) -> None:
         index = op.index.owner
         if not isinstance(index, arith.ConstantOp):
@@ -405,7 +419,11 @@ class _FunctionLowering:
 
     def cmpf(self, op: arith.CmpfOp) -> None:
         name = _CMPF[op.predicate.value.data]
-        self.values[op.result] = self.emit(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name))
+        compare = llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name)
+        if isinstance(op.lhs.type, VectorType):  # xdsl's builder assumes a scalar result
+            compare = llvm.FCmpOp.create(operands=compare.operands, result_types=[op.result.type],
+                                         properties=dict(compare.properties))
+        self.values[op.result] = self.emit(compare)
 
     def select(self, op: arith.SelectOp) -> None:
         self.values[op.result] = self.emit(llvm.SelectOp(*(self.v(o) for o in op.operands)))
@@ -500,6 +518,8 @@ _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]]
     vector.StoreOp: _FunctionLowering.vstore,
     vector.BroadcastOp: _FunctionLowering.broadcast,
     vector.ReductionOp: _FunctionLowering.vector_reduction,
+    vector.MaskedLoadOp: _FunctionLowering.masked_load,
+    vector.MaskedStoreOp: _FunctionLowering.masked_store,
     arith.ConstantOp: _FunctionLowering.constant,
     arith.CmpiOp: _FunctionLowering.cmpi,
     arith.CmpfOp: _FunctionLowering.cmpf,

@@ -74,8 +74,10 @@ def reduction_work(kernel: Operation) -> int:
     return max(1, work(kernel.body.block))
 
 
-def run_stages(module: ModuleOp, stages: Sequence[str]) -> ModuleOp:
-    passes = ",".join(p for s in stages for p in STAGES[s])
+def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] | None = None) -> ModuleOp:
+    """Run the named stages; `options` adds pass options (`{"schedule-loops": "remainder=masked"}`)."""
+    options = options or {}
+    passes = ",".join(f"{p}{{{options[p]}}}" if p in options else p for s in stages for p in STAGES[s])
     PassPipeline.parse_spec(all_passes(), passes).apply(make_context(), module)
     return module
 
@@ -287,11 +289,14 @@ class Executable:
         return results[0] if len(results) == 1 else tuple(results)
 
 
-def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None) -> Executable:
+def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
+            remainder: str = "peeled") -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
 
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
     to 2, the cores of the CI machine kind) is how many chunks a parallel loop runs in.
+    `remainder` (`peeled` or `masked`) is how vector loops finish sizes that are not a
+    multiple of the vector width.
     """
     from nimble.api import parse
     from nimble.lowering.loops_to_llvm import lower_kernels
@@ -303,7 +308,9 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)
     t0 = time.perf_counter()
     stages = TARGETS[target]
-    run_stages(module, [s for s in stages if s != "llvm"])
+    if remainder not in ("peeled", "masked"):
+        raise ValueError(f"remainder must be 'peeled' or 'masked', not '{remainder}'")
+    run_stages(module, [s for s in stages if s != "llvm"], {"schedule-loops": f"remainder={remainder}"})
     t1 = time.perf_counter()
     jit = JitModule.compile(lower_kernels(module))
     t2 = time.perf_counter()

@@ -89,24 +89,26 @@ def _fit(strategy: Strategy, inner: loop.ForeachOp) -> tuple[int, int]:
     return rows, cols
 
 
-def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, parallel: bool) -> None:
+def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, parallel: bool,
+           masked: bool = False) -> None:
     rows, cols = _fit(strategy, inner)
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
     inner.schedule = loop.ScheduleAttr(Schedule(vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
-                                                parallel=parallel and outer is None, pack=strategy.inner.pack))
+                                                parallel=parallel and outer is None, pack=strategy.inner.pack,
+                                                mask=masked and strategy.inner.vector > 1))
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
             op.schedule = loop.ScheduleAttr(strategy.reduce)
 
 
-def _works(strategy: Strategy, kernel: func.FuncOp, index: int) -> bool:
+def _works(strategy: Strategy, kernel: func.FuncOp, index: int, masked: bool) -> bool:
     """Does tile-vectorize apply `strategy` to nest `index` of `kernel`? (on a copy)"""
     trial = kernel.clone()
     outer, inner = _innermost_nests(trial)[index]
     if strategy.needs_reduce and not any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
         return False
-    _apply(strategy, outer, inner, False)
+    _apply(strategy, outer, inner, False, masked)
     done = transform_nest(outer, inner)
     if not done and outer is not None and strategy.outer.unroll <= 1:
         done = transform_nest(None, inner)
@@ -122,8 +124,13 @@ class ScheduleLoopsPass(ModulePass):
 
     target: str = "cpu"
     parallel: bool = True
+    remainder: str = "peeled"
+    """Columns left over by full vectors: `peeled` (a scalar loop) or `masked` (one
+    masked vector step). benchmarks/kernels.py --remainder measures both."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.remainder not in ("peeled", "masked"):
+            raise ValueError(f"remainder must be 'peeled' or 'masked', not '{self.remainder}'")
         lanes = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"]) // 32
         for kernel in op.body.block.ops:
             if not isinstance(kernel, func.FuncOp) or "nimble.kernel" not in kernel.attributes:
@@ -142,8 +149,8 @@ class ScheduleLoopsPass(ModulePass):
                 continue
             parallel = self.parallel and (outer in top or (outer is None and inner in top))
             for strategy in _strategies(lanes):
-                if _works(strategy, kernel, index):
-                    _apply(strategy, outer, inner, parallel)
+                if _works(strategy, kernel, index, self.remainder == "masked"):
+                    _apply(strategy, outer, inner, parallel, self.remainder == "masked")
                     break
             else:
                 if parallel:

@@ -29,6 +29,7 @@ from xdsl.dialects import arith, memref, vector
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    IntegerType,
     AnyFloat,
     DenseIntOrFPElementsAttr,
     IndexType,
@@ -69,6 +70,7 @@ class _Copy:
     lane: SSAValue | None  # the original iv whose consecutive values fill the vector lanes
     width: int
     j_offset: int | None = None  # lane offset of this copy inside a packed panel
+    mask: SSAValue | None = None  # lanes in range, for a masked leftover tile
 
 
 class _Emitter:
@@ -96,6 +98,20 @@ class _Emitter:
 
     def const_index(self, n: int) -> SSAValue:
         return self.memoized(("index", n), lambda: self.emit(arith.ConstantOp(IntegerAttr(n, IndexType()))).result)
+
+    def splat(self, value: float, t: VectorType) -> SSAValue:
+        attr = DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
+        return self.memoized(("splat", value, t), lambda: self.emit(arith.ConstantOp(attr, t)).result)
+
+    def lane_mask(self, count: SSAValue, width: int) -> SSAValue:
+        """<width x i1>: lane l is on when l < count."""
+        i32 = IntegerType(32)
+        lanes_t = VectorType(i32, [width])
+        lanes = self.memoized(("lanes", width), lambda: self.emit(arith.ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(lanes_t, list(range(width))), lanes_t)).result)
+        n = self.broadcast(self.emit(arith.IndexCastOp(count, i32)).result, width)
+        return self.emit(arith.CmpiOp.create(operands=[lanes, n], result_types=[VectorType(IntegerType(1), [width])],
+                                             properties={"predicate": IntegerAttr(2, IntegerType(64))})).results[0]
 
     def broadcast(self, value: SSAValue, width: int) -> SSAValue:
         t = VectorType(value.type, [width])
@@ -187,6 +203,13 @@ class _Emitter:
                 vector.LoadOp(panel, indices, t)).result)
             return
         indices = [copy.subst.get(i, i) for i in op.indices]
+        if copy.mask is not None:
+            if not isinstance(op.res.type, AnyFloat):
+                raise NotVectorizable("masked accesses are for float buffers")
+            zeros = self.splat(0.0, t)
+            copy.subst[op.res] = self.memoized(("mload", op.memref, tuple(indices), copy.mask), lambda: self.emit(
+                vector.MaskedLoadOp(op.memref, indices, copy.mask, zeros)).result)
+            return
         copy.subst[op.res] = self.memoized(("vload", op.memref, tuple(indices), copy.width), lambda: self.emit(
             vector.LoadOp(copy.subst.get(op.memref, op.memref), indices, t)).result)
 
@@ -200,6 +223,11 @@ class _Emitter:
         value = copy.subst.get(op.value, op.value)
         if op.value not in varying:
             value = self.broadcast(value, copy.width)
+        if copy.mask is not None:
+            if not isinstance(op.value.type, AnyFloat):
+                raise NotVectorizable("masked accesses are for float buffers")
+            self.emit(vector.MaskedStoreOp.create(operands=[op.memref, *indices, copy.mask, value]))
+            return
         self.emit(vector.StoreOp(value, op.memref, indices))
 
 
@@ -276,7 +304,7 @@ class _Tile:
         inner_varying = _closure(list(op.body.block.ops), self.varying | ({op.iv} if k_lane else set()))
         for ci, copy in enumerate(self.copies):
             inner = _Copy(dict(copy.subst), op.iv, widths[ci * n]) if k_lane else \
-                _Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset)
+                _Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset, copy.mask)
             inner.subst[op.iv] = block.args[0]
             for body_op in op.body.block.ops:
                 if isinstance(body_op, loop.YieldOp):
@@ -412,20 +440,41 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
 
     def remainder_columns(i_values: list[SSAValue], start: SSAValue) -> None:
-        """Columns [start, n) left by full tiles: single vectors, then scalars."""
+        """Columns [start, n) left by full tiles: single vectors, then scalars (or one
+        masked vector, with `mask`)."""
         n = inner.upper
         if width > 1:
             mid = _split(e, n, width)
             columns(i_values, width, 1, start, mid)
             start = mid
+            if si.mask:
+                masked_columns(i_values, start)
+                return
         columns(i_values, 1, 1, start, n)
+
+    def masked_columns(i_values: list[SSAValue], start: SSAValue) -> None:
+        """The last (width - 1 or fewer) columns as one masked vector per row."""
+        count = e.emit(arith.SubiOp(inner.upper, start)).result
+        steps = e.emit(arith.CeilDivSIOp(count, e.const_index(width))).result  # 0 or 1
+
+        def tile(_t: SSAValue) -> None:
+            mask = e.lane_mask(count, width)
+            copies = []
+            for i_value in i_values:
+                subst = {inner.iv: start}
+                if outer is not None:
+                    subst[outer.iv] = i_value
+                copies.append(_Copy(subst, inner.iv, width, None, mask))
+            _Tile(e, body, copies, inner.iv).run()
+
+        _foreach(e, e.const_index(0), steps, 1, None, tile)
 
     def tile_rows(i_values: list[SSAValue]) -> None:
         n = inner.upper
         main = _split(e, n, width * cols)
         if width * cols > 1:
             columns(i_values, width, cols, e.const_index(0), main)
-            if cols > 1:
+            if cols > 1 or si.mask:
                 remainder_columns(i_values, main)
             else:
                 columns(i_values, 1, 1, main, n)

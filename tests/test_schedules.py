@@ -149,3 +149,23 @@ def test_bool_vectors_are_bytes_in_memory(rng):
     c, w = exe(a, b, m)
     np.testing.assert_array_equal(c, a < b)
     np.testing.assert_array_equal(w, np.where(m, a, b))
+
+
+@pytest.mark.parametrize("text", [_matmul(17), _dense(17)], ids=["matmul", "dense"])
+def test_masked_remainders_match_peeled(text, rng):
+    """`remainder="masked"` finishes rows with one masked vector step: same results."""
+    peeled, masked = nimble.compile(text), nimble.compile(text, remainder="masked")
+    assert "vector.maskedstore" in str(masked.module) or "vector.reduction" in str(masked.module)
+    ref = nimble.parse(text)
+    for m, n in [(1, 1), (3, 15), (9, 17), (8, 33), (5, 100)]:
+        a = rng.standard_normal((m, 17)).astype(np.float32)
+        b = rng.standard_normal((17, n) if "matmul" in text else (n, 17)).astype(np.float32)
+        args = [a, b, rng.standard_normal(n).astype(np.float32)] if "matmul" in text else [a, b]
+        expected = nimble.interpret(ref, *args)[0]
+        np.testing.assert_allclose(masked(*args), expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(peeled(*args), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_remainder_option_is_checked():
+    with pytest.raises(ValueError, match="remainder must be 'peeled' or 'masked'"):
+        nimble.compile(_dense(4), remainder="rounded")
