@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, IndexType, IntegerType, MemRefType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph, loop
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
-from nimble.lowering.scalar import SCALAR, const, is_float
+from nimble.lowering.scalar import SCALAR, const, convert, is_float
 
 Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 
@@ -479,6 +479,87 @@ def _pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, 
     return kb.emit(arith.DivfOp(total, count))
 
 
+def _roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -> SSAValue:
+    """Average of bilinear samples over a bin (ROIAlign, half-pixel): coordinates in f64
+    like the reference; the sample grid may depend on the box (sampling_ratio 0)."""
+    k, c, ph, pw = idx
+    _n, _c, h_, w_ = kb.dims(op.input)
+    f64, t = Float64Type(), op.result.type.get_element_type()
+    e = kb.emit
+
+    def f(x: float) -> SSAValue:
+        return const(e, x, f64)
+
+    def to_f64(v: SSAValue) -> SSAValue:
+        if isinstance(v.type, IndexType):
+            v = e(arith.IndexCastOp(v, IntegerType(64)))
+        return e(arith.SIToFPOp(v, f64)) if isinstance(v.type, IntegerType) else convert(e, v, f64)
+
+    scale = op.spatial_scale.value.data
+    box = [e(arith.SubfOp(e(arith.MulfOp(to_f64(kb.at(op.rois, [k, i])), f(scale))), f(0.5))) for i in range(4)]
+    x1, y1, x2, y2 = box
+    oh, ow = op.output_height.value.data, op.output_width.value.data
+    bin_h = e(arith.DivfOp(e(arith.SubfOp(y2, y1)), f(oh)))
+    bin_w = e(arith.DivfOp(e(arith.SubfOp(x2, x1)), f(ow)))
+    ratio = op.sampling_ratio.value.data
+
+    def grid(size: SSAValue, bins: int) -> Dim:
+        if ratio > 0:
+            return ratio
+        n = e(xmath.CeilOp(e(arith.DivfOp(size, f(bins)))))
+        n = e(arith.IndexCastOp(e(arith.FPToSIOp(n, IntegerType(64))), IndexType()))
+        return kb.ibinary("max", n, 1)
+
+    gh, gw = grid(e(arith.SubfOp(y2, y1)), oh), grid(e(arith.SubfOp(x2, x1)), ow)
+    batch = e(arith.IndexCastOp(kb.at(op.batch_indices, [k]), IndexType()))
+    batch = kb.ibinary("min", kb.ibinary("max", batch, 0), kb.ibinary("sub", _n, 1))  # never read outside
+    height, width = to_f64(kb.index(h_)), to_f64(kb.index(w_))
+
+    def coordinate(start, bin_size, p, i, g) -> SSAValue:
+        offset = e(arith.DivfOp(e(arith.AddfOp(to_f64(kb.index(i)), f(0.5))), to_f64(kb.index(g))))
+        return e(arith.AddfOp(start, e(arith.MulfOp(e(arith.AddfOp(to_f64(kb.index(p)), offset)), bin_size))))
+
+    def sample(ivs: list[SSAValue]) -> SSAValue:
+        iy, ix = ivs
+        y = coordinate(y1, bin_h, ph, iy, gh)
+        x = coordinate(x1, bin_w, pw, ix, gw)
+        return _bilinear(kb, op.input, batch, c, y, x, height, width, h_, w_, f)
+
+    total = kb.reduce_nest([gh, gw], f(0.0), "add", sample)
+    count = e(arith.MulfOp(to_f64(kb.index(gh)), to_f64(kb.index(gw))))
+    return convert(e, e(arith.DivfOp(total, count)), t)
+
+
+def _bilinear(kb, feature, batch, c, y, x, height, width, h_, w_, f) -> SSAValue:
+    """The reference's `_bilinear` for one point: zero outside [-1, size], clamped."""
+    e = kb.emit
+    outside = e(arith.OrIOp(e(arith.OrIOp(e(arith.CmpfOp(y, f(-1.0), "olt")), e(arith.CmpfOp(y, height, "ogt")))),
+                            e(arith.OrIOp(e(arith.CmpfOp(x, f(-1.0), "olt")), e(arith.CmpfOp(x, width, "ogt"))))))
+
+    def axis(v: SSAValue, size: Dim):
+        v = e(arith.MaximumfOp(v, f(0.0)))
+        low = e(arith.IndexCastOp(e(arith.FPToSIOp(e(xmath.FloorOp(v)), IntegerType(64))), IndexType()))
+        last = kb.ibinary("sub", size, 1)
+        low = kb.ibinary("min", low, last)
+        high = kb.ibinary("min", kb.iadd(low, 1), last)
+        at_edge = e(arith.CmpiOp(kb.index(low), kb.index(last), "sge"))
+        low_f = e(arith.SIToFPOp(e(arith.IndexCastOp(kb.index(low), IntegerType(64))), v.type))
+        v = e(arith.SelectOp(at_edge, low_f, v))
+        frac = e(arith.SubfOp(v, low_f))
+        return low, high, frac, e(arith.SubfOp(f(1.0), frac))
+
+    y0, y1, ly, hy = axis(y, h_)
+    x0, x1, lx, hx = axis(x, w_)
+
+    def tap(yi, xi, wy, wx) -> SSAValue:
+        value = convert(e, kb.at(feature, [batch, c, yi, xi]), wy.type)
+        return e(arith.MulfOp(e(arith.MulfOp(wy, wx)), value))
+
+    value = e(arith.AddfOp(e(arith.AddfOp(tap(y0, x0, hy, hx), tap(y0, x1, hy, lx))),
+                           e(arith.AddfOp(tap(y1, x0, ly, hx), tap(y1, x1, ly, lx)))))
+    return e(arith.SelectOp(outside, f(0.0), value))
+
+
 # Ops whose output nests run over (n, c, flattened pixels): with im2col, conv is a matrix
 # product whose columns are the pixels (contiguous in the patch buffer and the output),
 # so even a 7x7 map fills vector lanes.
@@ -507,4 +588,5 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.Conv2dOp: _conv2d,
     graph.MaxPool2dOp: _pool,
     graph.AvgPool2dOp: _pool,
+    graph.RoiAlignOp: _roi_align,
 }

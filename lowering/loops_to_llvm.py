@@ -81,6 +81,7 @@ _CASTS: dict[type[Operation], type[Operation]] = {
 _INTRINSICS: dict[type[Operation], str] = {
     xmath.ExpOp: "llvm.exp", xmath.LogOp: "llvm.log", xmath.SqrtOp: "llvm.sqrt", xmath.AbsFOp: "llvm.fabs",
     xmath.PowFOp: "llvm.pow", arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
+    xmath.FloorOp: "llvm.floor", xmath.CeilOp: "llvm.ceil",
     vector.FMAOp: "llvm.fma",
 }
 # Float functions from the C library: name for f32, name for f64.

@@ -86,3 +86,22 @@ def test_reductions_compiled(op, attrs, rtype, rng):
     for shape in SHAPES:
         x = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_allclose(exe(x), nimble.interpret(module, x)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ratio", [0, 2])
+@pytest.mark.parametrize("size", [(1, 1), (9, 11), (16, 33)])
+def test_roi_align_compiled(ratio, size, rng):
+    text = f"""func.func @main(%f: tensor<2x5x?x?xf32>, %r: tensor<?x4xf32>, %i: tensor<?xi64>) -> tensor<?x5x3x2xf32> {{
+  %y = graph.roi_align %f, %r, %i {{output_height = 3 : i64, output_width = 2 : i64, sampling_ratio = {ratio} : i64, spatial_scale = 5.0e-01 : f64}} : (tensor<2x5x?x?xf32>, tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x5x3x2xf32>
+  func.return %y : tensor<?x5x3x2xf32>
+}}"""
+    exe = nimble.compile(text)
+    assert not exe.fallbacks and exe.kernel_names
+    h, w = size
+    feat = rng.standard_normal((2, 5, h, w)).astype(np.float32)
+    # Boxes inside, overhanging, outside the map, and degenerate (zero size).
+    rois = np.array([[1, 2, 15, 12], [0, 0, 4, 4], [-6, -3, 2 * w + 5, 2 * h + 9], [3, 3, 3, 3],
+                     [40, 40, 50, 60]], np.float32)
+    idx = np.array([0, 1, 1, 0, 1], np.int64)
+    np.testing.assert_allclose(exe(feat, rois, idx), nimble.interpret(nimble.parse(text), feat, rois, idx)[0],
+                               rtol=1e-5, atol=1e-6)

@@ -22,6 +22,7 @@ from xdsl.traits import Pure
 
 from nimble.dialects.graph.base import GraphOp, as_tensor
 from nimble.dialects.graph.types import is_float
+from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
 
 
@@ -138,6 +139,7 @@ class RoiAlignOp(GraphOp):
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())
+    FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE  # a compute op; its epilogue may join
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, rois, idx = k.dims(self.input), k.dims(self.rois), k.dims(self.batch_indices)
