@@ -120,10 +120,11 @@ class _FunctionLowering:
                 arg_types += [i64] * sum(1 for d in arg.type.get_shape() if d < 0)
         arg_types += [i64, i64]  # parallel chunk, number of chunks
         self.arg_types = arg_types
+        # The entry block holds the stack slots (reg buffers) and jumps to `start`, where
+        # the code begins: allocas stay out of loops however late they are met.
         self.entry = Block(arg_types=arg_types)
         self.blocks: list[Block] = [self.entry]
         self.block = self.entry
-        self.alloca_point = self.entry
         self.split: SSAValue | None = None  # i1: are the enclosing iterations split into chunks
         args = iter(self.entry.args)
         for arg in kernel.args:
@@ -164,7 +165,10 @@ class _FunctionLowering:
 
     # -- the function ---------------------------------------------------------------------
     def run(self) -> llvm.FuncOp:
+        start = self.new_block()
+        self.block = start
         self.region(self.kernel.body.block)
+        self.entry.add_op(llvm.BrOp(start))
         body = Region(self.blocks)
         name = f"{self.kernel.sym_name.data}_body"
         return llvm.FuncOp(name, llvm.LLVMFunctionType(self.arg_types), linkage=llvm.LinkageAttr("internal"),

@@ -72,6 +72,9 @@ def _innermost_nests(kernel: func.FuncOp) -> list[tuple[loop.ForeachOp | None, l
     return nests
 
 
+STRIP = 64
+"""Columns per strip when a body has several dot products (see passes/reduction_strips.py)."""
+
 MAX_JAMMED = 16
 """Tile copies x reductions in the body: beyond this, tiles shrink (code size, compile
 time and registers grow with it; the LSTM cell has 8 reductions per element)."""
@@ -94,7 +97,9 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     rows, cols = _fit(strategy, inner)
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
-    inner.schedule = loop.ScheduleAttr(Schedule(vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
+    reduces = sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops)
+    strip = STRIP if strategy.reduce is not None and reduces > 1 else 0
+    inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
                                                 parallel=parallel and outer is None, pack=strategy.inner.pack,
                                                 mask=masked and strategy.inner.vector > 1))
     for op in inner.body.block.ops:

@@ -44,6 +44,7 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
+from nimble.passes.reduction_strips import distribute
 
 # Ops whose vector form the LLVM backend supports: widened by changing result types.
 _WIDENABLE: tuple[type[Operation], ...] = (
@@ -588,5 +589,13 @@ class TileVectorizePass(ModulePass):
             scheduled = [s for s in (outer, inner) if s is not None and s.schedule is not None]
             if not scheduled:
                 continue
+            if inner.schedule is not None and inner.schedule.schedule.tile > 1:
+                widths = [r.schedule.schedule.vector for r in inner.body.block.ops
+                          if isinstance(r, loop.ReduceOp) and r.schedule is not None]
+                strips = distribute(inner, inner.schedule.schedule.unroll, max(widths, default=0))
+                if strips is not None:
+                    for strip in strips:
+                        transform_nest(None, strip)
+                    continue
             if not transform_nest(outer, inner) and outer is not None:
                 transform_nest(None, inner)

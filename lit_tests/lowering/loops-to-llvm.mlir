@@ -3,6 +3,8 @@
 // CHECK-LABEL: llvm.func internal @scale_body
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
@@ -27,19 +29,19 @@
 // CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V21]], %[[V7]] : i1, i64
 // CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V25]], %[[V1]] : i1, i64
 // CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.or %[[V6]], %[[V27]] : i1
-// CHECK-NEXT: llvm.br ^bb1(%[[V28]] : i64)
-// CHECK-NEXT: ^bb1(%[[V31:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: llvm.br ^bb2(%[[V28]] : i64)
+// CHECK-NEXT: ^bb2(%[[V31:[A-Za-z0-9_$.-]+]]: i64):
 // CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V31]], %[[V29]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V32]], ^bb2, ^bb3
-// CHECK-NEXT: ^bb2:
+// CHECK-NEXT: llvm.cond_br %[[V32]], ^bb3, ^bb4
+// CHECK-NEXT: ^bb3:
 // CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> f32
 // CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V34]], %[[V9]] {fastmathFlags = #llvm.fastmath<contract>} : f32
 // CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: llvm.store %[[V35]], %[[V36]] : f32, !llvm.ptr
 // CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.add %[[V31]], %[[V8]] : i64
-// CHECK-NEXT: llvm.br ^bb1(%[[V37]] : i64)
-// CHECK-NEXT: ^bb3:
+// CHECK-NEXT: llvm.br ^bb2(%[[V37]] : i64)
+// CHECK-NEXT: ^bb4:
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @scale(%[[V38:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
@@ -78,34 +80,36 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
 // CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
-// CHECK-NEXT: llvm.br ^bb1(%[[V8]] : i64)
-// CHECK-NEXT: ^bb1(%[[V12:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: llvm.br ^bb2(%[[V8]] : i64)
+// CHECK-NEXT: ^bb2(%[[V12:[A-Za-z0-9_$.-]+]]: i64):
 // CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V12]], %[[V1]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V13]], ^bb2, ^bb3
-// CHECK-NEXT: ^bb2:
-// CHECK-NEXT: llvm.br ^bb4(%[[V8]], %[[V11]] : i64, f32)
+// CHECK-NEXT: llvm.cond_br %[[V13]], ^bb3, ^bb4
 // CHECK-NEXT: ^bb3:
+// CHECK-NEXT: llvm.br ^bb5(%[[V8]], %[[V11]] : i64, f32)
+// CHECK-NEXT: ^bb4:
 // CHECK-NEXT: llvm.return
-// CHECK-NEXT: ^bb4(%[[V14:[A-Za-z0-9_$.-]+]]: i64, %[[V15:[A-Za-z0-9_$.-]+]]: f32):
+// CHECK-NEXT: ^bb5(%[[V14:[A-Za-z0-9_$.-]+]]: i64, %[[V15:[A-Za-z0-9_$.-]+]]: f32):
 // CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V14]], %[[V10]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V16]], ^bb5, ^bb6
-// CHECK-NEXT: ^bb5:
+// CHECK-NEXT: llvm.cond_br %[[V16]], ^bb6, ^bb7
+// CHECK-NEXT: ^bb6:
 // CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V12]], %[[V6]] : i64
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V17]], %[[V14]] : i64
 // CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V18]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.load %[[V19]] : !llvm.ptr -> f32
 // CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.call_intrinsic "llvm.maximum.f32"(%[[V15]], %[[V20]]) : (f32, f32) -> f32
 // CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.add %[[V14]], %[[V9]] : i64
-// CHECK-NEXT: llvm.br ^bb4(%[[V22]], %[[V21]] : i64, f32)
-// CHECK-NEXT: ^bb6:
+// CHECK-NEXT: llvm.br ^bb5(%[[V22]], %[[V21]] : i64, f32)
+// CHECK-NEXT: ^bb7:
 // CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V12]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: llvm.store %[[V15]], %[[V23]] : f32, !llvm.ptr
 // CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.add %[[V12]], %[[V9]] : i64
-// CHECK-NEXT: llvm.br ^bb1(%[[V24]] : i64)
+// CHECK-NEXT: llvm.br ^bb2(%[[V24]] : i64)
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @row_max(%[[V25:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
 // CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.load %[[V25]] : !llvm.ptr -> !llvm.ptr
