@@ -33,14 +33,18 @@ except ImportError:
     torch = None
 
 
-def best_of(fn, repeat: int = 5) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
+def interleaved(fns: dict[str, object], repeat: int = 9) -> dict[str, float]:
+    """Best time of each function, the functions taking turns (a machine whose speed
+    drifts during the run then affects all of them alike)."""
+    best = {name: float("inf") for name in fns}
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return best
 
 
 def report(name: str, flops: float, nimble_s: float, refs: dict[str, float], compile_s: float) -> None:
@@ -61,11 +65,12 @@ def gemm(m: int, k: int, n: int) -> None:
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-3, atol=1e-3)
-    refs = {"numpy": best_of(lambda: a @ b)}
+    fns = {"nimble": lambda: exe(a, b), "numpy": lambda: a @ b}
     if torch is not None:
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        refs["torch"] = best_of(lambda: ta @ tb)
-    report(f"gemm {m}x{k}x{n}", 2.0 * m * k * n, best_of(lambda: exe(a, b), 3), refs, compile_s)
+        fns["torch"] = lambda: ta @ tb
+    times = interleaved(fns)
+    report(f"gemm {m}x{k}x{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s)
 
 
 def lstm_cell(hidden: int) -> None:
@@ -105,7 +110,7 @@ def lstm_cell(hidden: int) -> None:
 
     h2, c2 = exe(x, h, c, w, u, b)
     np.testing.assert_allclose(h2, numpy_cell()[0], rtol=1e-4, atol=1e-5)
-    refs = {"numpy": best_of(numpy_cell)}
+    fns = {"nimble": lambda: exe(x, h, c, w, u, b), "numpy": numpy_cell}
     if torch is not None:
         tx, th, tc, tw, tu, tb = (torch.from_numpy(v) for v in (x, h, c, w, u, b))
 
@@ -115,9 +120,9 @@ def lstm_cell(hidden: int) -> None:
             c2 = torch.sigmoid(f) * tc + torch.sigmoid(i) * torch.tanh(z)
             return torch.sigmoid(o) * torch.tanh(c2)
 
-        refs["torch"] = best_of(torch_cell)
-    report(f"lstm cell hidden {hidden} batch 1", 2.0 * 2 * 4 * hidden * hidden, best_of(lambda: exe(x, h, c, w, u, b)),
-           refs, compile_s)
+        fns["torch"] = torch_cell
+    times = interleaved(fns, 21)
+    report(f"lstm cell hidden {hidden} batch 1", 2.0 * 2 * 4 * hidden * hidden, times.pop("nimble"), times, compile_s)
 
 
 def conv(channels: int, size: int) -> None:
@@ -141,12 +146,13 @@ def conv(channels: int, size: int) -> None:
         return np.maximum(w.reshape(channels, -1) @ cols + b[:, None], 0).reshape(1, channels, size, size)
 
     np.testing.assert_allclose(exe(x, w, b), numpy_conv(), rtol=1e-3, atol=1e-3)
-    refs = {"numpy im2col": best_of(numpy_conv, 3)}
+    fns = {"nimble": lambda: exe(x, w, b), "numpy im2col": numpy_conv}
     if torch is not None:
         tx, tw, tb = (torch.from_numpy(v) for v in (x, w, b))
-        refs["torch"] = best_of(lambda: torch.relu(torch.nn.functional.conv2d(tx, tw, tb, padding=1)), 3)
+        fns["torch"] = lambda: torch.relu(torch.nn.functional.conv2d(tx, tw, tb, padding=1))
     flops = 2.0 * channels * channels * 9 * size * size
-    report(f"conv3x3 {channels}ch {size}x{size}", flops, best_of(lambda: exe(x, w, b), 3), refs, compile_s)
+    times = interleaved(fns)
+    report(f"conv3x3 {channels}ch {size}x{size}", flops, times.pop("nimble"), times, compile_s)
 
 
 def main() -> None:

@@ -232,7 +232,12 @@ class _FunctionLowering:
 
     def counted_loop(self, op: loop._LoopOp, carried: Sequence[SSAValue],
                      body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
-        lb, ub, step, split = self.bounds(op)
+        return self.loop_blocks(*self.bounds(op), carried, body)
+
+    def loop_blocks(self, lb: SSAValue, ub: SSAValue, step: SSAValue, split: SSAValue | None,
+                    carried: Sequence[SSAValue],
+                    body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        """header(iv, carried) -> body -> latch: the CFG of one counted loop."""
         types = [v.type for v in carried]
         header = self.new_block([i64, *types])
         inner = self.new_block()
@@ -261,15 +266,36 @@ class _FunctionLowering:
         self.counted_loop(op, [], body)
 
     def reduce(self, op: loop.ReduceOp) -> None:
+        """The reduction loop; `unroll = U` runs U steps per trip (accumulators chained),
+        then the leftover steps one by one."""
         inits = [self.v(v) for v in op.inits]
+        unroll = op.schedule.schedule.unroll if op.schedule is not None else 0
 
-        def body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+        def step_body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
             self.values[op.iv] = iv
             self.region(op.body.block)
             yielded = [self.v(v) for v in op.body.block.last_op.values]
             return [self.combine(kind, a, y) for kind, a, y in zip(op.kinds, accs, yielded)]
 
-        for result, value in zip(op.results, self.counted_loop(op, inits, body)):
+        if unroll < 2:
+            accs = self.counted_loop(op, inits, step_body)
+        else:
+            lb, ub, step, split = self.bounds(op)
+            trips = self.emit(llvm.SDivOp(self.emit(llvm.AddOp(self.emit(llvm.SubOp(ub, lb)),
+                                                              self.emit(llvm.SubOp(step, self.const(1, i64))))), step))
+            full = self.emit(llvm.SubOp(trips, self.emit(llvm.SRemOp(trips, self.const(unroll, i64)))))
+            main_end = self.emit(llvm.AddOp(lb, self.emit(llvm.MulOp(full, step))))
+
+            def unrolled(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                for u in range(unroll):
+                    at = iv if u == 0 else self.emit(llvm.AddOp(iv, self.emit(llvm.MulOp(step, self.const(u, i64)))))
+                    accs = step_body(at, accs)
+                return accs
+
+            stride = self.emit(llvm.MulOp(step, self.const(unroll, i64)))
+            accs = self.loop_blocks(lb, main_end, stride, split, inits, unrolled)
+            accs = self.loop_blocks(main_end, ub, step, split, accs, step_body)
+        for result, value in zip(op.results, accs):
             self.values[result] = value
 
     def combine(self, kind: str, acc: SSAValue, value: SSAValue) -> SSAValue:

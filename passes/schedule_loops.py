@@ -42,7 +42,8 @@ class Strategy:
 
 def _strategies(lanes: int) -> list[Strategy]:
     return [
-        Strategy("lanes_j", Schedule(unroll=8), Schedule(vector=lanes, unroll=2, pack=True), None, needs_reduce=True),
+        Strategy("lanes_j", Schedule(unroll=8), Schedule(vector=lanes, unroll=2, pack=True), Schedule(unroll=REDUCE_UNROLL),
+                 needs_reduce=True),
         Strategy("lanes_k", Schedule(unroll=4), Schedule(unroll=4), Schedule(vector=lanes), needs_reduce=True),
         Strategy("elementwise", Schedule(), Schedule(vector=lanes)),
     ]
@@ -72,6 +73,9 @@ def _innermost_nests(kernel: func.FuncOp) -> list[tuple[loop.ForeachOp | None, l
     return nests
 
 
+REDUCE_UNROLL = 4
+"""Reduction steps per trip in register tiles (loop overhead over 16 FMAs per step)."""
+
 STRIP = 64
 """Columns per strip when a body has several dot products (see passes/reduction_strips.py)."""
 
@@ -98,7 +102,7 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
     reduces = sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops)
-    strip = STRIP if strategy.reduce is not None and reduces > 1 else 0
+    strip = STRIP if strategy.reduce is not None and strategy.reduce.vector > 1 and reduces > 1 else 0
     inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
                                                 parallel=parallel and outer is None, pack=strategy.inner.pack,
                                                 mask=masked and strategy.inner.vector > 1))

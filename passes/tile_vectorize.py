@@ -323,7 +323,9 @@ class _Tile:
         self.e.b.insert(loop.YieldOp(yielded))
         self.e.b = saved
         kinds = [k for _ in self.copies for k in op.kinds]
-        new = loop.ReduceOp(lower, upper, step, inits, kinds, Region(block))
+        unroll = _schedule(op).unroll
+        kept = loop.ScheduleAttr(loop.Schedule(unroll=unroll)) if unroll > 1 else None
+        new = loop.ReduceOp(lower, upper, step, inits, kinds, Region(block), kept)
         self.e.emit(new)
         results = list(new.results)
         if not k_lane:
