@@ -493,24 +493,26 @@ class _FunctionLowering:
         self.values[op.results[0]] = self.emit(llvm.CallOp(self.external(name, t, [t]), self.v(op.operands[0]),
                                                            return_type=t))
 
+    _LANE_COMBINE = {vector.CombiningKindFlag.ADD: "add", vector.CombiningKindFlag.MUL: "mul",
+                     vector.CombiningKindFlag.MAXIMUMF: "max", vector.CombiningKindFlag.MINIMUMF: "min"}
+
     def vector_reduction(self, op: vector.ReductionOp) -> None:
-        """Lanes combined in order, then with the accumulator."""
+        """Lanes combined as a tree (halves folded onto each other: log2(n) dependent
+        steps, not n), then with the accumulator. The reduction's own combiner is
+        associative by the loop.reduce contract."""
         v = self.v(op.vector)
-        t = op.dest.type
-        kind = op.kind.data
-        if kind == vector.CombiningKindFlag.ADD:
-            self.values[op.dest] = self.emit(llvm.CallIntrinsicOp(
-                f"llvm.vector.reduce.fadd.{_suffix(v.type)}", [self.v(op.acc), v], [t]))
-            return
-        name = {vector.CombiningKindFlag.MUL: "fmul", vector.CombiningKindFlag.MAXIMUMF: "fmaximum",
-                vector.CombiningKindFlag.MINIMUMF: "fminimum"}[kind]
-        if name == "fmul":
-            self.values[op.dest] = self.emit(llvm.CallIntrinsicOp(f"llvm.vector.reduce.fmul.{_suffix(v.type)}",
-                                                                  [self.v(op.acc), v], [t]))
-            return
-        lanes = self.emit(llvm.CallIntrinsicOp(f"llvm.vector.reduce.{name}.{_suffix(v.type)}", [v], [t]))
-        combine = "llvm.maximum" if name == "fmaximum" else "llvm.minimum"
-        self.values[op.dest] = self.intrinsic(combine, [self.v(op.acc), lanes], t)
+        kind = self._LANE_COMBINE[op.kind.data]
+        element = op.dest.type
+        n = v.type.get_shape()[0]
+        while n > 1:
+            half = n // 2
+            t = VectorType(element, [half])
+            low = self.emit(llvm.ShuffleVectorOp(v, v, DenseArrayBase.from_list(i32, list(range(half))), t))
+            high = self.emit(llvm.ShuffleVectorOp(v, v, DenseArrayBase.from_list(i32, list(range(half, n))), t))
+            v = self.combine(kind, low, high)
+            n = half
+        lane = self.emit(llvm.BitcastOp(v, element))
+        self.values[op.dest] = self.combine(kind, self.v(op.acc), lane)
 
     def broadcast(self, op: vector.BroadcastOp) -> None:
         t = op.vector.type

@@ -84,9 +84,16 @@ MAX_JAMMED = 16
 time and registers grow with it; the LSTM cell has 8 reductions per element)."""
 
 
+def _strips(strategy: Strategy, inner: loop.ForeachOp) -> bool:
+    """Dot-product bodies with several reductions run in strips, one reduction at a time."""
+    reduces = sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops)
+    return strategy.reduce is not None and strategy.reduce.vector > 1 and reduces > 1
+
+
 def _fit(strategy: Strategy, inner: loop.ForeachOp) -> tuple[int, int]:
-    """The strategy's tile (rows, columns), halved until the jammed body is small enough."""
-    reduces = max(1, sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops))
+    """The strategy's tile (rows, columns), halved until the jammed body is small enough
+    (in strips, each reduction has a loop of its own: one counts)."""
+    reduces = 1 if _strips(strategy, inner) else max(1, sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops))
     rows, cols = max(strategy.outer.unroll, 1), max(strategy.inner.unroll, 1)
     while rows * cols * reduces > MAX_JAMMED and rows * cols > 1:
         if rows > 1:  # rows pay off only with several rows (batch); columns always do
@@ -101,8 +108,7 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     rows, cols = _fit(strategy, inner)
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
-    reduces = sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops)
-    strip = STRIP if strategy.reduce is not None and strategy.reduce.vector > 1 and reduces > 1 else 0
+    strip = STRIP if _strips(strategy, inner) else 0
     inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
                                                 parallel=parallel and outer is None, pack=strategy.inner.pack,
                                                 mask=masked and strategy.inner.vector > 1))
