@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 
 from nimble.dialects import loop
 from nimble.dialects.loop import Schedule
-from nimble.passes.tile_vectorize import transform_nest
+from nimble.passes.tile_vectorize import realize_nest, transform_nest
 
 
 @dataclass(frozen=True)
@@ -118,15 +118,20 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
 
 
 def _works(strategy: Strategy, kernel: func.FuncOp, index: int, masked: bool) -> bool:
-    """Does tile-vectorize apply `strategy` to nest `index` of `kernel`? (on a copy)"""
+    """Does tile-vectorize apply `strategy` to nest `index` of `kernel`? Tried on a copy
+    with a 1 x 1 tile: what can fail (lanes, contiguity, packing) does not depend on the
+    tile's size, and the copy stays small."""
     trial = kernel.clone()
     outer, inner = _innermost_nests(trial)[index]
     if strategy.needs_reduce and not any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
         return False
-    _apply(strategy, outer, inner, False, masked)
-    done = transform_nest(outer, inner)
-    if not done and outer is not None and strategy.outer.unroll <= 1:
-        done = transform_nest(None, inner)
+    probe = Strategy(strategy.name, Schedule(), Schedule(**{**strategy.inner.__dict__, "unroll": 0}),
+                     strategy.reduce, strategy.needs_reduce)
+    _apply(probe, outer, inner, False, masked)
+    if strategy.outer.unroll > 1 and not _strips(strategy, inner):
+        done = transform_nest(outer, inner)  # a register tile needs its rows
+    else:
+        done = realize_nest(outer, inner)
     trial.erase(safe_erase=False)
     return done
 

@@ -588,16 +588,19 @@ class TileVectorizePass(ModulePass):
                 continue  # not innermost
             parent = inner.parent_op()
             outer = parent if isinstance(parent, loop.ForeachOp) else None
-            scheduled = [s for s in (outer, inner) if s is not None and s.schedule is not None]
-            if not scheduled:
-                continue
-            if inner.schedule is not None and inner.schedule.schedule.tile > 1:
-                widths = [r.schedule.schedule.vector for r in inner.body.block.ops
-                          if isinstance(r, loop.ReduceOp) and r.schedule is not None]
-                strips = distribute(inner, inner.schedule.schedule.unroll, max(widths, default=0))
-                if strips is not None:
-                    for strip in strips:
-                        transform_nest(None, strip)
-                    continue
-            if not transform_nest(outer, inner) and outer is not None:
-                transform_nest(None, inner)
+            if any(s is not None and s.schedule is not None for s in (outer, inner)):
+                realize_nest(outer, inner)
+
+
+def realize_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
+    """Apply the schedules of one innermost nest: strips first (several reductions),
+    else the register tile with the outer loop, else the inner loop alone."""
+    if inner.schedule is not None and inner.schedule.schedule.tile > 1:
+        widths = [r.schedule.schedule.vector for r in inner.body.block.ops
+                  if isinstance(r, loop.ReduceOp) and r.schedule is not None]
+        strips = distribute(inner, inner.schedule.schedule.unroll, max(widths, default=0))
+        if strips is not None:
+            return all([transform_nest(None, strip) for strip in strips])
+    if transform_nest(outer, inner):
+        return True
+    return outer is not None and transform_nest(None, inner)
