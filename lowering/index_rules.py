@@ -3,8 +3,8 @@
 One rule per op kind, `rule(kb, op, result_number, idx) -> scalar`:
 - injective ops map the output index to an input index (transpose, reshape, slice,
   concat, split, squeeze/unsqueeze, gather) and read the input there;
-- reductions and heavy ops (reduce_*, argmax, softmax, layer_norm, matmul, dense, conv2d,
-  pooling) emit `loop.reduce` nests at that point, with the producer's value computed
+- reductions and heavy ops (reduce_*, argmax, softmax, layer_norm, matmul, dense; conv2d,
+  pooling and roi_align in `window_rules.py`) emit `loop.reduce` nests at that point, with the producer's value computed
   inside (so an elementwise prologue is fused for free).
 Elementwise ops are in `scalar.SCALAR`; the operand index of an elementwise op is
 `broadcast_index` (numpy broadcasting, plus per-op maps such as batch_norm's channel axis).
@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, IndexType, IntegerType, MemRefType, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from nimble.dialects import graph, loop
+from nimble.dialects import graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
-from nimble.lowering.scalar import SCALAR, const, convert, is_float
+from nimble.lowering.scalar import SCALAR, const, is_float
+from nimble.lowering.window_rules import conv2d, pool, roi_align
 
 Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 
@@ -338,228 +339,6 @@ def _dense(kb: KernelBuilder, op: graph.DenseOp, r: int, idx: list[Dim]) -> SSAV
     return acc
 
 
-def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],
-                   in_hw: Sequence[Dim]) -> tuple[list[Dim], SSAValue]:
-    """Input (h, w) of a window tap, clamped into range, and whether it is inside."""
-    strides, pads, dilations = op.window()
-    coords: list[Dim] = []
-    inside: SSAValue | None = None
-    for axis in range(2):
-        pos = kb.ibinary("sub", kb.iadd(kb.imul(out_hw[axis], strides[axis]), kb.imul(k_hw[axis], dilations[axis])),
-                         pads[axis])
-        if pads[axis] or pads[axis + 2]:
-            ok_lo = kb.emit(arith.CmpiOp(kb.index(pos), kb.index(0), "sge"))
-            ok_hi = kb.emit(arith.CmpiOp(kb.index(pos), kb.index(in_hw[axis]), "slt"))
-            ok = kb.emit(arith.AndIOp(ok_lo, ok_hi))
-            inside = ok if inside is None else kb.emit(arith.AndIOp(inside, ok))
-            pos = kb.ibinary("min", kb.ibinary("max", pos, 0), kb.ibinary("sub", in_hw[axis], 1))
-        coords.append(pos)
-    return coords, inside
-
-
-def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """The staged patch buffer `col[n, (c, kh, kw), oh, ow]` (zeros where the window
-    overhangs the padding). Each row is split into zeros / a copy / zeros, so the copy
-    is contiguous along `ow` for stride 1 (it vectorises)."""
-    n_, c_, h_, w_ = kb.dims(op.input)
-    _o, _c, kh_, kw_ = kb.dims(op.weight)
-    _n, _o2, oh_, ow_ = kb.dims(op.result)
-    (s0, s1), pads, (d0, d1) = op.window()
-    t = op.result.type.get_element_type()
-    taps = kb.imul(kh_, kw_)
-    ckk = kb.imul(c_, taps)
-    dims = [n_, ckk, oh_, ow_]
-    col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
-    col = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
-    zero = const(kb.emit, 0.0, t)
-
-    kb.buffer_dims[col] = dims
-
-    def store(n, oh, k, ow, value):
-        kb.emit(memref.StoreOp.get(value, col, [kb.index(i) for i in (n, k, oh, ow)]))
-
-    def row(n: SSAValue, oh: SSAValue, k: SSAValue) -> None:
-        c = kb.ibinary("div", k, taps)
-        tap = kb.ibinary("rem", k, taps)
-        kh = kb.ibinary("div", tap, kw_)
-        kw = kb.ibinary("rem", tap, kw_)
-        ih = kb.ibinary("sub", kb.iadd(kb.imul(oh, s0), kb.imul(kh, d0)), pads[0])
-        row_ok = kb.emit(arith.AndIOp(kb.emit(arith.CmpiOp(kb.index(ih), kb.index(0), "sge")),
-                                      kb.emit(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
-        ih_safe = kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1))
-        # iw = ow * s1 + off lies in [0, W) for ow in [lo, hi).
-        off = kb.ibinary("sub", kb.imul(kw, d1), pads[1])
-        lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, off)), kb.index(s1)))
-        hi = kb.iadd(kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", w_, 1), off)),
-                                                kb.index(s1))), 1)
-        lo = kb.ibinary("min", kb.ibinary("max", lo, 0), ow_)
-        hi = kb.ibinary("min", kb.ibinary("max", hi, lo), ow_)
-        lo = kb.emit(arith.SelectOp(row_ok, kb.index(lo), kb.index(0)))
-        hi = kb.emit(arith.SelectOp(row_ok, kb.index(hi), kb.index(0)))
-        kb.foreach(lo, lambda ow: store(n, oh, k, ow, zero))
-        base = kb.iadd(kb.imul(lo, s1), off)
-
-        def copy(t_: SSAValue) -> None:
-            iw = kb.iadd(kb.imul(t_, s1), base) if s1 != 1 else kb.emit(arith.AddiOp(t_, kb.index(base)))
-            ow = kb.emit(arith.AddiOp(t_, kb.index(lo)))
-            store(n, oh, k, ow, kb.at(op.input, [n, c, ih_safe, iw]))
-
-        kb.foreach(kb.ibinary("sub", hi, lo), copy)
-        kb.foreach(kb.ibinary("sub", ow_, hi), lambda t_: store(n, oh, k, kb.emit(arith.AddiOp(t_, kb.index(hi))), zero))
-
-    kb.foreach(n_, lambda n: kb.foreach(ckk, lambda k: kb.foreach(oh_, lambda oh: row(n, oh, k))))
-    return col
-
-
-def _conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSAValue:
-    if op.groups.value.data == 1 and op.weight in kb.buffers:
-        # im2col: a staged patch buffer, then a matrix product over (c, kh, kw), which
-        # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
-        n, o, oh, ow = idx
-        col = kb.staged(("im2col", op), lambda: _im2col(kb, op))
-        weights = kb.collapsed(op.weight, [[0], [1, 2, 3]])
-        _o, c_, kh_, kw_ = kb.dims(op.weight)
-        ckk = kb.imul(c_, kb.imul(kh_, kw_))
-        t = op.result.type.get_element_type()
-        acc = kb.reduce_nest([ckk], kb._identity("add", t), "add", lambda k: kb.emit(arith.MulfOp(
-            kb.load_buffer(weights, [o, k[0]]), kb.load_buffer(col, [n, k[0], oh, ow]))))
-        if op.bias is not None:
-            acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
-        return acc
-    n, o, oh, ow = idx
-    x_dims, w_dims = kb.dims(op.input), kb.dims(op.weight)
-    t = op.result.type.get_element_type()
-    groups = op.groups.value.data
-    cg = w_dims[1]
-    per_group = kb.ibinary("div", w_dims[0], groups) if groups > 1 else w_dims[0]
-    base_c = kb.imul(kb.ibinary("div", o, per_group), cg) if groups > 1 else 0
-
-    def tap(ivs: list[SSAValue]) -> SSAValue:
-        c, kh, kw = ivs
-        (h, w), inside = _window_source(kb, op, [oh, ow], [kh, kw], x_dims[2:])
-        x = kb.at(op.input, [n, kb.iadd(base_c, c), h, w])
-        if inside is not None:
-            x = kb.emit(arith.SelectOp(inside, x, const(kb.emit, 0.0, t)))
-        return kb.emit(arith.MulfOp(x, kb.at(op.weight, [o, c, kh, kw])))
-
-    acc = kb.reduce_nest([cg, w_dims[2], w_dims[3]], kb._identity("add", t), "add", tap)
-    if op.bias is not None:
-        acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
-    return acc
-
-
-def _pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, idx: list[Dim]) -> SSAValue:
-    n, c, oh, ow = idx
-    x_dims = kb.dims(op.input)
-    t = op.result.type.get_element_type()
-    kh_, kw_ = list(op.kernel.get_values())
-    is_max = isinstance(op, graph.MaxPool2dOp)
-    pad_value = float("-inf") if is_max else 0.0
-
-    def tap(ivs: list[SSAValue]) -> list[SSAValue]:
-        (h, w), inside = _window_source(kb, op, [oh, ow], ivs, x_dims[2:])
-        x = kb.at(op.input, [n, c, h, w])
-        one = const(kb.emit, 1.0, t)
-        if inside is None:
-            return [x, one]
-        return [kb.emit(arith.SelectOp(inside, x, const(kb.emit, pad_value, t))),
-                kb.emit(arith.SelectOp(inside, one, const(kb.emit, 0.0, t)))]
-
-    kind = "max" if is_max else "add"
-
-    def level_h(h: SSAValue) -> list[SSAValue]:
-        return kb.reduce(kw_, [kb._identity(kind, t), kb._identity("add", t)], [kind, "add"],
-                         lambda w: tap([h, w]))
-
-    total, count = kb.reduce(kh_, [kb._identity(kind, t), kb._identity("add", t)], [kind, "add"], level_h)
-    if is_max:
-        return total
-    if op.count_include_pad.value.data:
-        count = const(kb.emit, float(kh_ * kw_), t)
-    return kb.emit(arith.DivfOp(total, count))
-
-
-def _roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -> SSAValue:
-    """Average of bilinear samples over a bin (ROIAlign, half-pixel): coordinates in f64
-    like the reference; the sample grid may depend on the box (sampling_ratio 0)."""
-    k, c, ph, pw = idx
-    _n, _c, h_, w_ = kb.dims(op.input)
-    f64, t = Float64Type(), op.result.type.get_element_type()
-    e = kb.emit
-
-    def f(x: float) -> SSAValue:
-        return const(e, x, f64)
-
-    def to_f64(v: SSAValue) -> SSAValue:
-        if isinstance(v.type, IndexType):
-            v = e(arith.IndexCastOp(v, IntegerType(64)))
-        return e(arith.SIToFPOp(v, f64)) if isinstance(v.type, IntegerType) else convert(e, v, f64)
-
-    scale = op.spatial_scale.value.data
-    box = [e(arith.SubfOp(e(arith.MulfOp(to_f64(kb.at(op.rois, [k, i])), f(scale))), f(0.5))) for i in range(4)]
-    x1, y1, x2, y2 = box
-    oh, ow = op.output_height.value.data, op.output_width.value.data
-    bin_h = e(arith.DivfOp(e(arith.SubfOp(y2, y1)), f(oh)))
-    bin_w = e(arith.DivfOp(e(arith.SubfOp(x2, x1)), f(ow)))
-    ratio = op.sampling_ratio.value.data
-
-    def grid(size: SSAValue, bins: int) -> Dim:
-        if ratio > 0:
-            return ratio
-        n = e(xmath.CeilOp(e(arith.DivfOp(size, f(bins)))))
-        n = e(arith.IndexCastOp(e(arith.FPToSIOp(n, IntegerType(64))), IndexType()))
-        return kb.ibinary("max", n, 1)
-
-    gh, gw = grid(e(arith.SubfOp(y2, y1)), oh), grid(e(arith.SubfOp(x2, x1)), ow)
-    batch = e(arith.IndexCastOp(kb.at(op.batch_indices, [k]), IndexType()))
-    batch = kb.ibinary("min", kb.ibinary("max", batch, 0), kb.ibinary("sub", _n, 1))  # never read outside
-    height, width = to_f64(kb.index(h_)), to_f64(kb.index(w_))
-
-    def coordinate(start, bin_size, p, i, g) -> SSAValue:
-        offset = e(arith.DivfOp(e(arith.AddfOp(to_f64(kb.index(i)), f(0.5))), to_f64(kb.index(g))))
-        return e(arith.AddfOp(start, e(arith.MulfOp(e(arith.AddfOp(to_f64(kb.index(p)), offset)), bin_size))))
-
-    def sample(ivs: list[SSAValue]) -> SSAValue:
-        iy, ix = ivs
-        y = coordinate(y1, bin_h, ph, iy, gh)
-        x = coordinate(x1, bin_w, pw, ix, gw)
-        return _bilinear(kb, op.input, batch, c, y, x, height, width, h_, w_, f)
-
-    total = kb.reduce_nest([gh, gw], f(0.0), "add", sample)
-    count = e(arith.MulfOp(to_f64(kb.index(gh)), to_f64(kb.index(gw))))
-    return convert(e, e(arith.DivfOp(total, count)), t)
-
-
-def _bilinear(kb, feature, batch, c, y, x, height, width, h_, w_, f) -> SSAValue:
-    """The reference's `_bilinear` for one point: zero outside [-1, size], clamped."""
-    e = kb.emit
-    outside = e(arith.OrIOp(e(arith.OrIOp(e(arith.CmpfOp(y, f(-1.0), "olt")), e(arith.CmpfOp(y, height, "ogt")))),
-                            e(arith.OrIOp(e(arith.CmpfOp(x, f(-1.0), "olt")), e(arith.CmpfOp(x, width, "ogt"))))))
-
-    def axis(v: SSAValue, size: Dim):
-        v = e(arith.MaximumfOp(v, f(0.0)))
-        low = e(arith.IndexCastOp(e(arith.FPToSIOp(e(xmath.FloorOp(v)), IntegerType(64))), IndexType()))
-        last = kb.ibinary("sub", size, 1)
-        low = kb.ibinary("min", low, last)
-        high = kb.ibinary("min", kb.iadd(low, 1), last)
-        at_edge = e(arith.CmpiOp(kb.index(low), kb.index(last), "sge"))
-        low_f = e(arith.SIToFPOp(e(arith.IndexCastOp(kb.index(low), IntegerType(64))), v.type))
-        v = e(arith.SelectOp(at_edge, low_f, v))
-        frac = e(arith.SubfOp(v, low_f))
-        return low, high, frac, e(arith.SubfOp(f(1.0), frac))
-
-    y0, y1, ly, hy = axis(y, h_)
-    x0, x1, lx, hx = axis(x, w_)
-
-    def tap(yi, xi, wy, wx) -> SSAValue:
-        value = convert(e, kb.at(feature, [batch, c, yi, xi]), wy.type)
-        return e(arith.MulfOp(e(arith.MulfOp(wy, wx)), value))
-
-    value = e(arith.AddfOp(e(arith.AddfOp(tap(y0, x0, hy, hx), tap(y0, x1, hy, lx))),
-                           e(arith.AddfOp(tap(y1, x0, ly, hx), tap(y1, x1, ly, lx)))))
-    return e(arith.SelectOp(outside, f(0.0), value))
-
-
 # Ops whose output nests run over (n, c, flattened pixels): with im2col, conv is a matrix
 # product whose columns are the pixels (contiguous in the patch buffer and the output),
 # so even a 7x7 map fills vector lanes.
@@ -585,8 +364,8 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.GlobalAvgPool2dOp: _global_avg_pool,
     graph.MatmulOp: _matmul,
     graph.DenseOp: _dense,
-    graph.Conv2dOp: _conv2d,
-    graph.MaxPool2dOp: _pool,
-    graph.AvgPool2dOp: _pool,
-    graph.RoiAlignOp: _roi_align,
+    graph.Conv2dOp: conv2d,
+    graph.MaxPool2dOp: pool,
+    graph.AvgPool2dOp: pool,
+    graph.RoiAlignOp: roi_align,
 }

@@ -1,0 +1,359 @@
+"""Widening and jamming of loop bodies: the machinery under `tile-vectorize`.
+
+A `Copy` says what one copy of a body computes in a tile (the ivs' values, the vector
+lane, its offset in a packed panel, its mask); `Emitter` emits ops for copies (uniform
+ops once, lane-varying ops as vector ops, contiguous accesses as vector loads/stores,
+packed and masked variants); `Tile` emits all copies of a body with their reductions
+jammed into one `loop.reduce`, or vectorised along their own iv. `NotVectorizable` is
+raised for anything else, and the caller keeps the nest as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    IntegerType,
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from nimble.dialects import loop
+from nimble.dialects.shape_functions import constant_index
+
+# Ops whose vector form the LLVM backend supports: widened by changing result types.
+_WIDENABLE: tuple[type[Operation], ...] = (
+    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
+    arith.CmpfOp, arith.SelectOp, xmath.ExpOp, xmath.LogOp, xmath.SqrtOp, xmath.AbsFOp, xmath.PowFOp,
+)
+_KIND = {"add": vector.CombiningKindFlag.ADD, "mul": vector.CombiningKindFlag.MUL,
+         "max": vector.CombiningKindFlag.MAXIMUMF, "min": vector.CombiningKindFlag.MINIMUMF}
+
+
+class NotVectorizable(Exception):
+    pass
+
+
+def schedule_of(op: loop._LoopOp) -> loop.Schedule:
+    return op.schedule.schedule if op.schedule is not None else loop.Schedule()
+
+
+@dataclass
+class Copy:
+    """One copy of the body in a tile: what the loop ivs become, and the lane."""
+
+    subst: dict[SSAValue, SSAValue]
+    lane: SSAValue | None  # the original iv whose consecutive values fill the vector lanes
+    width: int
+    j_offset: int | None = None  # lane offset of this copy inside a packed panel
+    mask: SSAValue | None = None  # lanes in range, for a masked leftover tile
+
+
+class Emitter:
+    """Emits jammed, widened copies of a loop body."""
+
+    def __init__(self, builder: Builder):
+        self.b = builder
+        self.memo: list[dict[tuple, SSAValue]] = [{}]
+        self.affine: set[SSAValue] = set()
+        """Index values `lane + uniform`: contiguous along the lanes, like the lane itself."""
+        self.packs: dict[Operation, tuple[SSAValue, SSAValue]] = {}
+        """Loads redirected to a packed panel: load op -> (panel, the reduction iv)."""
+
+    def emit(self, op: Operation) -> Operation:
+        self.b.insert(op)
+        return op
+
+    def memoized(self, key: tuple, make) -> SSAValue:
+        for scope in reversed(self.memo):
+            if key in scope:
+                return scope[key]
+        value = make()
+        self.memo[-1][key] = value
+        return value
+
+    def const_index(self, n: int) -> SSAValue:
+        return self.memoized(("index", n), lambda: self.emit(arith.ConstantOp(IntegerAttr(n, IndexType()))).result)
+
+    def splat(self, value: float, t: VectorType) -> SSAValue:
+        attr = DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
+        return self.memoized(("splat", value, t), lambda: self.emit(arith.ConstantOp(attr, t)).result)
+
+    def lane_mask(self, count: SSAValue, width: int) -> SSAValue:
+        """<width x i1>: lane l is on when l < count."""
+        i32 = IntegerType(32)
+        lanes_t = VectorType(i32, [width])
+        lanes = self.memoized(("lanes", width), lambda: self.emit(arith.ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(lanes_t, list(range(width))), lanes_t)).result)
+        n = self.broadcast(self.emit(arith.IndexCastOp(count, i32)).result, width)
+        return self.emit(arith.CmpiOp.create(operands=[lanes, n], result_types=[VectorType(IntegerType(1), [width])],
+                                             properties={"predicate": IntegerAttr(2, IntegerType(64))})).results[0]
+
+    def broadcast(self, value: SSAValue, width: int) -> SSAValue:
+        t = VectorType(value.type, [width])
+        return self.memoized(("bcast", value, width), lambda: self.emit(vector.BroadcastOp(value, t)).vector)
+
+    # -- one op, one copy ---------------------------------------------------------------
+    def clone(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> None:
+        if isinstance(op, loop.ReduceOp):
+            raise NotVectorizable("reductions are jammed by the caller")
+        if isinstance(op, arith.AddiOp) and copy.lane is not None and self._lane_affine(op, copy, varying):
+            return
+        if isinstance(op, memref.LoadOp):
+            self._load(op, copy, varying)
+        elif isinstance(op, memref.StoreOp):
+            self._store(op, copy, varying)
+        elif any(v in varying for v in op.operands) and copy.lane is not None:
+            self._widen(op, copy, varying)
+        else:
+            self._uniform(op, copy)
+
+    def _lane_affine(self, op: arith.AddiOp, copy: Copy, varying: set[SSAValue]) -> bool:
+        """`lane + uniform` (either order): kept as the scalar index of lane 0."""
+        a, b = op.lhs, op.rhs
+        if b in varying and a not in varying:
+            a, b = b, a
+        if b in varying or not (a is copy.lane or a in self.affine):
+            return False
+        self.affine.add(op.result)
+        new = arith.AddiOp(copy.subst.get(a, a), copy.subst.get(b, b))
+        self.emit(new)
+        copy.subst[op.result] = new.result
+        return True
+
+    def _operands(self, op: Operation, copy: Copy) -> list[SSAValue]:
+        return [copy.subst.get(v, v) for v in op.operands]
+
+    def _uniform(self, op: Operation, copy: Copy) -> None:
+        if op.regions:
+            raise NotVectorizable(f"{op.name} has regions")
+        operands = self._operands(op, copy)
+        key = (type(op), tuple(operands), tuple(r.type for r in op.results),
+               tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())))
+
+        def make() -> SSAValue:
+            new = op.clone(value_mapper=dict(zip(op.operands, operands)))
+            self.emit(new)
+            return new.results[0] if new.results else None
+
+        result = self.memoized(key, make) if len(op.results) == 1 and not isinstance(op, memref.StoreOp) else make()
+        if op.results:
+            copy.subst[op.results[0]] = result
+
+    def _widen(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> None:
+        if not isinstance(op, _WIDENABLE) or len(op.results) != 1:
+            raise NotVectorizable(f"{op.name} has no vector form")
+        operands = []
+        for v in op.operands:
+            new = copy.subst.get(v, v)
+            if v not in varying:
+                if isinstance(new.type, IndexType):
+                    raise NotVectorizable("an index value mixes with lane values")
+                new = self.broadcast(new, copy.width)
+            operands.append(new)
+        result_type = VectorType(op.results[0].type, [copy.width])
+        key = (type(op), tuple(operands), tuple(sorted(op.properties.items())))
+        copy.subst[op.results[0]] = self.memoized(key, lambda: self.emit(type(op).create(
+            operands=operands, result_types=[result_type], properties=dict(op.properties),
+            attributes=dict(op.attributes))).results[0])
+
+    def _lane_index(self, indices: Sequence[SSAValue], copy: Copy, varying: set[SSAValue]) -> bool:
+        """True if the access is contiguous along the lane (lane iv as last index only)."""
+        varies = [i for i in indices if i in varying]
+        if not varies:
+            return False
+        last = indices[-1]
+        if copy.lane is None or varies != [last] or not (last is copy.lane or last in self.affine):
+            raise NotVectorizable("a lane-varying access that is not contiguous")
+        return True
+
+    def _load(self, op: memref.LoadOp, copy: Copy, varying: set[SSAValue]) -> None:
+        if not self._lane_index(list(op.indices), copy, varying):
+            self._uniform(op, copy)
+            return
+        t = VectorType(op.res.type, [copy.width])
+        if op in self.packs and copy.j_offset is not None:
+            panel, k = self.packs[op]
+            indices = [copy.subst[k], self.const_index(copy.j_offset)]
+            copy.subst[op.res] = self.memoized(("vload", panel, tuple(indices), copy.width), lambda: self.emit(
+                vector.LoadOp(panel, indices, t)).result)
+            return
+        indices = [copy.subst.get(i, i) for i in op.indices]
+        if copy.mask is not None:
+            if not isinstance(op.res.type, AnyFloat):
+                raise NotVectorizable("masked accesses are for float buffers")
+            zeros = self.splat(0.0, t)
+            copy.subst[op.res] = self.memoized(("mload", op.memref, tuple(indices), copy.mask), lambda: self.emit(
+                vector.MaskedLoadOp(op.memref, indices, copy.mask, zeros)).result)
+            return
+        copy.subst[op.res] = self.memoized(("vload", op.memref, tuple(indices), copy.width), lambda: self.emit(
+            vector.LoadOp(copy.subst.get(op.memref, op.memref), indices, t)).result)
+
+    def _store(self, op: memref.StoreOp, copy: Copy, varying: set[SSAValue]) -> None:
+        indices = [copy.subst.get(i, i) for i in op.indices]
+        if not self._lane_index(list(op.indices), copy, varying):
+            if copy.lane is not None and op.value in varying:
+                raise NotVectorizable("a lane-varying value stored to one address")
+            self._uniform(op, copy)
+            return
+        value = copy.subst.get(op.value, op.value)
+        if op.value not in varying:
+            value = self.broadcast(value, copy.width)
+        if copy.mask is not None:
+            if not isinstance(op.value.type, AnyFloat):
+                raise NotVectorizable("masked accesses are for float buffers")
+            self.emit(vector.MaskedStoreOp.create(operands=[op.memref, *indices, copy.mask, value]))
+            return
+        self.emit(vector.StoreOp(value, op.memref, indices))
+
+
+def varying_values(ops: Sequence[Operation], lane: SSAValue | None) -> set[SSAValue]:
+    """Values that depend on `lane` (through operands, or a reduce body's yields)."""
+    varying: set[SSAValue] = set() if lane is None else {lane}
+    for op in ops:
+        if isinstance(op, loop.ReduceOp):
+            inner = _closure(list(op.body.block.ops), varying)
+            if any(v in inner for v in op.body.block.last_op.values):
+                varying.update(op.results)
+            continue
+        if any(v in varying for v in op.operands):
+            varying.update(op.results)
+    return varying
+
+
+def _closure(ops: Sequence[Operation], seed: set[SSAValue]) -> set[SSAValue]:
+    varying = set(seed)
+    for op in ops:
+        if any(v in varying for v in op.operands):
+            varying.update(op.results)
+    return varying
+
+
+class Tile:
+    """Emit one tile: `copies` of `body`, reductions jammed."""
+
+    def __init__(self, emitter: Emitter, body: Sequence[Operation], copies: list[Copy], lane: SSAValue | None):
+        self.e = emitter
+        self.body = [o for o in body if not isinstance(o, loop.YieldOp)]
+        self.copies = copies
+        self.varying = varying_values(self.body, lane)
+
+    def run(self) -> None:
+        for op in self.body:
+            if isinstance(op, loop.ReduceOp):
+                self.reduce(op)
+            else:
+                for copy in self.copies:
+                    self.e.clone(op, copy, self.varying)
+
+    def reduce(self, op: loop.ReduceOp) -> None:
+        body = list(op.body.block.ops)
+        if any(o.regions for o in body):
+            raise NotVectorizable("nested loops inside a reduction")
+        vk = schedule_of(op).vector
+        if vk > 1 and all(c.lane is None for c in self.copies):
+            self.reduce_along_k(op, vk)
+            return
+        self.jammed_reduce(op, op.lower, op.upper, op.step, [c.width if r in self.varying else 0
+                                                            for c in self.copies for r in op.results])
+
+    def jammed_reduce(self, op: loop.ReduceOp, lower: SSAValue, upper: SSAValue, step: SSAValue,
+                      widths: list[int], k_lane: bool = False,
+                      seeds: list[SSAValue] | None = None) -> list[SSAValue]:
+        """One reduce carrying every copy's accumulators (initial values `seeds`, flat by
+        copy, default the op's inits); returns the new results, flat by copy."""
+        n = len(op.results)
+        inits: list[SSAValue] = []
+        for ci, copy in enumerate(self.copies):
+            for ri, init in enumerate(op.inits):
+                value = seeds[ci * n + ri] if seeds is not None else copy.subst.get(init, init)
+                width = widths[ci * n + ri]
+                if width:
+                    value = self._identity_vector(op.kinds[ri], value.type, width) if k_lane else \
+                        self.e.broadcast(value, width)
+                inits.append(value)
+        block = Block(arg_types=[IndexType()])
+        saved = self.e.b
+        self.e.b = Builder(InsertPoint.at_end(block))
+        self.e.memo.append({})
+        yielded: list[SSAValue] = []
+        inner_varying = _closure(list(op.body.block.ops), self.varying | ({op.iv} if k_lane else set()))
+        for ci, copy in enumerate(self.copies):
+            inner = Copy(dict(copy.subst), op.iv, widths[ci * n]) if k_lane else \
+                Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset, copy.mask)
+            inner.subst[op.iv] = block.args[0]
+            for body_op in op.body.block.ops:
+                if isinstance(body_op, loop.YieldOp):
+                    for ri, v in enumerate(body_op.values):
+                        new = inner.subst.get(v, v)
+                        width = widths[ci * n + ri]
+                        if width and v not in inner_varying:
+                            new = self.e.broadcast(new, width)
+                        elif not width and v in inner_varying:
+                            raise NotVectorizable("a lane-varying value reduced into a scalar")
+                        yielded.append(new)
+                else:
+                    self.e.clone(body_op, inner, inner_varying)
+        self.e.memo.pop()
+        self.e.b.insert(loop.YieldOp(yielded))
+        self.e.b = saved
+        kinds = [k for _ in self.copies for k in op.kinds]
+        unroll = schedule_of(op).unroll
+        kept = loop.ScheduleAttr(loop.Schedule(unroll=unroll)) if unroll > 1 else None
+        new = loop.ReduceOp(lower, upper, step, inits, kinds, Region(block), kept)
+        self.e.emit(new)
+        results = list(new.results)
+        if not k_lane:
+            for ci, copy in enumerate(self.copies):
+                for ri, r in enumerate(op.results):
+                    copy.subst[r] = results[ci * n + ri]
+        return results
+
+    def _identity_vector(self, kind: str, t: Attribute, width: int) -> SSAValue:
+        value = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
+        vt = VectorType(t, [width])
+        attr = DenseIntOrFPElementsAttr.from_list(vt, [value] * width)
+        return self.e.memoized(("splat", kind, vt), lambda: self.e.emit(arith.ConstantOp(attr, vt)).result)
+
+    def reduce_along_k(self, op: loop.ReduceOp, width: int) -> None:
+        """Vector accumulators over consecutive k, lanes combined, scalar remainder."""
+        if any(not isinstance(r.type, AnyFloat) for r in op.results):
+            raise NotVectorizable("only float reductions are vectorised along k")
+        if constant_index(op.step) != 1 or constant_index(op.lower) != 0:
+            raise NotVectorizable("reduction does not start at 0 with step 1")
+        upper = self.copies[0].subst.get(op.upper, op.upper)
+        main = split_at(self.e, upper, width)
+        n = len(op.results)
+        vectors = self.jammed_reduce(op, self.e.const_index(0), main, self.e.const_index(width),
+                                     [width] * (n * len(self.copies)), k_lane=True)
+        rest = [Copy(dict(copy.subst), None, 1) for copy in self.copies]
+        totals: list[SSAValue] = []
+        for ci, copy in enumerate(self.copies):
+            for ri, init in enumerate(op.inits):
+                kind = vector.CombiningKindAttr(_KIND[op.kinds[ri]])
+                acc = copy.subst.get(init, init)
+                totals.append(self.e.emit(vector.ReductionOp.create(
+                    operands=[vectors[ci * n + ri], acc], result_types=[acc.type], properties={"kind": kind})).dest)
+        # The remainder: the original reduction from `main` on, seeded with the lanes' totals.
+        Tile(self.e, [], rest, None).jammed_reduce(op, main, upper, self.e.const_index(1),
+                                                    [0] * (n * len(rest)), seeds=totals)
+        for copy, scalar in zip(self.copies, rest):
+            for r in op.results:
+                copy.subst[r] = scalar.subst[r]
+
+def split_at(e: Emitter, upper: SSAValue, tile: int) -> SSAValue:
+    """upper - upper % tile: where the full tiles end."""
+    if tile == 1:
+        return upper
+    t = e.const_index(tile)
+    rem = e.emit(arith.RemSIOp(upper, t)).result
+    return e.emit(arith.SubiOp(upper, rem)).result
