@@ -99,3 +99,16 @@ def test_nimble_opt_prints_llvm_ir():
     result = run_tool("nimble.opt", str(ROOT / "examples/mlp.mlir"), "-t", "llvm")
     assert result.returncode == 0, result.stderr
     assert "define void @" in result.stdout and "noalias" in result.stdout
+
+
+@pytest.mark.parametrize("shapes", [[(0, 4), (4, 5)], [(3, 0), (0, 5)], [(3, 4), (4, 0)]])
+def test_empty_dims(shapes, rng):
+    """Zero-sized dims: loops run no iteration, a sum over nothing is 0."""
+    text = """func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %y = graph.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = graph.softmax %y : tensor<?x?xf32> -> tensor<?x?xf32>
+  func.return %s : tensor<?x?xf32>
+}"""
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got = nimble.compile(text)(*args)
+    np.testing.assert_array_equal(got, nimble.interpret(nimble.parse(text), *args)[0])
