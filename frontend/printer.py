@@ -34,6 +34,7 @@ from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import dims
 from nimble.dialects.interfaces import InfersResultTypes
+from nimble.frontend.kernel_printer import KernelPrinter
 from nimble.frontend.expressions import INDEX_ARITH, INDEX_COMPARE, SYMBOLS
 from nimble.frontend.expressions import INFIX as TENSOR_INFIX
 from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE
@@ -127,6 +128,8 @@ class NbPrinter:
                     for c in op.constructors
                 )
                 self.line(f"type {op.sym_name.data} = {ctors}")
+            elif isinstance(op, func.FuncOp) and "nimble.kernel" in op.attributes:
+                KernelPrinter(self.line, PrintError, dtype_name).kernel(op)
             elif isinstance(op, func.FuncOp):
                 self.function(op)
             else:
