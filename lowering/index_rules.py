@@ -249,11 +249,15 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
     keep = bool(op.keepdims.value.data)
     best = _reduce_axes(kb, op.input, idx, [axis], keep, "max")
     n = kb.index(dims[axis])
-    # The first position holding the maximum (numpy's tie rule).
+    # The first position holding the maximum (numpy's tie rule); with a NaN in the row
+    # the maximum is NaN and numpy answers the first NaN.
 
     def first(k: SSAValue) -> list[SSAValue]:
         x = kb.at(op.input, _with_axes(idx, [axis], [k], keep))
-        hit = kb.emit(arith.CmpfOp(x, best, "oeq") if is_float(x.type) else arith.CmpiOp(x, best, "eq"))
+        if is_float(x.type):
+            hit = kb.emit(arith.OrIOp(kb.emit(arith.CmpfOp(x, best, "oeq")), kb.emit(arith.CmpfOp(x, x, "uno"))))
+        else:
+            hit = kb.emit(arith.CmpiOp(x, best, "eq"))
         return [kb.emit(arith.SelectOp(hit, k, n))]
 
     pos = kb.reduce(dims[axis], [n], ["min"], first)[0]

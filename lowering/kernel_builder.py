@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -244,7 +244,9 @@ class KernelBuilder:
         from nimble.lowering.scalar import const, is_float
 
         value = {"add": 0, "mul": 1, "max": float("-inf"), "min": float("inf")}[kind]
-        if not is_float(t) and kind in ("max", "min"):
+        if t == IntegerType(1):  # bools: sum and max are `or`, product and min are `and`
+            value = {"add": 0, "mul": 1, "max": 0, "min": 1}[kind]
+        elif not is_float(t) and kind in ("max", "min"):
             value = -(2 ** (t.width.data - 1)) if kind == "max" else 2 ** (t.width.data - 1) - 1
         return const(self.emit, value, t)
 

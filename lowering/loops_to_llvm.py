@@ -307,6 +307,8 @@ class _FunctionLowering:
             if kind == "mul":
                 return self.emit(llvm.FMulOp(acc, value, _REASSOC))
             return self.intrinsic("llvm.maximum" if kind == "max" else "llvm.minimum", [acc, value], t)
+        if element == IntegerType(1):  # bools: sum/max are `or`, product/min are `and`
+            return self.emit(llvm.OrOp(acc, value) if kind in ("add", "max") else llvm.AndOp(acc, value))
         if kind == "add":
             return self.emit(llvm.AddOp(acc, value))
         if kind == "mul":

@@ -63,11 +63,16 @@ def _compare(float_pred: str, int_pred: str) -> Rule:
 
 
 def _int_div(emit: Emit, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
-    # Truncating like the reference; a zero divisor must not trap the process.
+    # Truncating like the reference. The divisors that trap the CPU must not reach the
+    # division: 0 (the reference raises; the kernel gives a / 1) and -1 (MIN / -1
+    # overflows: the result is -a, wrapping, as numpy's).
     a, b = args
-    zero = const(emit, 0, b.type)
-    safe = emit(arith.SelectOp(emit(arith.CmpiOp(b, zero, "eq")), const(emit, 1, b.type), b))
-    return emit(arith.DivSIOp(a, safe))
+    zero, minus_one = const(emit, 0, b.type), const(emit, -1, b.type)
+    is_minus_one = emit(arith.CmpiOp(b, minus_one, "eq"))
+    trap = emit(arith.OrIOp(emit(arith.CmpiOp(b, zero, "eq")), is_minus_one))
+    safe = emit(arith.SelectOp(trap, const(emit, 1, b.type), b))
+    quotient = emit(arith.DivSIOp(a, safe))
+    return emit(arith.SelectOp(is_minus_one, emit(arith.SubiOp(zero, a)), quotient))
 
 
 def _div(emit: Emit, op: Operation, args: Sequence[SSAValue]) -> SSAValue:

@@ -192,8 +192,9 @@ class Emitter:
             if not isinstance(op.res.type, AnyFloat):
                 raise NotVectorizable("masked accesses are for float buffers")
             zeros = self.splat(0.0, t)
-            copy.subst[op.res] = self.memoized(("mload", op.memref, tuple(indices), copy.mask), lambda: self.emit(
-                vector.MaskedLoadOp(op.memref, indices, copy.mask, zeros)).result)
+            buffer = copy.subst.get(op.memref, op.memref)
+            copy.subst[op.res] = self.memoized(("mload", buffer, tuple(indices), copy.mask), lambda: self.emit(
+                vector.MaskedLoadOp(buffer, indices, copy.mask, zeros)).result)
             return
         copy.subst[op.res] = self.memoized(("vload", op.memref, tuple(indices), copy.width), lambda: self.emit(
             vector.LoadOp(copy.subst.get(op.memref, op.memref), indices, t)).result)
@@ -211,7 +212,8 @@ class Emitter:
         if copy.mask is not None:
             if not isinstance(op.value.type, AnyFloat):
                 raise NotVectorizable("masked accesses are for float buffers")
-            self.emit(vector.MaskedStoreOp.create(operands=[op.memref, *indices, copy.mask, value]))
+            buffer = copy.subst.get(op.memref, op.memref)
+            self.emit(vector.MaskedStoreOp.create(operands=[buffer, *indices, copy.mask, value]))
             return
         self.emit(vector.StoreOp(value, op.memref, indices))
 
@@ -271,6 +273,9 @@ class Tile:
                       seeds: list[SSAValue] | None = None) -> list[SSAValue]:
         """One reduce carrying every copy's accumulators (initial values `seeds`, flat by
         copy, default the op's inits); returns the new results, flat by copy."""
+        for bound in (op.lower, op.upper, op.step):
+            if len({copy.subst.get(bound, bound) for copy in self.copies}) > 1:
+                raise NotVectorizable("reduction bounds differ between the tile's copies")
         n = len(op.results)
         inits: list[SSAValue] = []
         for ci, copy in enumerate(self.copies):

@@ -140,7 +140,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                 copies.append(Copy(subst, inner.iv, width, None, mask))
             Tile(e, body, copies, inner.iv).run()
 
-        _foreach(e, e.const_index(0), steps, 1, None, tile)
+        _foreach(e, e.const_index(0), steps, 1, loop.Schedule(parallel=parallel), tile)
 
     def tile_rows(i_values: list[SSAValue]) -> None:
         n = inner.upper
