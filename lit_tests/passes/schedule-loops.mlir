@@ -15,8 +15,8 @@
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = memref.dim %[[V1]], %[[V5]] : memref<64x?xf32>
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 8, parallel> {
-// CHECK-NEXT: loop.foreach %[[V9:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 2, pack> {
+// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
+// CHECK-NEXT: loop.foreach %[[V9:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack> {
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V12:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V10]]) : f32 schedule #loop.schedule<unroll = 4> {
 // CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V8]], %[[V12]]] : memref<?x64xf32>
