@@ -3,7 +3,8 @@
 Each `graph.fused` op (and each fusable graph op outside a group, as a group of one)
 gets a kernel `func.func` in the module built by `KernelBuilder`, and records its name
 in its `kernel` attribute (plus, where `?` dims meet in numpy broadcasting along the
-last axis — the one kernels vectorise along — a variant assuming no `?` dim is stretched from 1, in `nimble.no_stretch_kernel`, which the host
+last axis — the one kernels vectorise along — or in a group with several outputs, a
+variant assuming no `?` dim is stretched from 1, in `nimble.no_stretch_kernel`, which the host
 picks when the actual shapes allow); the host code keeps the group (its shapes, its place in the
 control flow) and later stages turn it into a kernel launch. A group with a member that
 has no loop lowering keeps no kernel and gets a `nimble.host` attribute saying why: it
@@ -74,9 +75,12 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         Rewriter.insert_op(kernel, InsertPoint.after(anchor))
         anchor = kernel
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
-        if any(_on_last_axis(site) for o in group.body.block.ops for site in broadcast_sites(o)):
+        sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
+        if any(_on_last_axis(site) for site in sites) or (sites and len(group.outputs) > 1):
             # Shape-specialised variant: `?` dims never stretched, so every access is
-            # affine in the loop ivs (vectorisable); chosen at run time when it holds.
+            # affine in the loop ivs (vectorisable), and outputs whose dims come out of
+            # different broadcasts share one loop nest (the LSTM cell's h and c would
+            # otherwise each recompute every gate); chosen at run time when it holds.
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()
             variant.attributes["nimble.kernel"] = StringAttr(f"{name}_ns")
             Rewriter.insert_op(variant, InsertPoint.after(anchor))

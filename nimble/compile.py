@@ -110,12 +110,13 @@ class KernelLauncher:
 
     group: FusedOp
     name: str
-    address: int
+    address: int | None  # None: compiled on first use (`compile_general`)
     parallel: bool
     pool: ThreadPoolExecutor | None
     threads: int
     variant_address: int | None = None  # the no-stretch variant, when there is one
     work: int = 1  # reduction steps per output element
+    compile_general: Any = None  # () -> address, for a general kernel compiled lazily
     members: list[GraphOp] = field(init=False)
     outputs: list[SSAValue] = field(init=False)
 
@@ -125,7 +126,7 @@ class KernelLauncher:
         yielded = block.last_op
         assert isinstance(yielded, YieldOp)
         self.outputs = list(yielded.operands)
-        self.fn = _KERNEL_FN(self.address)
+        self._fn = _KERNEL_FN(self.address) if self.address is not None else None
         self.variant = _KERNEL_FN(self.variant_address) if self.variant_address else None
         self.sites = [site for op in self.members for site in broadcast_sites(op)]
         self.params = list(block.args)
@@ -161,7 +162,7 @@ class KernelLauncher:
                 shapes[result] = tuple(int(d) for d in s)
         out_shapes = [shapes[v] for v in self.outputs]
         stretched = any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites)
-        fn = self.fn if self.variant is None or stretched else self.variant
+        fn = self.variant if self.variant is not None and not stretched else self.fn
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
         big = size * self.work >= PARALLEL_MIN_WORK
         chunks = self.threads if self.parallel and self.pool is not None and big else 1
@@ -169,6 +170,15 @@ class KernelLauncher:
         if len(self._plans) < 256:
             self._plans[key] = plan
         return plan
+
+    @property
+    def fn(self) -> Any:
+        """The general kernel (compiled on first use when a variant exists: most calls
+        never stretch a dim, and the variant serves them)."""
+        if self._fn is None:
+            self.address = self.compile_general()
+            self._fn = _KERNEL_FN(self.address)
+        return self._fn
 
     def output_shapes(self, args: Sequence[Any]) -> list[tuple[int, ...]]:
         return self._plan(args).shapes
@@ -253,6 +263,7 @@ class Executable:
         self.jit = jit
         self.entry = entry
         self.stats = stats
+        self.lazy_jits: list[Any] = []
         kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
@@ -268,8 +279,9 @@ class Executable:
                                for o in kernels[name].walk())
                 variant = op.attributes.get(VARIANT_ATTR)
                 variant_address = jit.addresses[variant.root_reference.data] if isinstance(variant, SymbolRefAttr) else None
-                launchers[op] = KernelLauncher(op, name, jit.addresses[name], parallel, self.pool, self.threads,
-                                               variant_address, reduction_work(kernels[name]))
+                launchers[op] = KernelLauncher(op, name, jit.addresses.get(name), parallel, self.pool, self.threads,
+                                               variant_address, reduction_work(kernels[name]),
+                                               lambda kernel=kernels[name]: self._compile_lazily(kernel))
             elif HOST_ATTR in op.attributes:
                 self.fallbacks.append((f"{_where(op)}graph.fused", op.attributes[HOST_ATTR].data))
         self.launchers = launchers
@@ -277,6 +289,14 @@ class Executable:
         if entry not in self.host.functions:
             raise ValueError(f"the module has no function @{entry}")
         self.straight = self._straight_line(self.host.functions[entry])
+
+    def _compile_lazily(self, kernel: func.FuncOp) -> int:
+        from nimble.lowering.loops_to_llvm import lower_kernels
+        from nimble.runtime.llvm_jit import JitModule
+
+        jit = JitModule.compile(lower_kernels(ModuleOp([kernel.clone()])))
+        self.lazy_jits.append(jit)  # keeps the machine code alive
+        return jit.addresses[kernel.sym_name.data]
 
     @property
     def kernel_names(self) -> list[str]:
@@ -346,7 +366,12 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
         raise ValueError(f"remainder must be 'peeled' or 'masked', not '{remainder}'")
     run_stages(module, [s for s in stages if s != "llvm"], {"schedule-loops": f"remainder={remainder}"})
     t1 = time.perf_counter()
-    jit = JitModule.compile(lower_kernels(module))
+    # General kernels that have a no-stretch variant are compiled on first use.
+    lazy = {g.attributes[KERNEL_ATTR].root_reference.data for g in module.walk()
+            if isinstance(g, FusedOp) and VARIANT_ATTR in g.attributes}
+    eager = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes
+             and f.sym_name.data not in lazy]
+    jit = JitModule.compile(lower_kernels(ModuleOp(eager)))
     t2 = time.perf_counter()
     functions = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" not in f.attributes]
     if entry is None:
