@@ -39,6 +39,10 @@ from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 
+KERNEL_MARK = "nimble.kernel"
+"""The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
+
+
 def _error(op: Operation, message: str) -> VerifyException:
     return VerifyException(f"'{op.name}' op {message}")
 
@@ -95,8 +99,8 @@ class Schedule:
     mask: bool = False  # leftover iterations as one masked vector step instead of a scalar loop
 
 
-_INT_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "int")
-_FLAG_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "bool")
+INT_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "int")
+FLAG_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "bool")
 
 
 @irdl_attr_definition
@@ -119,7 +123,7 @@ class ScheduleAttr(ParametrizedAttribute):
     @property
     def schedule(self) -> Schedule:
         kwargs = {n.data: v.data for n, v in zip(self.entries, self.values)}
-        for flag in _FLAG_FIELDS:
+        for flag in FLAG_FIELDS:
             if flag in kwargs:
                 kwargs[flag] = bool(kwargs[flag])
         return Schedule(**kwargs)
@@ -133,16 +137,16 @@ class ScheduleAttr(ParametrizedAttribute):
             key = parser.parse_identifier()
             if key in values:
                 parser.raise_error(f"'{key}' given twice", pos, parser.pos)
-            if key in _FLAG_FIELDS:
+            if key in FLAG_FIELDS:
                 values[key] = 1
-            elif key in _INT_FIELDS:
+            elif key in INT_FIELDS:
                 parser.parse_punctuation("=")
                 vpos = parser.pos
                 values[key] = parser.parse_integer(allow_boolean=False, allow_negative=False)
                 if values[key] < 1:
                     parser.raise_error(f"'{key}' must be at least 1", vpos, parser.pos)
             else:
-                known = ", ".join((*_INT_FIELDS, *_FLAG_FIELDS))
+                known = ", ".join((*INT_FIELDS, *FLAG_FIELDS))
                 parser.raise_error(f"unknown schedule entry '{key}' (known: {known})", pos, parser.pos)
 
         with parser.in_angle_brackets():
@@ -153,14 +157,14 @@ class ScheduleAttr(ParametrizedAttribute):
         return (ArrayAttr([StringAttr(n) for n in names]), ArrayAttr([IntAttr(values[n]) for n in names]))
 
     def print_parameters(self, printer: Printer) -> None:
-        parts = [n.data if n.data in _FLAG_FIELDS else f"{n.data} = {v.data}" for n, v in zip(self.entries, self.values)]
+        parts = [n.data if n.data in FLAG_FIELDS else f"{n.data} = {v.data}" for n, v in zip(self.entries, self.values)]
         printer.print_string(f"<{', '.join(parts)}>")
 
     def verify(self) -> None:
         if len(self.entries) != len(self.values):
             raise VerifyException("schedule entries and values differ in length")
         for n, v in zip(self.entries, self.values):
-            if n.data not in _INT_FIELDS + _FLAG_FIELDS:
+            if n.data not in INT_FIELDS + FLAG_FIELDS:
                 raise VerifyException(f"unknown schedule entry '{n.data}'")
             if v.data < 1:
                 raise VerifyException(f"schedule entry '{n.data}' must be at least 1")

@@ -136,7 +136,7 @@ class KernelPrinter:
         if constant_index(op.step) != 1:
             text += f" step {self.name(op.step)}"
         if op.schedule is not None:
-            entries = [n.data if n.data in ("parallel", "pipeline", "pack", "mask") else f"{n.data}={v.data}"
+            entries = [n.data if n.data in loop.FLAG_FIELDS else f"{n.data}={v.data}"
                        for n, v in zip(op.schedule.entries, op.schedule.values)]
             text += f" schedule({', '.join(entries)})"
         return text

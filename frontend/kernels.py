@@ -101,7 +101,7 @@ class KernelDefinition:
             types.append(self.param_type(p.children[1]))
         entry = Block(arg_types=types)
         kernel = func.FuncOp(name.value[1:], (types, []), Region(entry))
-        kernel.attributes["nimble.kernel"] = StringAttr(name.value[1:])
+        kernel.attributes[loop.KERNEL_MARK] = StringAttr(name.value[1:])
         kernel.location = self.m.location(name)
         self.block = entry
         self.scopes = [{}]

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, loop, shape
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
@@ -128,7 +128,7 @@ class NbPrinter:
                     for c in op.constructors
                 )
                 self.line(f"type {op.sym_name.data} = {ctors}")
-            elif isinstance(op, func.FuncOp) and "nimble.kernel" in op.attributes:
+            elif isinstance(op, func.FuncOp) and loop.KERNEL_MARK in op.attributes:
                 KernelPrinter(self.line, PrintError, dtype_name).kernel(op)
             elif isinstance(op, func.FuncOp):
                 self.function(op)

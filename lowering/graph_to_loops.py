@@ -23,6 +23,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
 from nimble.lowering.index_rules import broadcast_sites
@@ -71,7 +72,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
-        kernel.attributes["nimble.kernel"] = StringAttr(name)
+        kernel.attributes[loop.KERNEL_MARK] = StringAttr(name)
         Rewriter.insert_op(kernel, InsertPoint.after(anchor))
         anchor = kernel
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
@@ -82,7 +83,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             # different broadcasts share one loop nest (the LSTM cell's h and c would
             # otherwise each recompute every gate); chosen at run time when it holds.
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()
-            variant.attributes["nimble.kernel"] = StringAttr(f"{name}_ns")
+            variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
             Rewriter.insert_op(variant, InsertPoint.after(anchor))
             anchor = variant
             group.attributes[VARIANT_ATTR] = SymbolRefAttr(f"{name}_ns")
@@ -95,7 +96,7 @@ class LowerGraphToLoopsPass(ModulePass):
     name = "lower-graph-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and "nimble.kernel" not in f.attributes]
+        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK not in f.attributes]
         taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for host in hosts:
             if host.body.blocks:

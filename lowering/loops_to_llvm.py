@@ -108,7 +108,7 @@ class _Buffer:
 class _FunctionLowering:
     """Translates one kernel `func.func` into an `llvm.func` (with its CFG)."""
 
-    def __init__(self, kernel: func.FuncOp, module_symbols: set[str], externals: dict[str, llvm.FuncOp]):
+    def __init__(self, kernel: func.FuncOp, externals: dict[str, llvm.FuncOp]):
         self.kernel = kernel
         self.externals = externals
         self.values: dict[SSAValue, SSAValue] = {}
@@ -591,17 +591,14 @@ def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
                        body=Region(entry))
 
 
-def kernel_slot_count(kernel: func.FuncOp) -> int:
-    return len(_FunctionLowering(kernel, set(), {}).arg_types)
-
 
 def lower_kernels(module: ModuleOp) -> ModuleOp:
     """A new module of `llvm` functions: one wrapper + body per kernel of `module`."""
     externals: dict[str, llvm.FuncOp] = {}
     functions: list[Operation] = []
-    kernels = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes]
+    kernels = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes]
     for kernel in kernels:
-        body = _FunctionLowering(kernel, set(), externals).run()
+        body = _FunctionLowering(kernel, externals).run()
         functions += [body, _wrapper(kernel, body)]
     return ModuleOp([*externals.values(), *functions])
 

@@ -264,7 +264,7 @@ class Executable:
         self.entry = entry
         self.stats = stats
         self.lazy_jits: list[Any] = []
-        kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
+        kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes}
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         launchers: dict[FusedOp, KernelLauncher] = {}
@@ -369,11 +369,11 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     # General kernels that have a no-stretch variant are compiled on first use.
     lazy = {g.attributes[KERNEL_ATTR].root_reference.data for g in module.walk()
             if isinstance(g, FusedOp) and VARIANT_ATTR in g.attributes}
-    eager = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes
+    eager = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes
              and f.sym_name.data not in lazy]
     jit = JitModule.compile(lower_kernels(ModuleOp(eager)))
     t2 = time.perf_counter()
-    functions = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" not in f.attributes]
+    functions = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK not in f.attributes]
     if entry is None:
         entry = "main" if "main" in functions or len(functions) != 1 else functions[0]
     stats = CompileStats(len(jit.addresses), t1 - t0, t2 - t1)
@@ -424,4 +424,4 @@ def compile_kernels(source: Any) -> dict[str, KernelFunction]:
     run_stages(module, ["realize"])
     jit = JitModule.compile(lower_kernels(module))
     return {f.sym_name.data: KernelFunction(f, jit)
-            for f in module.ops if isinstance(f, func.FuncOp) and "nimble.kernel" in f.attributes}
+            for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes}

@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from nimble import __version__
+from nimble.dialects import loop
 from nimble.diagnostics import (
     Diagnostic,
     OpError,
@@ -76,7 +77,7 @@ def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
 
     functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
     if functions:
-        if not any("nimble.kernel" in f.attributes for f in functions):
+        if not any(loop.KERNEL_MARK in f.attributes for f in functions):
             run_stages(module, ["graph", "loops"])
         module = lower_kernels(module)
     out.write(str(to_llvmlite(module)))

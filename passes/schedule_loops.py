@@ -154,7 +154,7 @@ class ScheduleLoopsPass(ModulePass):
             raise ValueError(f"remainder must be 'peeled' or 'masked', not '{self.remainder}'")
         lanes = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"]) // 32
         for kernel in op.body.block.ops:
-            if not isinstance(kernel, func.FuncOp) or "nimble.kernel" not in kernel.attributes:
+            if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes:
                 continue
             self._schedule_kernel(kernel, lanes)
 
