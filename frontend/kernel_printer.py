@@ -28,8 +28,6 @@ FUNCTIONS: dict[type[Operation], str] = {
     xmath.ExpOp: "exp", xmath.LogOp: "log", xmath.SqrtOp: "sqrt", xmath.TanhOp: "tanh", xmath.AbsFOp: "abs",
     xmath.ErfOp: "erf", arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.SelectOp: "select",
 }
-_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
-_CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
 class KernelPrinter:
@@ -179,7 +177,7 @@ class KernelPrinter:
         if type(op) in INFIX:
             return f"{self.name(op.operands[0])} {INFIX[type(op)]} {self.name(op.operands[1])}"
         if isinstance(op, arith.CmpfOp | arith.CmpiOp):
-            table = _CMPF if isinstance(op, arith.CmpfOp) else _CMPI
+            table = arith.CMPF_COMPARISON_OPERATIONS if isinstance(op, arith.CmpfOp) else arith.CMPI_COMPARISON_OPERATIONS
             symbol = COMPARE.get(table[op.predicate.value.data])
             if symbol is None:
                 raise self.error(f"comparison '{table[op.predicate.value.data]}' has no kernel text form")

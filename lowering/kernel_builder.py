@@ -32,7 +32,7 @@ from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import INT_BINARY, ReifyDims, ShapeError
-from nimble.lowering.scalar import SCALAR, NoScalarRule
+from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
 
 Dim = int | SSAValue
 
@@ -241,8 +241,6 @@ class KernelBuilder:
         return level(0, [])
 
     def _identity(self, kind: str, t: Attribute) -> SSAValue:
-        from nimble.lowering.scalar import const, is_float
-
         value = {"add": 0, "mul": 1, "max": float("-inf"), "min": float("inf")}[kind]
         if t == IntegerType(1):  # bools: sum and max are `or`, product and min are `and`
             value = {"add": 0, "mul": 1, "max": 0, "min": 1}[kind]

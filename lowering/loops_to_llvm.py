@@ -48,8 +48,6 @@ PTR = llvm.LLVMPointerType()
 _FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
 _REASSOC = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT, FastMathFlag.REASSOC])
 
-_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
 
 
 class LLVMLoweringError(Exception):
@@ -451,7 +449,7 @@ class _FunctionLowering:
         self.values[op.result] = self.emit(llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), op.predicate))
 
     def cmpf(self, op: arith.CmpfOp) -> None:
-        name = _CMPF[op.predicate.value.data]
+        name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         compare = llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), name)
         if isinstance(op.lhs.type, VectorType):  # xdsl's builder assumes a scalar result
             compare = llvm.FCmpOp.create(operands=compare.operands, result_types=[op.result.type],

@@ -35,8 +35,7 @@ from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims, constant_index
 from nimble.lowering.graph_to_loops import HOST_ATTR, KERNEL_ATTR, VARIANT_ATTR
 from nimble.lowering.index_rules import broadcast_sites
-from nimble.parser import location_of
-from nimble.reference import Interpreter, InterpreterError, conforms
+from nimble.reference import Interpreter, InterpreterError, where
 from nimble.registry import all_passes, make_context
 
 STAGES: dict[str, list[str]] = {
@@ -99,11 +98,6 @@ class _ShapeOnly(StaticDims):
         return [int(d) for d in self.scalars[value]]
 
 
-def _where(op: Operation) -> str:
-    loc = location_of(op)
-    return f"{loc[0]}:{loc[1]}:{loc[2]}: " if loc else ""
-
-
 @dataclass
 class KernelLauncher:
     """Calls one compiled kernel for one `graph.fused` op."""
@@ -157,7 +151,7 @@ class KernelLauncher:
             try:
                 result_shapes = op.shape_function(k)
             except ShapeError as e:
-                raise InterpreterError(f"{_where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
+                raise InterpreterError(f"{where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
             for result, s in zip(op.results, result_shapes):
                 shapes[result] = tuple(int(d) for d in s)
         out_shapes = [shapes[v] for v in self.outputs]
@@ -179,9 +173,6 @@ class KernelLauncher:
             self.address = self.compile_general()
             self._fn = _KERNEL_FN(self.address)
         return self._fn
-
-    def output_shapes(self, args: Sequence[Any]) -> list[tuple[int, ...]]:
-        return self._plan(args).shapes
 
     def kernel_for_shapes(self, args: Sequence[Any]):
         """The no-stretch variant if no `?` dim is broadcast from 1 here, else the general one."""
@@ -283,7 +274,7 @@ class Executable:
                                                variant_address, reduction_work(kernels[name]),
                                                lambda kernel=kernels[name]: self._compile_lazily(kernel))
             elif HOST_ATTR in op.attributes:
-                self.fallbacks.append((f"{_where(op)}graph.fused", op.attributes[HOST_ATTR].data))
+                self.fallbacks.append((f"{where(op)}graph.fused", op.attributes[HOST_ATTR].data))
         self.launchers = launchers
         self.host = _Host(module, launchers, base_dir)
         if entry not in self.host.functions:
@@ -320,16 +311,8 @@ class Executable:
         values = [np.asarray(a) if isinstance(a, list | float) else a for a in args]
         if self.straight is None or any(isinstance(v, np.ndarray) and v.size == 0 for v in values):
             return self.host.call(self.entry, values)
-        function = self.host.functions[self.entry]
-        params = function.body.block.args
-        if len(values) != len(params):
-            raise InterpreterError(f"@{self.entry} takes {len(params)} arguments, got {len(values)}")
-        env: dict[SSAValue, Any] = {}
-        for i, (value, param) in enumerate(zip(values, params)):
-            if (why := conforms(value, param.type)) is not None:
-                name = f" (%{param.name_hint})" if param.name_hint else ""
-                raise InterpreterError(f"@{self.entry} argument #{i}{name}: {why}")
-            env[param] = value
+        function = self.host.check_arguments(self.entry, values)
+        env: dict[SSAValue, Any] = dict(zip(function.body.block.args, values))
         for launcher, operands, results in self.straight:
             inputs = [env[v] for v in operands]
             if any(isinstance(v, np.ndarray) and v.size == 0 for v in inputs):

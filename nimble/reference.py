@@ -136,7 +136,8 @@ def conforms(value: Any, type: Attribute) -> str | None:
     return None
 
 
-def _where(op: Operation) -> str:
+def where(op: Operation) -> str:
+    """`file:line:col: ` of an op for messages, or nothing when it has no location."""
     loc = location_of(op)
     return f"{loc[0]}:{loc[1]}:{loc[2]}: " if loc else ""
 
@@ -154,7 +155,8 @@ class Interpreter(EvalContext):
         self._npz: dict[str, Any] = {}
 
     # -- EvalContext --------------------------------------------------------------------
-    def call(self, callee: str, args: Sequence[Any]) -> list[Any]:
+    def check_arguments(self, callee: str, args: Sequence[Any]) -> func.FuncOp:
+        """The function `callee`, after checking `args` against its signature."""
         function = self.functions.get(callee)
         if function is None or function.is_declaration:
             raise InterpreterError(f"no function @{callee} with a body in the module")
@@ -165,6 +167,10 @@ class Interpreter(EvalContext):
             if (why := conforms(arg, param.type)) is not None:
                 name = f" (%{param.name_hint})" if param.name_hint else ""
                 raise InterpreterError(f"@{callee} argument #{i}{name}: {why}")
+        return function
+
+    def call(self, callee: str, args: Sequence[Any]) -> list[Any]:
+        function = self.check_arguments(callee, args)
         saved, self._env = self._env, {}
         try:
             return self.run_region(function.body, args)
@@ -202,12 +208,12 @@ class Interpreter(EvalContext):
         except InterpreterError:
             raise
         except (ArithmeticError, ValueError, IndexError, TypeError, RuntimeError) as e:
-            raise InterpreterError(f"{_where(op)}'{op.name}' op failed at run time: {e}") from None
+            raise InterpreterError(f"{where(op)}'{op.name}' op failed at run time: {e}") from None
         if len(results) != len(op.results):
-            raise InterpreterError(f"{_where(op)}'{op.name}' op produced {len(results)} values, expected {len(op.results)}")
+            raise InterpreterError(f"{where(op)}'{op.name}' op produced {len(results)} values, expected {len(op.results)}")
         for result, value in zip(op.results, results):
             if self.check_types and (why := conforms(value, result.type)) is not None:
-                raise InterpreterError(f"{_where(op)}'{op.name}' op result: {why}")
+                raise InterpreterError(f"{where(op)}'{op.name}' op result: {why}")
             self._env[result] = value
 
     def _evaluate(self, op: Operation, args: list[Any]) -> Sequence[Any]:
@@ -217,7 +223,7 @@ class Interpreter(EvalContext):
             return self.call(op.callee.root_reference.data, args)
         semantics = XDSL_SEMANTICS.get(type(op))
         if semantics is None:
-            raise InterpreterError(f"{_where(op)}'{op.name}' has no reference semantics")
+            raise InterpreterError(f"{where(op)}'{op.name}' has no reference semantics")
         return semantics(op, args)
 
 
