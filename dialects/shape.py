@@ -288,23 +288,25 @@ class BroadcastOp(IRDLOperation, HasReference, InfersResultTypes):
 
 @irdl_op_definition
 class AssertOp(IRDLOperation, HasReference, InfersResultTypes):
-    """Stop the program with `message` unless `condition` holds (a run-time shape check).
+    """Stop the program with `message` unless `condition` holds (a run-time shape check);
+    the `dims` are shown in the message.
 
-    Example: `shape.assert %ok, "dim 0 of %x must equal dim 0 of %h"`
+    Example: `shape.assert %ok, "dim 0 of %x must equal dim 0 of %h" dims(%n, %m)`
     """
 
     name = "shape.assert"
     condition = operand_def(I1)
+    values = var_operand_def(IndexType)
     message = prop_def(StringAttr)
-    assembly_format = "$condition `,` $message attr-dict"
+    assembly_format = "$condition `,` $message (`dims` `(` $values^ `)`)? attr-dict"
     traits = traits_def(_CanonicalizeShape())
 
     @classmethod
     def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
         return []
 
-    def __init__(self, condition: SSAValue, message: str):
-        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
+    def __init__(self, condition: SSAValue, message: str, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[condition, values], properties={"message": StringAttr(message)})
 
     def verify_(self) -> None:
         if not self.message.data:
@@ -312,8 +314,13 @@ class AssertOp(IRDLOperation, HasReference, InfersResultTypes):
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
         if not bool(args[0]):
-            raise ShapeAssertionError(self.message.data)
+            raise ShapeAssertionError(failure_message(self.message.data, args[1:]))
         return []
+
+
+def failure_message(message: str, dims: Sequence[int]) -> str:
+    """A failed check's message with the dims it compared: `... (8 vs 9)`."""
+    return f"{message} ({' vs '.join(str(d) for d in dims)})" if dims else message
 
 
 @irdl_op_definition

@@ -282,7 +282,7 @@ class ReifyDims(DimAlgebra):
             return a
         if a is b:
             return a
-        self.builder.insert(shape.AssertOp(self._cmp("eq", a, b), message))
+        self.builder.insert(shape.AssertOp(self._cmp("eq", a, b), message, [self.value(a), self.value(b)]))
         return a if isinstance(a, int) else b
 
     def broadcast(self, a: int | SSAValue, b: int | SSAValue, message: str) -> int | SSAValue:
@@ -298,7 +298,7 @@ class ReifyDims(DimAlgebra):
         b_is_1 = self._cmp("eq", b, 1)
         same = self._cmp("eq", a, b)
         ok = self._emit(arith.OrIOp(self._emit(arith.OrIOp(a_is_1, b_is_1)), same))
-        self.builder.insert(shape.AssertOp(ok, message))
+        self.builder.insert(shape.AssertOp(ok, message, [self.value(a), self.value(b)]))
         return self._emit(arith.SelectOp(a_is_1, self.value(b), self.value(a)))
 
     def normalize_index(self, v: int | SSAValue, n: int | SSAValue) -> int | SSAValue:

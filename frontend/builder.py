@@ -200,7 +200,7 @@ class ModuleBuilder(Expressions, ControlFlow):
             ok = self.emit(arith.CmpiOp(a, b, "eq")).results[0]
             message = (f"dim {index} of %{args[param].name_hint} must equal dim {i0} of "
                        f"%{args[p0].name_hint} (both are '{dim_name}')")
-            check = self.emit(shape.AssertOp(ok, message))
+            check = self.emit(shape.AssertOp(ok, message, [b, a]))
             check.attributes[NAMED_DIM_ATTRIBUTE] = StringAttr(dim_name)
 
     @contextmanager

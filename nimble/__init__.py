@@ -4,6 +4,6 @@ OpenCL / VM bytecode), built on xdsl."""
 __version__ = "0.1.0"
 
 from nimble.api import interpret, parse
-from nimble.compile import compile
+from nimble.compile import Executable, compile, load
 
-__all__ = ["compile", "interpret", "parse", "__version__"]
+__all__ = ["Executable", "compile", "interpret", "load", "parse", "__version__"]

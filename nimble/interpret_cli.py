@@ -26,9 +26,10 @@ from nimble.dialects.graph.types import dims, is_bool, is_float, numpy_dtype
 from nimble.reference import Interpreter, InterpreterError
 
 
-def random_value(t: Attribute, size: int, rng: np.random.Generator) -> Any:
+def random_value(t: Attribute, size: int, rng: np.random.Generator, sizes: Sequence[int] | None = None) -> Any:
+    """A random value of type `t`: `?` dims are `size` (or `sizes[axis]` when given)."""
     if isinstance(t, TensorType):
-        shape = [size if d is None else d for d in dims(t)]
+        shape = [(size if sizes is None else sizes[i]) if d is None else d for i, d in enumerate(dims(t))]
         dtype = numpy_dtype(t.element_type)
         if is_float(t.element_type):
             return rng.standard_normal(shape).astype(dtype)

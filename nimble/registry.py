@@ -9,10 +9,12 @@ in `_BUILTIN_PASSES`. Out-of-tree packages plug in through the entry-point group
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.ir import Dialect
@@ -22,94 +24,31 @@ from xdsl.universe import Universe
 ENTRY_POINT_GROUP = "nimble.plugins"
 
 
-def _graph() -> Dialect:
-    from nimble.dialects.graph import Graph
-
-    return Graph
-
-
-def _shape() -> Dialect:
-    from nimble.dialects.shape import Shape
-
-    return Shape
-
-
-def _loop() -> Dialect:
-    from nimble.dialects.loop import Loop
-
-    return Loop
+def _lazy(module: str, name: str) -> Callable[[], Any]:
+    """A factory importing `name` from `nimble.<module>` on first use (start-up stays fast)."""
+    return lambda: getattr(importlib.import_module(f"nimble.{module}"), name)
 
 
 _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
-    "graph": _graph,
-    "loop": _loop,
-    "shape": _shape,
+    "device": _lazy("dialects.device", "Device"),
+    "graph": _lazy("dialects.graph", "Graph"),
+    "loop": _lazy("dialects.loop", "Loop"),
+    "shape": _lazy("dialects.shape", "Shape"),
+    "vm": _lazy("dialects.vm", "Vm"),
 }
 
-def _infer_shapes() -> type[ModulePass]:
-    from nimble.passes.infer_shapes import InferShapesPass
-
-    return InferShapesPass
-
-
-def _reify_shapes() -> type[ModulePass]:
-    from nimble.passes.reify_shapes import ReifyShapesPass
-
-    return ReifyShapesPass
-
-
-def _fuse_ops() -> type[ModulePass]:
-    from nimble.passes.fuse_ops import FuseOpsPass
-
-    return FuseOpsPass
-
-
-def _expand_math() -> type[ModulePass]:
-    from nimble.passes.expand_math import ExpandMathPass
-
-    return ExpandMathPass
-
-
-def _hoist_invariant() -> type[ModulePass]:
-    from nimble.passes.hoist_invariant import HoistInvariantPass
-
-    return HoistInvariantPass
-
-
-def _lower_graph_to_loops() -> type[ModulePass]:
-    from nimble.lowering.graph_to_loops import LowerGraphToLoopsPass
-
-    return LowerGraphToLoopsPass
-
-
-def _lower_loops_to_llvm() -> type[ModulePass]:
-    from nimble.lowering.loops_to_llvm import LowerLoopsToLLVMPass
-
-    return LowerLoopsToLLVMPass
-
-
-def _schedule_loops() -> type[ModulePass]:
-    from nimble.passes.schedule_loops import ScheduleLoopsPass
-
-    return ScheduleLoopsPass
-
-
-def _tile_vectorize() -> type[ModulePass]:
-    from nimble.passes.tile_vectorize import TileVectorizePass
-
-    return TileVectorizePass
-
-
 _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "expand-math": _expand_math,
-    "fuse-ops": _fuse_ops,
-    "hoist-invariant": _hoist_invariant,
-    "lower-graph-to-loops": _lower_graph_to_loops,
-    "lower-loops-to-llvm": _lower_loops_to_llvm,
-    "infer-shapes": _infer_shapes,
-    "reify-shapes": _reify_shapes,
-    "schedule-loops": _schedule_loops,
-    "tile-vectorize": _tile_vectorize,
+    "expand-math": _lazy("passes.expand_math", "ExpandMathPass"),
+    "fuse-ops": _lazy("passes.fuse_ops", "FuseOpsPass"),
+    "hoist-invariant": _lazy("passes.hoist_invariant", "HoistInvariantPass"),
+    "infer-shapes": _lazy("passes.infer_shapes", "InferShapesPass"),
+    "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
+    "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),
+    "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
+    "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
+    "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),
+    "schedule-loops": _lazy("passes.schedule_loops", "ScheduleLoopsPass"),
+    "tile-vectorize": _lazy("passes.tile_vectorize", "TileVectorizePass"),
 }
 
 

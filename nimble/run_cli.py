@@ -1,4 +1,12 @@
-"""nimble-run: compile a model for a target and run it on given or random inputs."""
+"""nimble-run: compile a model (or load a bytecode module) and run it.
+
+    nimble-run examples/lstm.nb --dim 5 --check
+    nimble-run model.nbc --input xs=xs.npy --random-inputs --repeat 100 --profile
+
+Inputs not given with `--input NAME=FILE.npy` are random (`--random-inputs` says so
+explicitly); their `?` dims are `--dim N` (every one), `--dim NAME=N` (a named dim, or
+`PARAM.AXIS=N`).
+"""
 
 from __future__ import annotations
 
@@ -6,45 +14,123 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from nimble.api import parse
-from nimble.compile import TARGETS, compile
+from nimble.compile import TARGETS, Executable, compile, load
 from nimble.frontend.errors import FrontendError
-from nimble.interpret_cli import build_inputs, print_results
-from nimble.reference import Interpreter, InterpreterError
+from nimble.interpret_cli import print_results, random_value
+from nimble.reference import InterpreterError
+from nimble.runtime.bytecode import BytecodeError
+
+BYTECODE_SUFFIX = ".nbc"
+
+
+def _dims(items: Sequence[str]) -> tuple[int, dict[str, int]]:
+    default, named = 7, {}
+    for item in items:
+        name, _, value = item.rpartition("=")
+        if not value.lstrip("-").isdigit():
+            raise ValueError(f"--dim takes N or NAME=N, not '{item}'")
+        if name:
+            named[name] = int(value)
+        else:
+            default = int(value)
+    return default, named
+
+
+def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[Any]:
+    """The entry's arguments from `--input` files, else random values."""
+    if entry not in exe.signatures:
+        raise InterpreterError(f"no function @{entry} with a known signature in {args.file}")
+    signature, names, dim_names = exe.signatures[entry]
+    given = dict(item.split("=", 1) for item in args.input)
+    default, sized = _dims(args.dim)
+    rng = np.random.default_rng(args.seed)
+    values = []
+    for i, (t, name) in enumerate(zip(signature.inputs.data, names)):
+        if name in given:
+            values.append(np.load(given.pop(name)))
+            continue
+        sizes = [sized.get(dim_names.get(f"{i}.{a}", ""), sized.get(f"{name}.{a}", default))
+                 for a in range(len(getattr(t, "get_shape", lambda: [])()))]
+        values.append(random_value(t, default, rng, sizes))
+    if given:
+        raise InterpreterError(f"@{entry} has no parameter named {', '.join(given)}")
+    return values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
-    p.add_argument("file")
+    p.add_argument("file", help="a model (.nb, .mlir) or a bytecode module (.nbc)")
     p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
     p.add_argument("--entry", default="main")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
-    p.add_argument("--dynamic-size", type=int, default=7, help="size of every ? dim of random inputs")
+    p.add_argument("--random-inputs", action="store_true", help="random values for inputs not given (the default)")
+    p.add_argument("--dim", action="append", default=[], metavar="[NAME=]N", help="size of ? dims of random inputs")
+    p.add_argument("--dynamic-size", type=int, help="same as --dim N")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=int, default=1, help="run N times and report the median time")
+    p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
+    p.add_argument("--threads", type=int)
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
     args = p.parse_args(argv)
+    if args.dynamic_size is not None:
+        args.dim.insert(0, str(args.dynamic_size))
     try:
-        module = parse(args.file)
-        values = build_inputs(module, args)
-        exe = compile(args.file, target=args.target, entry=args.entry)
-        start = time.perf_counter()
-        results = exe.run(*values)
-        elapsed = time.perf_counter() - start
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError) as e:
+        t0 = time.perf_counter()
+        bytecode = args.file.endswith(BYTECODE_SUFFIX)
+        exe = load(args.file, args.threads, args.entry) if bytecode else \
+            compile(args.file, target=args.target, entry=args.entry, threads=args.threads)
+        t_compile = time.perf_counter() - t0
+        values = build_inputs(exe, exe.entry, args)
+        times = []
+        profile = exe.vm.start_profile() if args.profile else None
+        for _ in range(max(1, args.repeat)):
+            start = time.perf_counter()
+            results = exe.run(*values)
+            times.append(time.perf_counter() - start)
+        if args.check:
+            if bytecode:
+                raise ValueError("--check needs the model's source (.nb or .mlir), not a bytecode module")
+            from nimble.api import interpret, parse
+
+            expected = interpret(parse(args.file), *values, entry=exe.entry)
+    except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError) as e:
         print(f"nimble-run: error: {e}", file=sys.stderr)
         return 1
     print_results(results)
-    print(f"compiled {len(exe.kernel_names)} kernels in {exe.stats.seconds_passes + exe.stats.seconds_llvm:.2f} s; "
-          f"ran in {elapsed * 1e3:.2f} ms; host fallbacks: {len(exe.fallbacks)}")
+    what = "loaded" if bytecode else f"compiled {len(exe.kernel_names)} kernels"
+    print(f"{what} in {t_compile:.2f} s; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}); "
+          f"host fallbacks: {len(exe.fallbacks)}")
+    if profile is not None:
+        print(exe.vm.profile_report(profile, sum(times)))
     if args.check:
-        expected = Interpreter(module, exe.host.base_dir).call(args.entry, values)
         worst = max((float(np.max(np.abs(np.asarray(r, np.float64) - np.asarray(e, np.float64))))
                      for r, e in zip(results, expected) if isinstance(r, np.ndarray) and r.size), default=0.0)
         print(f"max abs difference from the reference interpreter: {worst:.3g}")
+    return 0
+
+
+def compile_main(argv: Sequence[str] | None = None) -> int:
+    """nimble-compile: compile a model into one bytecode file."""
+    p = argparse.ArgumentParser(prog="nimble-compile", description="Compile a model into a bytecode module (.nbc).")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", help="output path (default: the model's name with .nbc)")
+    p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
+    p.add_argument("--entry")
+    args = p.parse_args(argv)
+    output = args.output or args.file.rsplit(".", 1)[0] + BYTECODE_SUFFIX
+    try:
+        exe = compile(args.file, target=args.target, entry=args.entry)
+        exe.save(output)
+    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError) as e:
+        print(f"nimble-compile: error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels, "
+          f"{len(exe.program.constants)} constants")
     return 0
 
 

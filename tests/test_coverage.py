@@ -20,10 +20,10 @@ def _text(*globs: str) -> str:
 
 LIT_OPS = _text("lit_tests/dialects/*/ops.mlir")
 NUMERIC = _text("tests/test_graph_reference.py", "tests/test_interpreter.py", "tests/test_shape_ops.py",
-                "tests/test_loop_kernels.py")
+                "tests/test_loop_kernels.py", "tests/test_vm.py")
 # Declarations and terminators have no numeric meaning of their own; they are
 # exercised through the ops that hold them.
-STRUCTURAL = {"graph.adt", "graph.constructor", "graph.yield", "graph.condition"}
+STRUCTURAL = {"graph.adt", "graph.constructor", "graph.yield", "graph.condition", "vm.function", "vm.constant"}
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda o: o.name)

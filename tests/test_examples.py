@@ -249,3 +249,54 @@ def test_fused_lstm_and_bert_compute_the_same(modules, rng):
     PassPipeline.parse_spec(all_passes(), "fuse-ops").apply(make_context(), bert)
     args = bert_inputs(rng, 5)
     np.testing.assert_array_equal(interpret(bert, *args)[0], interpret(modules["bert"], *args)[0])
+
+
+_FRESH = """
+import pickle, sys
+import nimble
+exe = nimble.load(sys.argv[1])
+with open(sys.argv[2], "rb") as f:
+    args = pickle.load(f)
+with open(sys.argv[3], "wb") as f:
+    pickle.dump(exe.run(*args), f)
+"""
+
+
+@pytest.mark.parametrize("name", ["lstm", "tree_lstm", "bert", "detection", "resnet18"])
+def test_saved_example_runs_the_same_in_a_fresh_process(name, modules, rng, tmp_path):
+    """compile -> save (one .nbc file) -> load and run in a new Python process: the
+    results equal the reference interpreter's."""
+    import pickle
+    import subprocess
+    import sys
+
+    from nimble.interpret_cli import random_value
+
+    exe = _COMPILED.get(name) or compile(EXAMPLES / f"{name}.nb")
+    _COMPILED[name] = exe
+    exe.save(tmp_path / "model.nbc")
+    signature, _, _ = exe.signatures["main"]
+    size = {"resnet18": 40, "detection": 6}.get(name, 3)
+    args = [random_tree(rng, 3) if str(t).startswith("!graph.adt") else random_value(t, size, rng)
+            for t in signature.inputs.data]
+    # Small weights keep deep models' activations in range (as trained weights would).
+    args = [args[0]] + [a * np.float32(0.1) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a
+                        for a in args[1:]]
+    if name == "resnet18":
+        args = [rng.standard_normal((1, 3, 32, 32)).astype(np.float32)]
+        args += [(rng.standard_normal(s) * math.sqrt(2 / max(1, np.prod(s[1:])))).astype(np.float32) for s in RESNET_SHAPES]
+    if name == "bert":
+        args[0] = rng.integers(0, args[1].shape[0], args[0].shape).astype(args[0].dtype)
+    if name == "detection":  # one anchor box per feature-map pixel
+        args[1] = np.abs(rng.standard_normal((size * size, 4))).astype(np.float32)
+    with open(tmp_path / "args.pkl", "wb") as f:
+        pickle.dump(args, f)
+    done = subprocess.run([sys.executable, "-c", _FRESH, str(tmp_path / "model.nbc"), str(tmp_path / "args.pkl"),
+                           str(tmp_path / "out.pkl")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "out.pkl", "rb") as f:
+        results = pickle.load(f)
+    expected = interpret(modules[name], *args)
+    assert len(results) == len(expected)
+    for r, e in zip(results, expected):
+        np.testing.assert_allclose(r, e, rtol=1e-4, atol=1e-4 * max(1.0, float(np.max(np.abs(e), initial=0))))

@@ -1,0 +1,185 @@
+"""The `device` dialect: where tensors live and how kernels are launched on them.
+
+After `manifest-alloc` every kernel output is explicit storage: `device.alloc_storage`
+(bytes, alignment, device) and a `device.alloc_tensor` view into it at an offset with a
+possibly dynamic shape; `device.launch` runs a kernel on its inputs and writes its
+outputs (destination passing, as in the Relay VM). `plan-memory` then makes storages
+shared and adds `device.kill` at last uses; `lower-to-vm` turns each op into one VM
+instruction.
+
+```
+%bytes = arith.muli %n, %c512 : index
+%s = device.alloc_storage %bytes align 64 on "cpu"
+%h = device.alloc_tensor %s[%c0] (%n) : tensor<?x128xf32>
+device.launch @cell_dense_0 (%x, %w) outs (%h) : (tensor<?x64xf32>, tensor<512x64xf32>) -> (tensor<?x128xf32>)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+DEVICES = ("cpu", "opencl")
+"""Devices a value can live on (`opencl` arrives with the OpenCL backend)."""
+HOST_FUNCTION = "device.host_function"
+"""Marks a `func.func` that runs on the host by its reference semantics (a CPU
+fallback op, or a kernel's fusion group: `device.group_of` names the kernel)."""
+GROUP_OF = "device.group_of"
+"""On a host function holding a kernel's fusion group: the kernels it checks shapes for."""
+ALIGNMENT = 64
+"""Default storage alignment in bytes: one cache line, one AVX-512 vector."""
+
+
+def _error(op: IRDLOperation, message: str) -> VerifyException:
+    return VerifyException(f"'{op.name}' op {message}")
+
+
+@irdl_attr_definition
+class StorageType(ParametrizedAttribute, TypeAttribute):
+    """A block of device memory that tensors are views into: `!device.storage`."""
+
+    name = "device.storage"
+
+
+def _check_device(op: IRDLOperation, device: StringAttr) -> None:
+    if device.data not in DEVICES:
+        raise _error(op, f"unknown device '{device.data}' (known: {', '.join(DEVICES)})")
+
+
+@irdl_op_definition
+class AllocStorageOp(IRDLOperation):
+    """Allocate `size` bytes on a device.
+
+    Example: `%s = device.alloc_storage %size align 64 on "cpu"`
+    """
+
+    name = "device.alloc_storage"
+    size = operand_def(IndexType)
+    alignment = prop_def(IntegerAttr[I64])
+    device = prop_def(StringAttr)
+    result = result_def(StorageType)
+    assembly_format = "$size `align` $alignment `on` $device attr-dict"
+
+    def __init__(self, size: SSAValue, device: str = "cpu", alignment: int = ALIGNMENT):
+        super().__init__(operands=[size], result_types=[StorageType()],
+                         properties={"alignment": IntegerAttr(alignment, 64), "device": StringAttr(device)})
+
+    def verify_(self) -> None:
+        _check_device(self, self.device)
+        a = self.alignment.value.data
+        if a <= 0 or a & (a - 1):
+            raise _error(self, f"alignment must be a power of two, got {a}")
+
+
+@irdl_op_definition
+class AllocTensorOp(IRDLOperation):
+    """A tensor view into `storage` at byte `offset`; one index operand per `?` dim.
+
+    Example: `%t = device.alloc_tensor %s[%offset] (%n) : tensor<?x128xf32>`
+    """
+
+    name = "device.alloc_tensor"
+    storage = operand_def(StorageType)
+    offset = operand_def(IndexType)
+    dynamic_dims = var_operand_def(IndexType)
+    result = result_def(TensorType)
+    assembly_format = "$storage `[` $offset `]` `(` $dynamic_dims `)` attr-dict `:` type($result)"
+
+    def __init__(self, storage: SSAValue, offset: SSAValue, dynamic_dims: Sequence[SSAValue], type: TensorType):
+        super().__init__(operands=[storage, offset, dynamic_dims], result_types=[type])
+
+    def verify_(self) -> None:
+        unknown = sum(1 for d in self.result.type.get_shape() if d < 0)
+        if unknown != len(self.dynamic_dims):
+            raise _error(self, f"has {len(self.dynamic_dims)} dim operands for {unknown} '?' dims of {self.result.type}")
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run kernel `@kernel` on `inputs`, writing `outputs` (allocated by the caller).
+
+    With `variant` and `specialize`, the variant kernel runs when `specialize` is true
+    (the shape-specialised kernel for calls where no `?` dim is broadcast).
+
+    Example: `device.launch @k(%x, %w) outs(%y) on "cpu" : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>`
+    """
+
+    name = "device.launch"
+    kernel = prop_def(SymbolRefAttr)
+    variant = opt_prop_def(SymbolRefAttr)
+    device = prop_def(StringAttr)
+    inputs = var_operand_def()
+    outputs = var_operand_def(TensorType)
+    specialize = opt_operand_def(i1)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$kernel `(` $inputs `)` `outs` `(` $outputs `)` (`variant` $variant^ `if` $specialize)? "
+        "`on` $device attr-dict `:` functional-type($inputs, $outputs)"
+    )
+
+    def __init__(self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], device: str = "cpu",
+                 variant: str | None = None, specialize: SSAValue | None = None):
+        properties: dict[str, Attribute] = {"kernel": SymbolRefAttr(kernel), "device": StringAttr(device)}
+        if variant is not None:
+            properties["variant"] = SymbolRefAttr(variant)
+        super().__init__(operands=[inputs, outputs, [] if specialize is None else [specialize]],
+                         properties=properties)
+
+    def verify_(self) -> None:
+        _check_device(self, self.device)
+        if (self.variant is None) != (self.specialize is None):
+            raise _error(self, "needs both a variant kernel and its 'if' condition, or neither")
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """Copy a tensor to another device.
+
+    Example: `%y = device.copy %x from "cpu" to "opencl" : tensor<?xf32> -> tensor<?xf32>`."""
+
+    name = "device.copy"
+    source = operand_def(TensorType)
+    src_device = prop_def(StringAttr)
+    dst_device = prop_def(StringAttr)
+    result = result_def(TensorType)
+    assembly_format = "$source `from` $src_device `to` $dst_device attr-dict `:` type($source) `->` type($result)"
+
+    def verify_(self) -> None:
+        _check_device(self, self.src_device)
+        _check_device(self, self.dst_device)
+        if self.source.type != self.result.type:
+            raise _error(self, f"copies {self.source.type} into {self.result.type}")
+
+
+@irdl_op_definition
+class KillOp(IRDLOperation):
+    """The last use of a storage or tensor: its memory may be reused from here on.
+
+    Example: `device.kill %s : !device.storage`
+    """
+
+    name = "device.kill"
+    value = operand_def()
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value])
+
+
+Device = Dialect("device", [AllocStorageOp, AllocTensorOp, LaunchOp, CopyOp, KillOp], [StorageType])

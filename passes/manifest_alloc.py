@@ -1,0 +1,163 @@
+"""`manifest-alloc`: every kernel output gets explicit storage; groups become launches.
+
+Each `graph.fused` op that has a kernel (after `lower-graph-to-loops`) is replaced, in
+the host function, by:
+
+1. the shape IR of its members' shape functions, run on the group's input dims
+   (`shape.dim` of the inputs, `arith` on index, `shape.assert` for checks that could
+   not be decided statically: a call with shapes the kernel cannot handle fails here,
+   naming the op, before the kernel runs);
+2. per output, `device.alloc_storage` of `product(dims) * element size` bytes and a
+   `device.alloc_tensor` view of it;
+3. `device.launch @kernel(inputs) outs(outputs)`, with the no-stretch variant and the
+   condition that selects it (every `?` dim that numpy broadcasting could stretch is
+   equal to the result dim) when the group has one.
+
+Groups without a kernel (CPU fallbacks) and opaque ops (nms, whose output size is
+known only after it runs) stay as they are: the VM runs them through their reference
+semantics and allocates what they return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, TensorType
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nimble.diagnostics import OpError
+from nimble.dialects import device, loop
+from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.shape_functions import ReifyDims, ShapeError
+from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR
+from nimble.lowering.index_rules import broadcast_sites
+
+
+class GroupDims(ReifyDims):
+    """Reified dims of a group's values, emitted before the group in the host: the
+    region's arguments stand for the group's operands."""
+
+    def __init__(self, group: FusedOp):
+        super().__init__(group)
+        self.outer: dict[SSAValue, SSAValue] = dict(zip(group.body.block.args, group.inputs))
+        for arg, value in self.outer.items():
+            if isinstance(value.type, TensorType):
+                self.known[arg] = self.dims(value)
+
+    def index(self, value: SSAValue) -> int | SSAValue:
+        return super().index(self.outer.get(value, value))
+
+    def shape(self, value: SSAValue) -> list[int | SSAValue]:
+        return super().shape(self.outer.get(value, value))
+
+
+def _product(k: ReifyDims, dims: list[int | SSAValue], start: int) -> int | SSAValue:
+    total: int | SSAValue = start
+    for d in dims:
+        total = k.binary("mul", total, d)
+    return total
+
+
+def _specialize(k: GroupDims, group: FusedOp) -> SSAValue:
+    """i1: no `?` dim is stretched from 1 by broadcasting (the variant's assumption)."""
+    checks: list[SSAValue] = []
+    for op in group.body.block.ops:
+        for operand, axis, result, result_axis in broadcast_sites(op):
+            a, r = k.known[operand][axis], k.known[result][result_axis]
+            if a is r or (isinstance(a, int) and a == r):
+                continue
+            checks.append(k._cmp("eq", a, r))
+    if not checks:
+        return k._emit(arith.ConstantOp(IntegerAttr(1, 1)))
+    cond = checks[0]
+    for c in checks[1:]:
+        cond = k._emit(arith.AndIOp(cond, c))
+    return cond
+
+
+def manifest_group(group: FusedOp) -> None:
+    """Replace one kernel group by shape IR, allocations and a launch."""
+    k = GroupDims(group)
+    for op in group.body.block.ops:
+        if not isinstance(op, GraphOp):
+            continue
+        try:
+            shapes = op.shape_function(k)
+        except ShapeError as e:
+            raise OpError(op, str(e)) from None
+        for result, dims in zip(op.results, shapes):
+            k.known[result] = list(dims)
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, YieldOp)
+    outputs: list[SSAValue] = []
+    for value in yielded.operands:
+        dims = k.known[value]
+        itemsize = numpy_dtype(value.type.get_element_type()).itemsize
+        size = k.value(_product(k, dims, itemsize))
+        storage = k.builder.insert(device.AllocStorageOp(size)).result
+        dynamic = [k.value(d) for d, static in zip(dims, value.type.get_shape()) if static < 0]
+        tensor = k.builder.insert(device.AllocTensorOp(storage, k.value(0), dynamic, value.type)).result
+        outputs.append(tensor)
+    kernel = group.attributes[KERNEL_ATTR]
+    assert isinstance(kernel, SymbolRefAttr)
+    variant = group.attributes.get(VARIANT_ATTR)
+    specialize = _specialize(k, group) if isinstance(variant, SymbolRefAttr) else None
+    launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs,
+                             variant=variant.root_reference.data if isinstance(variant, SymbolRefAttr) else None,
+                             specialize=specialize)
+    launch.location = group.location
+    k.builder.insert(launch)
+    for result, tensor in zip(group.outputs, outputs):
+        result.replace_all_uses_with(tensor)
+    kernels = [kernel] + ([variant] if isinstance(variant, SymbolRefAttr) else [])
+    _keep_group(group, kernels)
+
+
+def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
+    """Move the group into a host function `<kernel>_group`: the VM checks every launch
+    against its ops' shape functions and runs it by reference on empty inputs."""
+    name = f"{kernels[0].root_reference.data}_group"
+    block = group.body.block
+    group.body.detach_block(block)
+    yielded = block.last_op
+    Rewriter.replace_op(yielded, func.ReturnOp(*yielded.operands))
+    function = func.FuncOp(name, FunctionType.from_lists([a.type for a in block.args], [r.type for r in group.outputs]),
+                           Region(block), visibility="private")
+    function.attributes[device.HOST_FUNCTION] = StringAttr("graph.fused")
+    function.attributes[device.GROUP_OF] = ArrayAttr(kernels)
+    module = group.get_toplevel_object()
+    Rewriter.erase_op(group)
+    assert isinstance(module, ModuleOp)
+    Rewriter.insert_op(function, InsertPoint.at_end(module.body.block))
+
+
+def _kernel_groups(block: Block) -> list[FusedOp]:
+    groups = []
+    for op in block.ops:
+        if isinstance(op, FusedOp):
+            if KERNEL_ATTR in op.attributes:
+                groups.append(op)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                groups += _kernel_groups(inner)
+    return groups
+
+
+@dataclass(frozen=True)
+class ManifestAllocPass(ModulePass):
+    """Replace kernel groups by explicit allocation (sizes from shape IR) and launches."""
+
+    name = "manifest-alloc"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in list(op.ops):
+            if isinstance(function, func.FuncOp) and function.body.blocks and loop.KERNEL_MARK not in function.attributes \
+                    and device.HOST_FUNCTION not in function.attributes:
+                for group in _kernel_groups(function.body.block):
+                    manifest_group(group)

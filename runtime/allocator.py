@@ -1,0 +1,87 @@
+"""A pooling allocator for VM storage.
+
+`alloc(size, alignment)` hands out a `Storage` (an aligned numpy byte buffer) from a
+free list of the same size class (powers of two from 64 bytes, then multiples of 1 MiB),
+or a new one; `free` (the VM's `kill`) puts it back. Storage that is never freed is
+released by the garbage collector like any numpy array. The pool counts what it did:
+bytes requested in total (the naive sum of every allocation) and the peak of bytes
+held by live storages.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MIB = 1 << 20
+
+
+def size_class(size: int) -> int:
+    if size <= 64:
+        return 64
+    if size < MIB:
+        return 1 << (size - 1).bit_length()
+    return -(-size // MIB) * MIB
+
+
+class Storage:
+    """A block of bytes at an aligned address; tensors are views into `buffer`."""
+
+    __slots__ = ("buffer", "size", "capacity", "alignment", "__weakref__")
+
+    def __init__(self, capacity: int, alignment: int):
+        raw = np.empty(capacity + alignment, dtype=np.uint8)
+        start = -raw.__array_interface__["data"][0] % alignment
+        self.buffer = raw[start:start + capacity]
+        self.capacity = capacity
+        self.alignment = alignment
+        self.size = capacity
+
+
+@dataclass
+class PoolStats:
+    requested_bytes: int = 0  # every allocation's size, summed
+    live_bytes: int = 0
+    peak_bytes: int = 0
+    allocations: int = 0
+    reused: int = 0
+
+
+@dataclass
+class StoragePool:
+    free_lists: dict[tuple[int, int], list[Storage]] = field(default_factory=dict)
+    stats: PoolStats = field(default_factory=PoolStats)
+
+    def alloc(self, size: int, alignment: int) -> Storage:
+        if size < 0:
+            raise ValueError(f"negative storage size {size}")
+        s = self.stats
+        s.allocations += 1
+        s.requested_bytes += size
+        key = (size_class(size), alignment)
+        free = self.free_lists.get(key)
+        if free:
+            storage = free.pop()
+            s.reused += 1
+        else:
+            storage = Storage(key[0], alignment)
+            weakref.finalize(storage, self._released, key[0])
+        storage.size = size
+        s.live_bytes += key[0]
+        s.peak_bytes = max(s.peak_bytes, s.live_bytes)
+        return storage
+
+    def _released(self, capacity: int) -> None:
+        self.stats.live_bytes -= capacity
+
+    def free(self, storage: Storage) -> None:
+        """Return storage for reuse (the program will not touch it again)."""
+        self.stats.live_bytes -= storage.capacity
+        storage.size = storage.capacity
+        self.free_lists.setdefault((storage.capacity, storage.alignment), []).append(storage)
+
+    def reset_stats(self) -> None:
+        self.stats = PoolStats(live_bytes=self.stats.live_bytes, peak_bytes=self.stats.live_bytes)
+

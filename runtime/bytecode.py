@@ -1,0 +1,501 @@
+"""The Nimble bytecode module: a `Program` in memory, one binary file on disk.
+
+`program_from_module` collects a `lower-to-vm` module (vm functions, constants, kernel
+and host function tables); `encode` writes it with the kernels' object code, `decode`
+reads it back. The byte layout is documented in docs/bytecode.md. `decode` checks the
+whole file before anything runs (magic, version, checksum, section bounds, every
+count against the bytes left) and `validate` every index an instruction holds
+(registers, jump targets, functions, kernels, host functions, constants, constructors,
+dtypes, devices) and the arities of calls and kernel launches: a truncated, corrupted
+or hostile file is a `BytecodeError`, never a crash. (The kernels' machine code itself
+is trusted once the checksum matches, like any shared library.)
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+
+from nimble.dialects import device, loop, vm
+from nimble.dialects.graph.adt import AdtOp
+
+MAGIC = b"NIMBLEVM"
+FORMAT_VERSION = 1
+HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
+SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
+ALIGN = 64
+MAX_REGS = 1 << 20
+MAX_RANK = 32
+
+S_STRINGS, S_CONSTANTS, S_CONSTRUCTORS, S_HOST, S_KERNELS, S_FUNCTIONS = range(1, 7)
+SECTION_NAMES = {S_STRINGS: "strings", S_CONSTANTS: "constants", S_CONSTRUCTORS: "constructors",
+                 S_HOST: "host functions", S_KERNELS: "kernels", S_FUNCTIONS: "functions"}
+
+K = vm.Kind
+_INDEX_KINDS = (K.FUNC, K.KERNEL, K.HOST, K.CONST, K.CTOR, K.STR)
+
+
+class BytecodeError(Exception):
+    """A bytecode module is malformed; the message says what and where."""
+
+
+@dataclass
+class Function:
+    name: str
+    num_regs: int
+    params: list[int]
+    num_results: int
+    code: list[tuple[int, tuple[Any, ...]]]  # (opcode, field values); symbols as table indices
+
+
+@dataclass
+class Kernel:
+    name: str
+    group: int  # host function holding its fusion group
+    parallel: bool
+    variant: bool  # the no-stretch variant: valid only when no `?` dim is stretched
+    work: int  # reduction steps per output element
+
+
+@dataclass
+class Program:
+    functions: list[Function]
+    constants: list[np.ndarray]
+    kernels: list[Kernel]
+    hosts: list[str]  # host function names (in `host_text`)
+    host_text: str  # an MLIR module holding the host functions
+    constructors: list[tuple[str, int]]  # (name, tag within its ADT)
+    strings: list[str] = field(default_factory=list)  # fatal messages
+    object_code: bytes = b""
+    producer: str = ""
+
+    def function_index(self, name: str) -> int:
+        for i, f in enumerate(self.functions):
+            if f.name == name:
+                return i
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------
+# From a lower-to-vm module
+
+
+def _results_of(function: vm.FunctionOp) -> int:
+    rets = [op for op in function.instructions if op.MNEMONIC == "ret"]
+    return len(rets[0].field_value("values")) if rets else 0
+
+
+def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
+    """The program of a `lower-to-vm` module (its kernels compiled separately)."""
+    from nimble.compile import reduction_work
+    from nimble.reference import Interpreter
+
+    functions = [op for op in module.ops if isinstance(op, vm.FunctionOp)]
+    constants = [op for op in module.ops if isinstance(op, vm.ConstantOp)]
+    hosts = [op for op in module.ops if isinstance(op, func.FuncOp) and device.HOST_FUNCTION in op.attributes]
+    kernel_funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and loop.KERNEL_MARK in op.attributes}
+    adts = [op for op in module.ops if isinstance(op, AdtOp)]
+    constructors = [(c.sym_name.data, tag) for adt in adts for tag, c in enumerate(adt.constructors)]
+    host_index = {h.sym_name.data: i for i, h in enumerate(hosts)}
+    group_of: dict[str, int] = {}
+    for i, h in enumerate(hosts):
+        names = h.attributes.get(device.GROUP_OF)
+        if isinstance(names, ArrayAttr):
+            for n in names.data:
+                group_of[n.root_reference.data] = i
+    kernels: list[Kernel] = []
+    kernel_index: dict[str, int] = {}
+    indices: dict[K, dict[str, int]] = {
+        K.FUNC: {f.sym_name.data: i for i, f in enumerate(functions)},
+        K.CONST: {c.sym_name.data: i for i, c in enumerate(constants)},
+        K.HOST: host_index,
+        K.CTOR: {name: i for i, (name, _) in enumerate(constructors)},
+        K.KERNEL: kernel_index,
+    }
+    strings: list[str] = []
+    program_functions = []
+    for f in functions:
+        code = []
+        for op in f.instructions:
+            values = []
+            for (_, kind), value in zip(op.FIELDS, op.decoded()):
+                if kind == K.KERNEL and value not in kernel_index:
+                    kfunc = kernel_funcs[value]
+                    parallel = any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
+                                   for o in kfunc.walk())
+                    kernel_index[value] = len(kernels)
+                    kernels.append(Kernel(value, group_of[value], parallel, value.endswith("_ns"), reduction_work(kfunc)))
+                if kind == K.STR:
+                    strings.append(value)
+                    value = len(strings) - 1
+                elif kind in indices:
+                    value = indices[kind][value]
+                values.append(value)
+            code.append((vm.OPCODES[op.MNEMONIC], tuple(values)))
+        program_functions.append(Function(f.sym_name.data, f.num_regs.value.data, f.param_regs(), _results_of(f), code))
+    interpreter = Interpreter(ModuleOp([]), base_dir)
+    arrays = [np.require(c.body.block.first_op.evaluate(interpreter, [])[0], requirements="C") for c in constants]
+    host_module = ModuleOp([op.clone() for op in adts] + [h.clone() for h in hosts] + _signatures(functions))
+    from nimble import __version__
+
+    return Program(program_functions, arrays, kernels, [h.sym_name.data for h in hosts],
+                   str(host_module), constructors, strings, b"", f"nimble {__version__}")
+
+
+def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:
+    """Declarations `@<name>` of the VM functions' source signatures (`SIGNATURE_OF`)."""
+    out = []
+    for f in functions:
+        signature = f.attributes.get(vm.SIGNATURE)
+        if signature is None:
+            continue
+        declaration = func.FuncOp.external(f"signature_of_{f.sym_name.data}", signature.inputs.data, signature.outputs.data)
+        declaration.attributes[SIGNATURE_OF] = StringAttr(f.sym_name.data)
+        declaration.attributes[vm.ARG_NAMES] = f.attributes[vm.ARG_NAMES]
+        if vm.DIM_NAMES in f.attributes:
+            declaration.attributes[vm.DIM_NAMES] = f.attributes[vm.DIM_NAMES]
+        out.append(declaration)
+    return out
+
+
+SIGNATURE_OF = "vm.signature_of"
+"""On a declaration in the host functions module: the VM function it gives the types of."""
+
+
+# ---------------------------------------------------------------------------------------
+# Validation (shared by both ways a program is made)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise BytecodeError(message)
+
+
+def validate(p: Program) -> None:
+    """Check every index and arity a program holds (see the module docstring)."""
+    limits = {K.FUNC: len(p.functions), K.KERNEL: len(p.kernels), K.HOST: len(p.hosts), K.CONST: len(p.constants),
+              K.CTOR: len(p.constructors), K.STR: len(p.strings)}
+    names = {K.DTYPE: vm.DTYPES, K.DEVICE: vm.VM_DEVICES}
+    for k in p.kernels:
+        _check(0 <= k.group < len(p.hosts), f"kernel '{k.name}': host function index {k.group} out of range")
+    for f in p.functions:
+        where = f"function '{f.name}'"
+        _check(0 < f.num_regs <= MAX_REGS, f"{where}: register count {f.num_regs} out of range")
+        _check(all(0 <= r < f.num_regs for r in f.params), f"{where}: parameter register out of range")
+        _check(len(f.code) > 0, f"{where}: no instructions")
+        for pc, (opcode, values) in enumerate(f.code):
+            at = f"{where} instruction {pc}"
+            _check(0 <= opcode < len(vm.INSTRUCTIONS), f"{at}: unknown opcode {opcode}")
+            mnemonic, _, fields = vm.INSTRUCTIONS[opcode]
+            _check(len(values) == len(fields), f"{at} ({mnemonic}): {len(values)} fields, expected {len(fields)}")
+            for (name, kind), value in zip(fields, values):
+                what = f"{at} ({mnemonic}) field '{name}'"
+                if kind == K.REG:
+                    _check(0 <= value < f.num_regs, f"{what}: register r{value} out of range (function has {f.num_regs})")
+                elif kind == K.REGS:
+                    _check(all(0 <= r < f.num_regs for r in value), f"{what}: register out of range (function has {f.num_regs})")
+                elif kind == K.TARGET:
+                    _check(0 <= value < len(f.code), f"{what}: jump target {value} outside the function")
+                elif kind in limits:
+                    _check(0 <= value < limits[kind], f"{what}: {kind.value} index {value} out of range ({limits[kind]} defined)")
+                elif kind in names:
+                    _check(value in names[kind], f"{what}: unknown {kind.value} '{value}'")
+            _check_arity(p, mnemonic, dict(zip((n for n, _ in fields), values)), at)
+        _check(vm.INSTRUCTIONS[f.code[-1][0]][0] in vm.TERMINATORS, f"{where}: the last instruction falls through")
+    for i, c in enumerate(p.constants):
+        _check(c.dtype in _DTYPES, f"constant {i}: unsupported dtype {c.dtype}")
+
+
+def _check_arity(p: Program, mnemonic: str, v: dict[str, Any], at: str) -> None:
+    if mnemonic in ("invoke", "alloc_closure"):
+        callee = p.functions[v["callee"]]
+        if mnemonic == "invoke":
+            _check(len(v["args"]) == len(callee.params), f"{at}: '{callee.name}' takes {len(callee.params)} arguments, "
+                   f"got {len(v['args'])}")
+            _check(len(v["dsts"]) == callee.num_results, f"{at}: '{callee.name}' returns {callee.num_results} values, "
+                   f"{len(v['dsts'])} expected")
+        else:
+            _check(len(v["captured"]) <= len(callee.params), f"{at}: captures more values than '{callee.name}' takes")
+    elif mnemonic == "alloc_tensor":
+        _check(v["offset"] >= 0 and len(v["shape"]) <= MAX_RANK and all(d >= 0 for d in v["shape"]),
+               f"{at}: negative offset or dim, or rank above {MAX_RANK}")
+    elif mnemonic == "alloc_tensor_reg":
+        _check(len(v["dims"]) <= MAX_RANK, f"{at}: rank above {MAX_RANK}")
+    elif mnemonic == "alloc_storage":
+        a = v["alignment"]
+        _check(0 < a <= 1 << 16 and a & (a - 1) == 0, f"{at}: alignment {a} is not a power of two up to 65536")
+    elif mnemonic == "cmp":
+        _check(0 <= v["predicate"] < len(vm.CMP_PREDICATES), f"{at}: unknown comparison predicate {v['predicate']}")
+
+
+DTYPE_OF_CODE = [np.dtype(n) for n in ("float32", "float64", "float16", "int64", "int32", "int8", "bool", "int64")]
+"""The numpy dtype of each VM dtype code (a code is the name's position in `vm.DTYPES`)."""
+_DTYPES: dict[np.dtype, int] = {}
+for _code, _dtype in enumerate(DTYPE_OF_CODE):
+    _DTYPES.setdefault(_dtype, _code)
+
+
+def dtype_of(name: str) -> np.dtype:
+    return DTYPE_OF_CODE[vm.DTYPES.index(name)]
+
+
+# ---------------------------------------------------------------------------------------
+# Encoding
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def put(self, fmt: str, *values: Any) -> None:
+        self.raw(struct.pack("<" + fmt, *values))
+
+    def raw(self, data: bytes) -> None:
+        self.parts.append(data)
+        self.size += len(data)
+
+    def pad(self, align: int = ALIGN) -> None:
+        self.raw(b"\0" * (-self.size % align))
+
+    def bytes(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def _encode_field(w: _Writer, kind: K, value: Any) -> None:
+    if kind == K.IMM:
+        w.put("q", value)
+    elif kind == K.REGS:
+        w.put("H", len(value))
+        w.put(f"{len(value)}I", *value)
+    elif kind == K.IMMS:
+        w.put("H", len(value))
+        w.put(f"{len(value)}q", *value)
+    elif kind == K.DTYPE:
+        w.put("B", vm.DTYPES.index(value))
+    elif kind == K.DEVICE:
+        w.put("B", vm.VM_DEVICES.index(value))
+    else:
+        w.put("I", value)
+
+
+def _strings(values: Sequence[str]) -> bytes:
+    w = _Writer()
+    w.put("I", len(values))
+    for s in values:
+        data = s.encode()
+        w.put("I", len(data))
+        w.raw(data)
+    return w.bytes()
+
+
+def _encode_sections(p: Program) -> dict[int, bytes]:
+    consts = _Writer()
+    consts.put("I", len(p.constants))
+    table_size = 4 + sum(4 + 8 * c.ndim + 16 for c in p.constants)
+    data_at = table_size + (-table_size % ALIGN)
+    blobs = []
+    for c in p.constants:
+        consts.put("BBH", _DTYPES[c.dtype], c.ndim, 0)
+        consts.put(f"{c.ndim}q", *c.shape)
+        consts.put("QQ", data_at, c.nbytes)
+        blobs.append((data_at, c.tobytes()))
+        data_at += c.nbytes + (-c.nbytes % ALIGN)
+    consts.pad()
+    for at, blob in blobs:
+        assert consts.size == at
+        consts.raw(blob)
+        consts.pad()
+    ctors = _Writer()
+    ctors.put("I", len(p.constructors))
+    for name, tag in p.constructors:
+        ctors.raw(_strings([name])[4:])
+        ctors.put("I", tag)
+    kernels = _Writer()
+    kernels.put("Q", len(p.object_code))
+    kernels.raw(p.object_code)
+    kernels.put("I", len(p.kernels))
+    for k in p.kernels:
+        kernels.raw(_strings([k.name])[4:])
+        kernels.put("IBBHQ", k.group, k.parallel, k.variant, 0, k.work)
+    host = _strings([p.host_text] + p.hosts)
+    functions = _Writer()
+    functions.put("I", len(p.functions))
+    for f in p.functions:
+        functions.raw(_strings([f.name])[4:])
+        functions.put("III", f.num_regs, f.num_results, len(f.params))
+        functions.put(f"{len(f.params)}I", *f.params)
+        functions.put("I", len(f.code))
+        for opcode, values in f.code:
+            functions.put("B", opcode)
+            for (_, kind), value in zip(vm.INSTRUCTIONS[opcode][2], values):
+                _encode_field(functions, kind, value)
+    return {S_STRINGS: _strings(p.strings), S_CONSTANTS: consts.bytes(), S_CONSTRUCTORS: ctors.bytes(),
+            S_HOST: host, S_KERNELS: kernels.bytes(), S_FUNCTIONS: functions.bytes()}
+
+
+def encode(p: Program) -> bytes:
+    """The bytecode file of a program (docs/bytecode.md)."""
+    sections = _encode_sections(p)
+    body = _Writer()
+    start = HEADER.size + SECTION.size * len(sections)
+    start += -start % ALIGN
+    table = _Writer()
+    offset = start
+    for kind, data in sections.items():
+        table.raw(SECTION.pack(kind, 0, offset, len(data)))
+        body.raw(data)
+        body.pad()
+        offset = start + body.size
+    head = table.bytes() + b"\0" * (start - HEADER.size - table.size) + body.bytes()
+    producer = p.producer.encode()[:16].ljust(16, b"\0")
+    return HEADER.pack(MAGIC, FORMAT_VERSION, len(sections), zlib.crc32(head), 0, producer) + head
+
+
+# ---------------------------------------------------------------------------------------
+# Decoding
+
+
+class _Reader:
+    """Bounds-checked reads from one section."""
+
+    def __init__(self, data: memoryview, what: str):
+        self.data = data
+        self.pos = 0
+        self.what = what
+
+    def get(self, fmt: str) -> tuple[Any, ...]:
+        s = struct.Struct("<" + fmt)
+        if self.pos + s.size > len(self.data):
+            raise BytecodeError(f"{self.what} section truncated at byte {self.pos} (needs {s.size} more)")
+        values = s.unpack_from(self.data, self.pos)
+        self.pos += s.size
+        return values
+
+    def one(self, fmt: str) -> Any:
+        return self.get(fmt)[0]
+
+    def count(self, min_size: int, what: str) -> int:
+        n = self.one("I")
+        if n * min_size > len(self.data) - self.pos:
+            raise BytecodeError(f"{self.what} section: {n} {what} cannot fit in {len(self.data) - self.pos} bytes")
+        return n
+
+    def raw(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise BytecodeError(f"{self.what} section truncated at byte {self.pos} (needs {n} more)")
+        out = bytes(self.data[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+    def string(self) -> str:
+        try:
+            return self.raw(self.one("I")).decode()
+        except UnicodeDecodeError:
+            raise BytecodeError(f"{self.what} section: a string is not UTF-8 at byte {self.pos}") from None
+
+    def strings(self) -> list[str]:
+        return [self.string() for _ in range(self.count(4, "strings"))]
+
+
+def _decode_field(r: _Reader, kind: K) -> Any:
+    if kind == K.IMM:
+        return r.one("q")
+    if kind == K.REGS:
+        n = r.one("H")
+        return list(r.get(f"{n}I"))
+    if kind == K.IMMS:
+        n = r.one("H")
+        return list(r.get(f"{n}q"))
+    if kind in (K.DTYPE, K.DEVICE):
+        code = r.one("B")
+        names = vm.DTYPES if kind == K.DTYPE else vm.VM_DEVICES
+        if code >= len(names):
+            raise BytecodeError(f"{r.what} section: unknown {kind.value} code {code} at byte {r.pos - 1}")
+        return names[code]
+    return r.one("I")
+
+
+def _sections(data: bytes) -> dict[int, memoryview]:
+    if len(data) < HEADER.size:
+        raise BytecodeError(f"not a Nimble bytecode module: {len(data)} bytes is shorter than the header")
+    magic, version, count, crc, _, _producer = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise BytecodeError("not a Nimble bytecode module (bad magic)")
+    if version != FORMAT_VERSION:
+        raise BytecodeError(f"bytecode format version {version} is not supported (this Nimble reads {FORMAT_VERSION})")
+    if zlib.crc32(data[HEADER.size:]) != crc:
+        raise BytecodeError("bytecode module is corrupted (checksum mismatch)")
+    if count != len(SECTION_NAMES):
+        raise BytecodeError(f"bytecode module has {count} sections, expected {len(SECTION_NAMES)}")
+    view = memoryview(data)
+    sections: dict[int, memoryview] = {}
+    for i in range(count):
+        at = HEADER.size + i * SECTION.size
+        if at + SECTION.size > len(data):
+            raise BytecodeError("section table truncated")
+        kind, _, offset, length = SECTION.unpack_from(data, at)
+        if kind not in SECTION_NAMES or kind in sections:
+            raise BytecodeError(f"section table entry {i}: unknown or repeated section kind {kind}")
+        if offset + length > len(data) or offset < HEADER.size + count * SECTION.size:
+            raise BytecodeError(f"{SECTION_NAMES[kind]} section [{offset}, {offset + length}) is outside the file")
+        sections[kind] = view[offset:offset + length]
+    return sections
+
+
+def decode(data: bytes) -> Program:
+    """Read and validate a bytecode module (BytecodeError if anything is wrong)."""
+    s = _sections(data)
+    producer = HEADER.unpack_from(data)[5].rstrip(b"\0").decode(errors="replace")
+    strings = _Reader(s[S_STRINGS], "strings").strings()
+    r = _Reader(s[S_CONSTANTS], "constants")
+    constants = []
+    for i in range(r.count(20, "constants")):
+        code, rank, _ = r.get("BBH")
+        if code >= len(DTYPE_OF_CODE) or rank > MAX_RANK:
+            raise BytecodeError(f"constant {i}: unknown dtype code {code} or rank {rank} above {MAX_RANK}")
+        shape = r.get(f"{rank}q")
+        at, nbytes = r.get("QQ")
+        dtype = DTYPE_OF_CODE[code]
+        if any(d < 0 for d in shape) or int(np.prod(shape, dtype=object)) * dtype.itemsize != nbytes:
+            raise BytecodeError(f"constant {i}: shape {list(shape)} of {dtype} does not hold {nbytes} bytes")
+        if at + nbytes > len(s[S_CONSTANTS]):
+            raise BytecodeError(f"constant {i}: data [{at}, {at + nbytes}) outside the constants section")
+        array = np.frombuffer(s[S_CONSTANTS], dtype, int(np.prod(shape)), at).reshape(shape)
+        constants.append(array)
+    r = _Reader(s[S_CONSTRUCTORS], "constructors")
+    constructors = [(r.string(), r.one("I")) for _ in range(r.count(8, "constructors"))]
+    r = _Reader(s[S_HOST], "host functions")
+    host = r.strings()
+    if not host:
+        raise BytecodeError("host functions section holds no module text")
+    r = _Reader(s[S_KERNELS], "kernels")
+    object_code = r.raw(r.one("Q"))
+    kernels = []
+    for _ in range(r.count(24, "kernels")):
+        name = r.string()
+        group, parallel, variant, _, work = r.get("IBBHQ")
+        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work))
+    r = _Reader(s[S_FUNCTIONS], "functions")
+    functions = []
+    for _ in range(r.count(20, "functions")):
+        name = r.string()
+        num_regs, num_results, num_params = r.get("III")
+        params = list(r.get(f"{num_params}I")) if num_params * 4 <= len(r.data) - r.pos else r.raw(num_params * 4)
+        code = []
+        for _ in range(r.count(1, "instructions")):
+            opcode = r.one("B")
+            if opcode >= len(vm.INSTRUCTIONS):
+                raise BytecodeError(f"function '{name}': unknown opcode {opcode} at byte {r.pos - 1}")
+            code.append((opcode, tuple(_decode_field(r, kind) for _, kind in vm.INSTRUCTIONS[opcode][2])))
+        functions.append(Function(name, num_regs, params, num_results, code))
+    program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer)
+    validate(program)
+    return program

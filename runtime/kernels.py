@@ -1,0 +1,165 @@
+"""Calling compiled kernels from the VM: checked launches through ctypes.
+
+A kernel's ABI is `void k(i64 *slots)`: per argument a data pointer and its `?` dims
+(tensors), its dims (shapes) or its value (indices), then the outputs likewise, then
+the chunk index and chunk count (a parallel kernel's outermost parallel loop is split
+into chunks that run on the pool's threads; ctypes releases the GIL).
+
+Every launch is checked against the shape functions of the kernel's fusion group
+(memoised per argument shapes): input dtypes and ranks, the dims the group needs equal,
+and the outputs' shapes and dtypes. A launch that would read or write out of bounds is
+an error naming the op and the kernel, never an out-of-bounds access.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from nimble.dialects.graph import GraphOp
+from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.shape import ShapeType
+from nimble.dialects.shape_functions import ShapeError, StaticDims
+from nimble.lowering.index_rules import broadcast_sites
+from nimble.reference import conforms, where
+
+KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+PARALLEL_MIN_WORK = 1 << 16
+"""Output elements x reduction steps per element below which a kernel runs on one
+thread (a thread hand-off costs about as much as this much work)."""
+
+
+class LaunchError(Exception):
+    """A kernel launch with arguments the kernel cannot take."""
+
+
+class _ShapeOnly(StaticDims):
+    """Dims of values known only by shape (kernel intermediates and outputs)."""
+
+    def __init__(self, shapes: dict[SSAValue, tuple[int, ...]], scalars: dict[SSAValue, Any]):
+        self.shapes = shapes
+        self.scalars = scalars
+
+    def dims(self, value: SSAValue) -> list[int]:
+        return list(self.shapes[value])
+
+    def index(self, value: SSAValue) -> int:
+        return int(self.scalars[value])
+
+    def shape(self, value: SSAValue) -> list[int]:
+        return [int(d) for d in self.scalars[value]]
+
+
+class KernelEntry:
+    """One compiled kernel and the fusion group (a host function) it computes."""
+
+    def __init__(self, name: str, address: int, group: func.FuncOp, parallel: bool, variant: bool, work: int):
+        self.name = name
+        self.fn = KERNEL_FN(address)
+        self.group = group
+        self.parallel = parallel
+        self.work = work
+        block = group.body.block
+        self.params = list(block.args)
+        self.members = [o for o in block.ops if isinstance(o, GraphOp)]
+        self.outputs = list(block.last_op.operands)
+        self.sites = [s for op in self.members for s in broadcast_sites(op)] if variant else []
+        self.out_dtypes = [numpy_dtype(v.type.get_element_type()) for v in self.outputs]
+        self.kinds = ["tensor" if isinstance(p.type, TensorType) else "shape" if isinstance(p.type, ShapeType)
+                      else "index" for p in self.params]
+        self.in_dynamic = [[i for i, d in enumerate(p.type.get_shape()) if d < 0] if k == "tensor" else []
+                           for p, k in zip(self.params, self.kinds)]
+        self.out_dynamic = [[i for i, d in enumerate(v.type.get_shape()) if d < 0] for v in self.outputs]
+        self.arity = len(self.params) + len(self.outputs)
+        self._plans: dict[tuple, tuple[list[tuple[int, ...]], int]] = {}
+
+    def _fail(self, message: str) -> LaunchError:
+        return LaunchError(f"kernel @{self.name}: {message}")
+
+    def plan(self, args: Sequence[Any], threads: int) -> tuple[list[tuple[int, ...]], int]:
+        """(output shapes, chunk count) for these arguments, after checking them."""
+        key = tuple(a.shape if isinstance(a, np.ndarray) else a for a in args)
+        found = self._plans.get(key)
+        if found is not None:
+            return found
+        shapes: dict[SSAValue, tuple[int, ...]] = {}
+        scalars: dict[SSAValue, Any] = {}
+        for i, (param, arg) in enumerate(zip(self.params, args)):
+            if (why := conforms(arg, param.type)) is not None:
+                raise self._fail(f"input #{i}: {why}")
+            if isinstance(param.type, TensorType):
+                shapes[param] = arg.shape
+            else:
+                scalars[param] = arg
+        k = _ShapeOnly(shapes, scalars)
+        for op in self.members:
+            try:
+                result_shapes = op.shape_function(k)
+            except ShapeError as e:
+                raise LaunchError(f"{where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
+            for result, s in zip(op.results, result_shapes):
+                shapes[result] = tuple(int(d) for d in s)
+        if any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites):
+            raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
+        out_shapes = [shapes[v] for v in self.outputs]
+        size = max((int(np.prod(s)) for s in out_shapes), default=0)
+        chunks = threads if self.parallel and threads > 1 and size * self.work >= PARALLEL_MIN_WORK else 1
+        plan = (out_shapes, chunks)
+        if len(self._plans) < 256:
+            self._plans[key] = plan
+        return plan
+
+    def check_outputs(self, outputs: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
+        for i, (out, shape, dtype) in enumerate(zip(outputs, shapes, self.out_dtypes)):
+            if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype \
+                    or not out.flags.c_contiguous or not out.flags.writeable:
+                got = f"{out.dtype}{list(out.shape)}" if isinstance(out, np.ndarray) else type(out).__name__
+                raise self._fail(f"output #{i} must be a writable C-contiguous {dtype}{list(shape)}, got {got}")
+
+    def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: ThreadPoolExecutor | None,
+               reference: Any) -> None:
+        """Run the kernel on `args`, writing `outputs` (checked first)."""
+        if len(args) + len(outputs) != self.arity:
+            raise self._fail(f"takes {self.arity} arguments, got {len(args) + len(outputs)}")
+        shapes, chunks = self.plan(args, threads)
+        self.check_outputs(outputs, shapes)
+        if any(isinstance(a, np.ndarray) and a.size == 0 for a in args):
+            # Kernels clamp indices into their inputs; a clamp into nothing reads outside:
+            # an empty input runs the group by its reference semantics instead.
+            for out, value in zip(outputs, reference(self.group, list(args))):
+                np.copyto(out, value)
+            return
+        slots: list[int] = []
+        keep = []
+        for kind, dynamic, arg in zip(self.kinds, self.in_dynamic, args):
+            if kind == "tensor":
+                if not arg.flags.c_contiguous:
+                    arg = np.ascontiguousarray(arg)
+                    keep.append(arg)
+                slots.append(arg.__array_interface__["data"][0])
+                shape = arg.shape
+                slots += [shape[i] for i in dynamic]
+            elif kind == "shape":
+                slots += [int(d) for d in arg]
+            else:
+                slots.append(int(arg))
+        for out, dynamic in zip(outputs, self.out_dynamic):
+            slots.append(out.__array_interface__["data"][0])
+            shape = out.shape
+            slots += [shape[i] for i in dynamic]
+        if chunks == 1 or pool is None:
+            packed = np.array([*slots, 0, 1], dtype=np.int64)
+            self.fn(packed.__array_interface__["data"][0])
+            return
+        packed_all = [np.array([*slots, c, chunks], dtype=np.int64) for c in range(chunks)]
+        others = [pool.submit(self.fn, p.__array_interface__["data"][0]) for p in packed_all[1:]]
+        self.fn(packed_all[0].__array_interface__["data"][0])
+        for other in others:
+            other.result()

@@ -1,0 +1,453 @@
+"""The Nimble virtual machine: a register machine running a bytecode `Program`.
+
+Loading pre-decodes every instruction into a Python closure over its fields, so the
+dispatch loop is `next = code[pc](regs)`: a closure returns None to fall through, a
+jump target, or `RETURN`. Calls recurse in Python (`MAX_DEPTH` deep at most). Values in
+registers are numpy arrays (tensors), ints and bools (index, i1), tuples (shapes,
+tuples), `AdtValue`s, `Closure`s and `Storage`s. Kernels run through `KernelEntry`
+(checked launches); host functions (CPU fallbacks, and a kernel's group when its
+inputs are empty) through the reference interpreter.
+
+Errors in a running program (a failed shape check, a kernel launch with bad shapes, a
+wrong value in a register of a hand-written module) raise `VMError` naming the
+function and instruction.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nimble.dialects import vm
+from nimble.dialects.shape import failure_message
+from nimble.dialects.graph.adt import AdtValue
+from nimble.dialects.graph.control import truth
+from nimble.runtime.allocator import Storage, StoragePool
+from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
+from nimble.runtime.kernels import KernelEntry, LaunchError
+
+RETURN = -1
+MAX_DEPTH = 1000
+"""Deepest VM call nesting (each VM call takes three Python frames; the interpreter's
+recursion limit is raised to fit)."""
+
+
+class VMError(Exception):
+    """A program stopped with an error (message names the function and instruction)."""
+
+
+@dataclass(frozen=True)
+class Closure:
+    function: int
+    captured: tuple[Any, ...]
+
+
+class _Fatal(Exception):
+    pass
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+        raise _Fatal(f"expected an integer register, got {type(v).__name__}")
+    return int(v)
+
+
+def _floordiv(a: int, b: int) -> int:
+    if b == 0:
+        raise _Fatal("index division by zero")
+    return a // b
+
+
+def _truncdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b) if b else _floordiv(a, b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: _int(a) + _int(b), "sub": lambda a, b: _int(a) - _int(b), "mul": lambda a, b: _int(a) * _int(b),
+    "div": lambda a, b: _truncdiv(_int(a), _int(b)), "floordiv": lambda a, b: _floordiv(_int(a), _int(b)),
+    "ceildiv": lambda a, b: -_floordiv(-_int(a), _int(b)),
+    "rem": lambda a, b: _int(a) - _int(b) * _truncdiv(_int(a), _int(b)),
+    "max": lambda a, b: max(_int(a), _int(b)), "min": lambda a, b: min(_int(a), _int(b)),
+    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+}
+_CMP: list[Callable[[int, int], bool]] = [
+    lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b,
+    lambda a, b: a <= b, lambda a, b: a > b, lambda a, b: a >= b,
+]
+
+
+class VirtualMachine:
+    """Runs the functions of one program."""
+
+    def __init__(self, program: Program, kernel_addresses: dict[str, int], threads: int | None = None,
+                 base_dir: str = ".", keep_alive: Any = None):
+        from nimble.api import parse
+        from nimble.reference import Interpreter
+
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 500))
+        self.program = program
+        self.keep_alive = keep_alive  # the machine code the kernel addresses point into
+        self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
+        self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
+        self.storage = StoragePool()
+        self.host_functions = []
+        self.interpreter = None
+        self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
+        if program.host_text:
+            try:
+                host_module = parse(program.host_text, "<host functions>")
+            except Exception as e:  # noqa: BLE001 (any parse or verify failure is a bad module)
+                raise BytecodeError(f"host functions section does not parse: {e}") from None
+            self.interpreter = Interpreter(host_module, base_dir)
+            for op in host_module.ops:
+                if SIGNATURE_OF in op.attributes:
+                    names = [a.data for a in op.attributes[vm.ARG_NAMES].data]
+                    dims = op.attributes.get(vm.DIM_NAMES)
+                    dim_names = {k: v.data for k, v in dims.data.items()} if dims is not None else {}
+                    self.signatures[op.attributes[SIGNATURE_OF].data] = (op.function_type, names, dim_names)
+            for name in program.hosts:
+                if name not in self.interpreter.functions:
+                    raise BytecodeError(f"host function '{name}' is not in the host functions section")
+                self.host_functions.append(self.interpreter.functions[name])
+        self.kernels: list[KernelEntry] = []
+        for k in program.kernels:
+            address = kernel_addresses.get(k.name, 0)
+            if not address:
+                raise BytecodeError(f"kernel '{k.name}' is not in the object code")
+            self.kernels.append(KernelEntry(k.name, address, self.host_functions[k.group], k.parallel, k.variant, k.work))
+        self.tags = {name: tag for name, tag in program.constructors}
+        self.profile: dict[str, list[float]] | None = None
+        self.steps = 0
+        self.max_steps: int | None = None
+        self.code = [self._decode(f) for f in program.functions]
+        self.index = {f.name: i for i, f in enumerate(program.functions)}
+        for i, f in enumerate(program.functions):
+            for opcode, values in f.code:
+                if vm.INSTRUCTIONS[opcode][0] == "invoke_kernel":
+                    k = self.kernels[values[0]]
+                    if len(values[1]) + len(values[2]) != k.arity:
+                        raise BytecodeError(f"function '{f.name}': kernel '{k.name}' takes {k.arity} arguments, "
+                                            f"got {len(values[1]) + len(values[2])}")
+
+    # -- running -------------------------------------------------------------------------
+    def check_arguments(self, name: str, args: Sequence[Any]) -> None:
+        """Arguments against the source signature of function `name` (when known)."""
+        from nimble.reference import InterpreterError, conforms
+
+        if name not in self.index:
+            raise InterpreterError(f"the module has no function @{name}")
+        if name not in self.signatures:
+            return
+        signature, names, _ = self.signatures[name]
+        types = signature.inputs.data
+        if len(args) != len(types):
+            raise InterpreterError(f"@{name} takes {len(types)} arguments, got {len(args)}")
+        for i, (arg, t, n) in enumerate(zip(args, types, names)):
+            if (why := conforms(arg, t)) is not None:
+                label = f" (%{n})" if n else ""
+                raise InterpreterError(f"@{name} argument #{i}{label}: {why}")
+
+    def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:
+        if name not in self.index:
+            raise VMError(f"the module has no function @{name}")
+        return self.call(self.index[name], list(args), 0)
+
+    def call(self, index: int, args: list[Any], depth: int) -> list[Any]:
+        f = self.program.functions[index]
+        if depth > MAX_DEPTH:
+            raise VMError(f"@{f.name}: calls nested more than {MAX_DEPTH} deep")
+        if len(args) != len(f.params):
+            raise VMError(f"@{f.name} takes {len(f.params)} arguments, got {len(args)}")
+        regs: list[Any] = [None] * (f.num_regs + 2)
+        for r, a in zip(f.params, args):
+            regs[r] = a
+        regs[-1] = depth
+        code = self.code[index]
+        pc = 0
+        step = code[0]
+        try:
+            if self.max_steps is None:
+                while True:
+                    nxt = step(regs)
+                    if nxt is None:
+                        pc += 1
+                    elif nxt == RETURN:
+                        return regs[-2]
+                    else:
+                        pc = nxt
+                    step = code[pc]
+            while True:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    raise VMError(f"@{f.name}: stopped after {self.max_steps} instructions")
+                nxt = step(regs)
+                pc = pc + 1 if nxt is None else nxt
+                if nxt == RETURN:
+                    return regs[-2]
+                step = code[pc]
+        except VMError:
+            raise
+        except _Fatal as e:
+            raise VMError(f"@{f.name} instruction {pc} ({vm.INSTRUCTIONS[f.code[pc][0]][0]}): {e}") from None
+        except LaunchError as e:
+            raise VMError(str(e)) from None
+        except (TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError, RecursionError) as e:
+            raise VMError(f"@{f.name} instruction {pc} ({vm.INSTRUCTIONS[f.code[pc][0]][0]}): {type(e).__name__}: {e}") from None
+
+    def start_profile(self) -> dict[str, list[float]]:
+        """Record the time of every kernel launch from now on (`profile_report`)."""
+        self.profile = {}
+        return self.profile
+
+    def profile_report(self, profile: dict[str, list[float]], total: float) -> str:
+        """Time per kernel, and the rest (VM overhead and host functions)."""
+        lines = [f"{'kernel':<40} {'calls':>7} {'total ms':>10} {'mean us':>9}"]
+        in_kernels = 0.0
+        for name, times in sorted(profile.items(), key=lambda kv: -sum(kv[1])):
+            in_kernels += sum(times)
+            lines.append(f"{name:<40} {len(times):>7} {sum(times) * 1e3:>10.3f} {sum(times) / len(times) * 1e6:>9.1f}")
+        lines.append(f"{'outside kernels (VM, host functions)':<40} {'':>7} {(total - in_kernels) * 1e3:>10.3f}")
+        return "\n".join(lines)
+
+    def run_host(self, function: Any, args: list[Any]) -> list[Any]:
+        from nimble.reference import InterpreterError
+
+        try:
+            return self.interpreter.call(function.sym_name.data, args)
+        except InterpreterError as e:
+            raise _Fatal(str(e)) from None
+
+    # -- decoding ------------------------------------------------------------------------
+    def _decode(self, f: Function) -> list[Callable[[list[Any]], int | None]]:
+        return [self._step(opcode, values) for opcode, values in f.code]
+
+    def _step(self, opcode: int, values: tuple[Any, ...]) -> Callable[[list[Any]], int | None]:
+        """The closure running one instruction (`_i_<mnemonic>` makes it)."""
+        name = vm.INSTRUCTIONS[opcode][0]
+        if name in _BINARY:
+            return self._binary(name, *values)
+        return getattr(self, f"_i_{name}")(*values)
+
+    @staticmethod
+    def _binary(name: str, dst: int, lhs: int, rhs: int):
+        fn = _BINARY[name]
+
+        def step(r):
+            r[dst] = fn(r[lhs], r[rhs])
+        return step
+
+    def _i_move(self, dst, src):
+        def step(r):
+            r[dst] = r[src]
+        return step
+
+    def _i_ret(self, values):
+        def step(r):
+            r[-2] = [r[v] for v in values]
+            return RETURN
+        return step
+
+    def _i_invoke(self, dsts, callee, args):
+        call = self.call
+
+        def step(r):
+            for d, v in zip(dsts, call(callee, [r[a] for a in args], r[-1] + 1)):
+                r[d] = v
+        return step
+
+    def _i_invoke_closure(self, dsts, closure, args):
+        def step(r):
+            c = r[closure]
+            if not isinstance(c, Closure):
+                raise _Fatal(f"r{closure} is not a closure")
+            results = self.call(c.function, [*c.captured, *(r[a] for a in args)], r[-1] + 1)
+            if len(results) != len(dsts):
+                raise _Fatal(f"the closure returned {len(results)} values, {len(dsts)} expected")
+            for d, v in zip(dsts, results):
+                r[d] = v
+        return step
+
+    def _i_invoke_kernel(self, kernel, inputs, outputs):
+        entry = self.kernels[kernel]
+        host = self.run_host
+
+        def step(r):
+            if self.profile is not None:
+                t = time.perf_counter()
+                entry.launch([r[i] for i in inputs], [r[o] for o in outputs], self.threads, self.pool, host)
+                self.profile.setdefault(entry.name, []).append(time.perf_counter() - t)
+                return None
+            entry.launch([r[i] for i in inputs], [r[o] for o in outputs], self.threads, self.pool, host)
+        return step
+
+    def _i_invoke_host(self, dsts, host, args):
+        function = self.host_functions[host]
+
+        def step(r):
+            results = self.run_host(function, [r[a] for a in args])
+            for d, v in zip(dsts, results):
+                r[d] = v
+        return step
+
+    def _i_alloc_storage(self, dst, size, alignment, device):
+        pool = self.storage
+
+        def step(r):
+            r[dst] = pool.alloc(_int(r[size]), alignment)
+        return step
+
+    def _i_alloc_tensor(self, dst, storage, offset, dtype, shape):
+        dt = dtype_of(dtype)
+        shape = tuple(shape)
+        nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
+
+        def step(r):
+            s = r[storage]
+            if not isinstance(s, Storage) or offset + nbytes > s.size:
+                raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {offset} does not fit in r{storage}")
+            r[dst] = np.ndarray(shape, dt, s.buffer, offset)
+        return step
+
+    def _i_alloc_tensor_reg(self, dst, storage, offset, dtype, dims):
+        dt = dtype_of(dtype)
+
+        def step(r):
+            s = r[storage]
+            shape = tuple(_int(r[d]) for d in dims)
+            at = _int(r[offset])
+            if any(d < 0 for d in shape):
+                raise _Fatal(f"negative dim in tensor shape {shape}")
+            n = 1
+            for d in shape:
+                n *= d
+            if not isinstance(s, Storage) or at < 0 or at + n * dt.itemsize > s.size:
+                raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {at} does not fit in r{storage}")
+            r[dst] = np.ndarray(shape, dt, s.buffer, at)
+        return step
+
+    def _i_alloc_adt(self, dst, constructor, fields):
+        name = self.program.constructors[constructor][0]
+
+        def step(r):
+            r[dst] = AdtValue(name, tuple(r[f] for f in fields))
+        return step
+
+    def _i_alloc_tuple(self, dst, fields):
+        def step(r):
+            r[dst] = tuple(r[f] for f in fields)
+        return step
+
+    def _i_alloc_closure(self, dst, callee, captured):
+        def step(r):
+            r[dst] = Closure(callee, tuple(r[c] for c in captured))
+        return step
+
+    def _i_get_field(self, dst, src, index):
+        def step(r):
+            v = r[src]
+            fields = v.fields if isinstance(v, AdtValue) else v
+            if not isinstance(fields, tuple) or not 0 <= index < len(fields):
+                raise _Fatal(f"r{src} has no field {index}")
+            r[dst] = fields[index]
+        return step
+
+    def _i_get_tag(self, dst, src):
+        tags = self.tags
+
+        def step(r):
+            v = r[src]
+            if not isinstance(v, AdtValue) or v.constructor not in tags:
+                raise _Fatal(f"r{src} is not a value of a known constructor")
+            r[dst] = tags[v.constructor]
+        return step
+
+    def _i_if(self, cond, then, else_):
+        def step(r):
+            c = r[cond]
+            return then if (c if isinstance(c, bool) else truth(c)) else else_
+        return step
+
+    def _i_goto(self, target):
+        return lambda r: target
+
+    def _i_load_const(self, dst, constant):
+        value = self.program.constants[constant]
+
+        def step(r):
+            r[dst] = value
+        return step
+
+    def _i_load_consti(self, dst, value):
+        def step(r):
+            r[dst] = value
+        return step
+
+    def _i_shape_of(self, dst, src):
+        def step(r):
+            r[dst] = tuple(r[src].shape)
+        return step
+
+    def _i_dim(self, dst, src, axis):
+        def step(r):
+            shape = r[src].shape
+            if not 0 <= axis < len(shape):
+                raise _Fatal(f"dim {axis} of a rank-{len(shape)} tensor")
+            r[dst] = shape[axis]
+        return step
+
+    def _i_make_shape(self, dst, dims):
+        def step(r):
+            r[dst] = tuple(_int(r[d]) for d in dims)
+        return step
+
+    def _i_reshape_tensor(self, dst, src, shape):
+        def step(r):
+            r[dst] = r[src].reshape(r[shape])
+        return step
+
+    def _i_device_copy(self, dst, src, src_device, dst_device):
+        def step(r):
+            r[dst] = np.array(r[src], copy=True)  # one device (the CPU) until the OpenCL backend
+        return step
+
+    def _i_fatal(self, message, values):
+        text = self.program.strings[message]
+
+        def step(r):
+            raise VMError(failure_message(text, [r[v] for v in values]))
+        return step
+
+    def _i_kill(self, src):
+        pool = self.storage
+
+        def step(r):
+            v = r[src]
+            if isinstance(v, Storage):
+                pool.free(v)
+            r[src] = None
+        return step
+
+    def _i_cmp(self, dst, predicate, lhs, rhs):
+        fn = _CMP[predicate]
+
+        def step(r):
+            r[dst] = fn(r[lhs], r[rhs])
+        return step
+
+    def _i_select(self, dst, cond, a, b):
+        def step(r):
+            r[dst] = r[a] if r[cond] else r[b]
+        return step
+
+    def _i_not(self, dst, src):
+        def step(r):
+            r[dst] = not r[src]
+        return step

@@ -1,0 +1,331 @@
+"""The VM and its bytecode: every instruction's meaning on hand-written modules, the
+reader/writer round trip, validation errors, and a fuzz of corrupted modules."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble.api import parse
+from nimble.dialects.graph.adt import AdtValue
+from nimble.dialects.vm import OPCODES
+from nimble.reference import InterpreterError
+from nimble.runtime.bytecode import HEADER, BytecodeError, decode, encode, program_from_module
+from nimble.runtime.vm import VirtualMachine, VMError
+
+ADT = """
+graph.adt @Tree {
+  graph.constructor @Leaf(index)
+  graph.constructor @Node(!graph.adt<@Tree>, !graph.adt<@Tree>)
+}
+"""
+
+
+def machine(text: str) -> VirtualMachine:
+    program = program_from_module(parse(text))
+    return VirtualMachine(decode(encode(program)), {})
+
+
+def run(text: str, *args, entry: str = "main"):
+    return machine(text).invoke(entry, list(args))
+
+
+@pytest.mark.parametrize("op,a,b,expected", [
+    ("vm.add", 7, -3, 4), ("vm.sub", 7, 10, -3), ("vm.mul", 6, -7, -42), ("vm.div", -7, 2, -3),
+    ("vm.floordiv", -7, 2, -4), ("vm.ceildiv", 7, 2, 4), ("vm.rem", -7, 2, -1), ("vm.max", 3, 9, 9),
+    ("vm.min", 3, 9, 3), ("vm.and", 6, 3, 2), ("vm.or", 6, 3, 7), ("vm.xor", 6, 3, 5),
+])
+def test_index_arithmetic(op, a, b, expected):
+    text = f"vm.function @main(r0, r1) regs 3 {{\n  {op} r2, r0, r1\n  vm.ret (r2)\n}}"
+    assert run(text, a, b) == [expected]
+
+
+@pytest.mark.parametrize("predicate,a,b", [(p, a, b) for p in range(6) for a, b in [(1, 2), (2, 2), (3, 2)]])
+def test_cmp_select_not(predicate, a, b):
+    text = f"""vm.function @main(r0, r1) regs 6 {{
+  vm.cmp r2, {predicate}, r0, r1
+  vm.select r3, r2, r0, r1
+  vm.not r4, r2
+  vm.ret (r2, r3, r4)
+}}"""
+    expected = [a == b, a != b, a < b, a <= b, a > b, a >= b][predicate]
+    assert run(text, a, b) == [expected, a if expected else b, not expected]
+
+
+def test_control_flow_if_goto_and_recursion():
+    # sum(n) = n + sum(n - 1), sum(0) = 0: invoke, if, goto, move, load_consti, ret.
+    text = """vm.function @main(r0) regs 7 {
+  vm.load_consti r1, 0
+  vm.cmp r2, 0, r0, r1
+  vm.if r2, L3, L5
+  vm.move r6, r1
+  vm.goto L9
+  vm.load_consti r3, 1
+  vm.sub r4, r0, r3
+  vm.invoke (r5), @main, (r4)
+  vm.add r6, r0, r5
+  vm.ret (r6)
+}"""
+    assert run(text, 10) == [55]
+    with pytest.raises(VMError, match="nested more than"):
+        run(text, 5000)
+
+
+def test_adt_tuple_and_closure():
+    text = ADT + """vm.function @size(r0) regs 8 {
+  vm.get_tag r1, r0
+  vm.load_consti r2, 0
+  vm.cmp r3, 0, r1, r2
+  vm.if r3, L4, L6
+  vm.get_field r4, r0, 0
+  vm.ret (r4)
+  vm.get_field r4, r0, 0
+  vm.get_field r5, r0, 1
+  vm.invoke (r6), @size, (r4)
+  vm.invoke (r7), @size, (r5)
+  vm.add r4, r6, r7
+  vm.ret (r4)
+}
+vm.function @add3(r0, r1) regs 3 {
+  vm.add r2, r0, r1
+  vm.ret (r2)
+}
+vm.function @main(r0) regs 9 {
+  vm.alloc_adt r1, @Leaf, (r0)
+  vm.alloc_adt r2, @Node, (r1, r1)
+  vm.invoke (r3), @size, (r2)
+  vm.alloc_tuple r4, (r3, r0)
+  vm.get_field r5, r4, 1
+  vm.alloc_closure r6, @add3, (r5)
+  vm.invoke_closure (r7), r6, (r3)
+  vm.ret (r2, r7)
+}"""
+    tree, total = run(text, 4)
+    assert tree == AdtValue("Node", (AdtValue("Leaf", (4,)), AdtValue("Leaf", (4,))))
+    assert total == 4 + 8
+    vm = machine(text)
+    assert vm.invoke("size", [AdtValue("Node", (AdtValue("Leaf", (1,)), AdtValue("Leaf", (2,))))]) == [3]
+    with pytest.raises(VMError, match="not a value of a known constructor"):
+        vm.invoke("size", [AdtValue("Branch", ())])
+
+
+def test_tensors_storage_shapes_and_constants():
+    text = """vm.constant @c0 {
+  %0 = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+}
+vm.function @main(r0) regs 16 {
+  vm.load_const r1, @c0
+  vm.shape_of r2, r1
+  vm.dim r3, r1, 1
+  vm.load_consti r4, 64
+  vm.alloc_storage r5, r4, 64, cpu
+  vm.alloc_tensor r6, r5, 0, f32, [2, 2]
+  vm.load_consti r7, 32
+  vm.alloc_tensor_reg r8, r5, r7, f32, (r3, r3)
+  vm.make_shape r9, (r3, r3)
+  vm.reshape_tensor r10, r1, r9
+  vm.load_consti r11, 4
+  vm.make_shape r12, (r11)
+  vm.reshape_tensor r13, r1, r12
+  vm.device_copy r14, r13, cpu, cpu
+  vm.kill r5
+  vm.ret (r2, r3, r6, r8, r10, r14)
+}"""
+    shape, dim, t, t2, same, flat = run(text, 0)
+    assert shape == (2, 2) and dim == 2 and t.shape == (2, 2) and t.dtype == np.float32 and t2.shape == (2, 2)
+    np.testing.assert_array_equal(flat, [1, 2, 3, 4])
+    np.testing.assert_array_equal(same, [[1, 2], [3, 4]])
+    assert t.__array_interface__["data"][0] % 64 == 0
+
+
+def test_tensor_outside_its_storage_is_an_error():
+    text = """vm.function @main(r0) regs 4 {
+  vm.alloc_storage r1, r0, 64, cpu
+  vm.alloc_tensor r2, r1, 8, f32, [4]
+  vm.ret (r2)
+}"""
+    assert run(text, 24)[0].shape == (4,)
+    with pytest.raises(VMError, match="does not fit"):
+        run(text, 16)
+
+
+def test_fatal_and_wrong_register_values():
+    with pytest.raises(VMError, match=r"boom \(3 vs 4\)"):
+        run('vm.function @main(r0, r1) regs 2 {\n  vm.fatal "boom", (r0, r1)\n}', 3, 4)
+    with pytest.raises(VMError, match="expected an integer register"):
+        run("vm.function @main(r0) regs 3 {\n  vm.add r1, r0, r0\n  vm.ret (r1)\n}", np.zeros(2))
+
+
+def test_kernel_launch_through_the_vm_checks_shapes(rng):
+    text = """func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c = graph.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %c : tensor<?x4xf32>
+}"""
+    exe = nimble.compile(text)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(exe(a, a), a + a)
+    (entry,) = exe.vm.kernels
+    with pytest.raises(Exception, match="output #0 must be a writable C-contiguous float32"):
+        entry.launch([a, a], [np.empty((2, 4), np.float32)], 1, None, None)
+    with pytest.raises(Exception, match="cannot be broadcast"):
+        entry.launch([a, a[:2]], [np.empty((3, 4), np.float32)], 1, None, None)
+
+
+# -- bytecode --------------------------------------------------------------------------
+
+LSTM = "examples/lstm.nb"
+
+
+@pytest.fixture(scope="module")
+def lstm_bytes():
+    return nimble.compile(LSTM).to_bytes()
+
+
+def test_round_trip_is_identical(lstm_bytes):
+    program = decode(lstm_bytes)
+    assert encode(program) == lstm_bytes
+    assert [f.name for f in program.functions] == ["cell", "main"]
+
+
+def _rechecksum(data: bytearray) -> bytes:
+    magic, version, sections, _, reserved, producer = HEADER.unpack_from(data)
+    HEADER.pack_into(data, 0, magic, version, sections, zlib.crc32(bytes(data[HEADER.size:])), reserved, producer)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d[:10], "shorter than the header"),
+    (lambda d: b"NOTNIMBL" + d[8:], "bad magic"),
+    (lambda d: d[:8] + struct.pack("<I", 99) + d[12:], "format version 99"),
+    (lambda d: d[:-1], "checksum mismatch"),
+    (lambda d: d[:200] + bytes([d[200] ^ 1]) + d[201:], "checksum mismatch"),
+])
+def test_malformed_headers_are_rejected(lstm_bytes, mutate, message):
+    with pytest.raises(BytecodeError, match=message):
+        nimble.load(mutate(lstm_bytes))
+
+
+def test_bad_indices_are_rejected_by_validation(lstm_bytes):
+    program = decode(lstm_bytes)
+    main = program.functions[program.function_index("main")]
+    opcode, values = main.code[0]
+    main.code[0] = (opcode, (10_000,) + values[1:])
+    with pytest.raises(BytecodeError, match="register r10000 out of range"):
+        decode(encode(program))
+    program = decode(lstm_bytes)
+    main = program.functions[program.function_index("main")]
+    goto = next(i for i, (op, _) in enumerate(main.code) if op == OPCODES["goto"])
+    main.code[goto] = (OPCODES["goto"], (len(main.code) + 3,))
+    with pytest.raises(BytecodeError, match="jump target .* outside the function"):
+        decode(encode(program))
+    program = decode(lstm_bytes)
+    main = program.functions[program.function_index("main")]
+    call = next(i for i, (op, _) in enumerate(main.code) if op == OPCODES["invoke"])
+    dsts, callee, args = main.code[call][1]
+    main.code[call] = (OPCODES["invoke"], (dsts, callee, args[:-1]))
+    with pytest.raises(BytecodeError, match="takes 5 arguments, got 4"):
+        decode(encode(program))
+
+
+def test_fuzzed_modules_fail_cleanly(lstm_bytes):
+    """Thousands of mutations (bit flips, truncations, random bytes; with the checksum
+    fixed up so that the structural checks are reached): loading either succeeds or
+    raises BytecodeError; a loaded module runs to a result or a VMError/InterpreterError."""
+    rng = np.random.default_rng(1)
+    data = lstm_bytes
+    program = decode(data)
+    code_start = data.index(program.object_code) if program.object_code else len(data)
+    code_end = code_start + len(program.object_code)
+    outcomes = {"rejected": 0, "loaded": 0}
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(3, 2, 64), (2, 128), (2, 128), (512, 192), (512,)]]
+    for trial in range(3000):
+        mutated = bytearray(data)
+        kind = trial % 3
+        if kind == 0:
+            for _ in range(rng.integers(1, 4)):
+                at = int(rng.integers(HEADER.size, len(mutated)))
+                if code_start <= at < code_end:
+                    continue  # machine code is trusted once the checksum matches
+                mutated[at] ^= 1 << int(rng.integers(0, 8))
+        elif kind == 1:
+            mutated = mutated[:int(rng.integers(0, len(mutated)))]
+        else:
+            at = int(rng.integers(HEADER.size, len(mutated)))
+            n = int(rng.integers(1, 16))
+            if not (at + n <= code_start or at >= code_end):
+                continue
+            mutated[at:at + n] = rng.integers(0, 256, min(n, len(mutated) - at), dtype=np.uint8).tobytes()
+        if len(mutated) >= HEADER.size and trial % 2 == 0:
+            mutated = bytearray(_rechecksum(mutated))
+        try:
+            decode(bytes(mutated))
+            exe = nimble.load(bytes(mutated))
+        except BytecodeError:
+            outcomes["rejected"] += 1
+            continue
+        outcomes["loaded"] += 1
+        exe.vm.max_steps = 20_000
+        try:
+            exe.run(*args)
+        except (InterpreterError, VMError):
+            pass
+    assert outcomes["rejected"] > 1500, outcomes
+
+
+def test_device_ops_lower_to_vm_and_run():
+    """device.alloc_storage / alloc_tensor / copy / kill through lower-to-vm."""
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    text = """func.func @main(%n: index) -> tensor<?x3xf32> {
+  %c0 = arith.constant 0 : index
+  %c12 = arith.constant 12 : index
+  %bytes = arith.muli %n, %c12 : index
+  %s = device.alloc_storage %bytes align 64 on "cpu"
+  %t = device.alloc_tensor %s[%c0] (%n) : tensor<?x3xf32>
+  %u = device.copy %t from "cpu" to "cpu" : tensor<?x3xf32> -> tensor<?x3xf32>
+  device.kill %s : !device.storage
+  func.return %u : tensor<?x3xf32>
+}"""
+    module = parse(text)
+    PassPipeline.parse_spec(all_passes(), "lower-to-vm").apply(make_context(), module)
+    vm = VirtualMachine(program_from_module(module), {})
+    (result,) = vm.invoke("main", [5])
+    assert result.shape == (5, 3) and result.dtype == np.float32
+    assert vm.storage.stats.allocations == 1
+
+
+def test_manifest_alloc_turns_groups_into_launches():
+    from nimble.compile import run_stages
+
+    module = parse("""func.func @main(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %b = graph.tanh %a : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %b : tensor<?x4xf32>
+}""")
+    run_stages(module, ["graph", "loops", "memory"])
+    text = str(module)
+    assert "device.launch @main_tanh_0(" in text and "device.alloc_storage" in text and "graph.fused (" not in text
+
+
+def test_host_fallback_and_kernel_instructions(rng):
+    """nms has no loop lowering: vm.invoke_host runs it by its reference semantics;
+    the gather after it is a kernel (vm.invoke_kernel) sized by nms's actual output."""
+    text = """func.func @main(%boxes: tensor<?x4xf32>, %scores: tensor<?xf32>) -> tensor<?x4xf32> {
+  %keep = graph.nms %boxes, %scores {iou_threshold = 5.000000e-01 : f64, score_threshold = 0.0 : f64, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+  %kept = graph.gather %boxes, %keep {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x4xf32>
+  func.return %kept : tensor<?x4xf32>
+}"""
+    exe = nimble.compile(text)
+    listing = str(exe.module)
+    assert "vm.invoke_host" in listing and "vm.invoke_kernel" in listing
+    assert exe.fallbacks == ["host_0: graph.nms"]
+    corners = rng.random((12, 2)).astype(np.float32)
+    boxes = np.concatenate([corners, corners + 0.3], axis=1)
+    scores = rng.random(12).astype(np.float32)
+    expected = nimble.interpret(parse(text), boxes, scores)[0]
+    np.testing.assert_array_equal(exe(boxes, scores), expected)
