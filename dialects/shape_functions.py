@@ -270,6 +270,10 @@ class ReifyDims(DimAlgebra):
             return b if a == 1 else a
         if kind in ("add", "sub") and b == 0:
             return a
+        if kind in ("max", "min") and a is b:
+            return a
+        if kind == "sub" and a is b:
+            return 0
         return self._emit(self._ARITH[kind](self.value(a), self.value(b)))
 
     def _cmp(self, predicate: str, a: int | SSAValue, b: int | SSAValue) -> SSAValue:
@@ -304,6 +308,8 @@ class ReifyDims(DimAlgebra):
     def normalize_index(self, v: int | SSAValue, n: int | SSAValue) -> int | SSAValue:
         if isinstance(v, int) and isinstance(n, int):
             return _clamp_index(v, n)
+        if v == 0 or v is n:  # dims are never negative: 0 and n are in range
+            return v
         negative = self._cmp("slt", v, 0)
         shifted = self._emit(
             arith.SelectOp(negative, self.value(self.add(v, n)), self.value(v))

@@ -359,3 +359,23 @@ class ConstantOp(IRDLOperation):
 
 
 Vm = Dialect("vm", [FunctionOp, ConstantOp, *OPS.values()], [])
+
+
+def listing(module: Any) -> str:
+    """A readable listing of a VM module (`nimble-opt -t vm-asm`): constants, then each
+    function with its instructions numbered (jump targets name these numbers)."""
+    lines: list[str] = []
+    for op in module.ops:
+        if isinstance(op, ConstantOp):
+            value = op.body.block.first_op
+            lines.append(f"const @{op.sym_name.data} : {value.results[0].type}" if value else f"const @{op.sym_name.data}")
+    for op in module.ops:
+        if not isinstance(op, FunctionOp):
+            continue
+        params = ", ".join(_reg(p) for p in op.param_regs())
+        lines.append(f"\nfunc @{op.sym_name.data}({params}) regs {op.num_regs.value.data}")
+        width = len(str(len(op.instructions)))
+        for pc, inst in enumerate(op.instructions):
+            fields = ", ".join(format_field(k, v) for (_, k), v in zip(inst.FIELDS, inst.decoded()))
+            lines.append(f"  {pc:>{width}}: {inst.MNEMONIC} {fields}".rstrip())
+    return "\n".join(lines).lstrip("\n") + "\n"

@@ -41,6 +41,7 @@ from nimble.dialects.graph.adt import ConstructOp, MatchOp, find_adt
 from nimble.dialects.graph.control import ConditionOp, GetItemOp, IfOp, MakeTupleOp, WhileOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.frontend.printer import named_dim_checks
+from nimble.passes.plan_memory import PLAN_ATTR
 from nimble.reference import where
 
 
@@ -102,6 +103,8 @@ class FunctionEmitter:
         # The source signature: the VM checks a caller's arguments against it.
         function.attributes[vm.SIGNATURE] = self.function.function_type
         function.attributes[vm.ARG_NAMES] = ArrayAttr([StringAttr(a.name_hint or "") for a in self.function.args])
+        if PLAN_ATTR in self.function.attributes:
+            function.attributes[PLAN_ATTR] = self.function.attributes[PLAN_ATTR]
         named, _ = named_dim_checks(self.function)
         function.attributes[vm.DIM_NAMES] = DictionaryAttr(
             {f"{param}.{axis}": StringAttr(name) for param, axes in named.items() for axis, name in axes.items()})

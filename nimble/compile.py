@@ -38,7 +38,7 @@ STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
-    "memory": ["manifest-alloc", "canonicalize", "cse"],
+    "memory": ["manifest-alloc", "canonicalize", "cse", "plan-memory", "canonicalize"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
     # Hand-written kernels: realise the schedules they carry (no default schedules).
@@ -69,6 +69,15 @@ def reduction_work(kernel: Operation) -> int:
     return max(1, work(kernel.body.block))
 
 
+def to_vm(module: ModuleOp, target: str = "llvm") -> ModuleOp:
+    """The module lowered to the VM level (as is if it already is), in place."""
+    from nimble.dialects import vm
+
+    if not any(isinstance(op, vm.FunctionOp) for op in module.ops):
+        run_stages(module, [s for s in TARGETS[target] if s != "llvm"])
+    return module
+
+
 def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] | None = None) -> ModuleOp:
     """Run the named stages; `options` adds pass options (`{"schedule-loops": "remainder=masked"}`)."""
     options = options or {}
@@ -92,12 +101,32 @@ class Executable:
                  threads: int | None = None, base_dir: str = "."):
         self.program = program
         self.jit = jit
+        self.module: ModuleOp | None = None  # the compiled module, when compiled in this process
         self.entry = entry
         self.stats = stats
         self.vm = VirtualMachine(program, jit.addresses, threads, base_dir, keep_alive=jit)
         self.signatures = self.vm.signatures
         if entry not in self.vm.index:
             raise ValueError(f"the module has no function @{entry}")
+
+    @classmethod
+    def from_program(cls, program: Program, module: ModuleOp, entry: str | None = None, threads: int | None = None,
+                     base_dir: str = ".") -> Executable:
+        """JIT-compile the kernels of `module` that `program` uses; the executable."""
+        from nimble.lowering.loops_to_llvm import lower_kernels
+        from nimble.runtime.llvm_jit import JitModule
+
+        t0 = time.perf_counter()
+        used = {k.name for k in program.kernels}
+        kernels = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes
+                   and f.sym_name.data in used]
+        jit = JitModule.compile(lower_kernels(ModuleOp(kernels))) if kernels else _NoKernels()
+        names = [f.name for f in program.functions]
+        if entry is None:
+            entry = "main" if "main" in names or len(names) != 1 else names[0]
+        exe = cls(program, jit, entry, CompileStats(len(kernels), 0.0, time.perf_counter() - t0), threads, base_dir)
+        exe.module = module
+        return exe
 
     @property
     def kernel_names(self) -> list[str]:
@@ -178,8 +207,6 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     multiple of the vector width.
     """
     from nimble.api import parse
-    from nimble.lowering.loops_to_llvm import lower_kernels
-    from nimble.runtime.llvm_jit import JitModule
 
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
@@ -195,15 +222,9 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
         raise ValueError(f"the module has no function @{entry}")
     run_stages(module, [s for s in TARGETS[target] if s != "llvm"], {"schedule-loops": f"remainder={remainder}"})
     program = program_from_module(module, base_dir)
-    t1 = time.perf_counter()
-    used = {k.name for k in program.kernels}
-    kernels = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes
-               and f.sym_name.data in used]
-    jit = JitModule.compile(lower_kernels(ModuleOp(kernels))) if kernels else _NoKernels()
-    t2 = time.perf_counter()
-    stats = CompileStats(len(kernels), t1 - t0, t2 - t1)
-    exe = Executable(program, jit, entry, stats, threads, base_dir)
-    exe.module = module  # the compiled module (kernels and VM functions), for inspection
+    seconds_passes = time.perf_counter() - t0
+    exe = Executable.from_program(program, module, entry, threads, base_dir)
+    exe.stats.seconds_passes = seconds_passes
     return exe
 
 

@@ -83,6 +83,14 @@ def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
     out.write(str(to_llvmlite(module)))
 
 
+def _emit_vm_asm(module: ModuleOp, out: IO[str]) -> None:
+    """The VM listing; a module above the VM level is first compiled to it."""
+    from nimble.compile import to_vm
+    from nimble.dialects.vm import listing
+
+    out.write(listing(to_vm(module)))
+
+
 class NimbleOptMain(xDSLOptMain):
     """The `nimble-opt` tool."""
 
@@ -104,6 +112,23 @@ class NimbleOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets["nb"] = lambda module, out: out.write(print_nb(module))
         self.available_targets["llvm"] = _emit_llvm
+        self.available_targets["vm-asm"] = _emit_vm_asm
+        self.available_targets["vm"] = self._emit_bytecode
+
+    def _emit_bytecode(self, module: ModuleOp, out: IO[str]) -> None:
+        """`-t vm -o model.nbc`: the bytecode module (binary, so `-o` is required)."""
+        from nimble.compile import Executable, to_vm
+        from nimble.runtime.bytecode import program_from_module
+
+        if self.args.output_file is None:
+            raise ValueError("-t vm writes a binary bytecode module: give the file with -o")
+        to_vm(module)
+        exe = Executable.from_program(program_from_module(module, self._base_dir()), module)
+        exe.save(self.args.output_file)
+
+    def _base_dir(self) -> str:
+        name = self.args.input_file
+        return os.path.dirname(os.path.abspath(name)) if name else "."
 
     def register_all_passes(self) -> None:
         for name, factory in all_passes().items():
@@ -167,6 +192,8 @@ class NimbleOptMain(xDSLOptMain):
         return 0 if ok else 1
 
     def write_output(self, text: str) -> None:
+        if self.args.target == "vm":
+            return  # the target wrote the binary file itself
         if self.args.output_file is None:
             sys.stdout.write(text)
             return

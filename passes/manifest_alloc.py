@@ -24,13 +24,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr, SymbolRefAttr, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
-from nimble.dialects import device, loop
+from nimble.dialects import device, loop, shape
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
@@ -40,10 +40,12 @@ from nimble.lowering.index_rules import broadcast_sites
 
 class GroupDims(ReifyDims):
     """Reified dims of a group's values, emitted before the group in the host: the
-    region's arguments stand for the group's operands."""
+    region's arguments stand for the group's operands; `outputs` holds the dims of
+    earlier groups' outputs (the operands of their allocations), so that shape IR
+    chains back to them instead of reading them again."""
 
-    def __init__(self, group: FusedOp):
-        super().__init__(group)
+    def __init__(self, group: FusedOp, outputs: dict[SSAValue, list[int | SSAValue]]):
+        super().__init__(group, dict(outputs))
         self.outer: dict[SSAValue, SSAValue] = dict(zip(group.body.block.args, group.inputs))
         for arg, value in self.outer.items():
             if isinstance(value.type, TensorType):
@@ -63,8 +65,9 @@ def _product(k: ReifyDims, dims: list[int | SSAValue], start: int) -> int | SSAV
     return total
 
 
-def _specialize(k: GroupDims, group: FusedOp) -> SSAValue:
-    """i1: no `?` dim is stretched from 1 by broadcasting (the variant's assumption)."""
+def _specialize(k: GroupDims, group: FusedOp) -> SSAValue | bool:
+    """i1: no `?` dim is stretched from 1 by broadcasting (the variant's assumption);
+    True when that holds whatever the shapes."""
     checks: list[SSAValue] = []
     for op in group.body.block.ops:
         for operand, axis, result, result_axis in broadcast_sites(op):
@@ -73,16 +76,17 @@ def _specialize(k: GroupDims, group: FusedOp) -> SSAValue:
                 continue
             checks.append(k._cmp("eq", a, r))
     if not checks:
-        return k._emit(arith.ConstantOp(IntegerAttr(1, 1)))
+        return True
     cond = checks[0]
     for c in checks[1:]:
         cond = k._emit(arith.AndIOp(cond, c))
     return cond
 
 
-def manifest_group(group: FusedOp) -> None:
-    """Replace one kernel group by shape IR, allocations and a launch."""
-    k = GroupDims(group)
+def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAValue]]) -> None:
+    """Replace one kernel group by shape IR, allocations and a launch (recording the
+    dims of its outputs in `outputs_dims`)."""
+    k = GroupDims(group, outputs_dims)
     for op in group.body.block.ops:
         if not isinstance(op, GraphOp):
             continue
@@ -103,13 +107,18 @@ def manifest_group(group: FusedOp) -> None:
         dynamic = [k.value(d) for d, static in zip(dims, value.type.get_shape()) if static < 0]
         tensor = k.builder.insert(device.AllocTensorOp(storage, k.value(0), dynamic, value.type)).result
         outputs.append(tensor)
+        outputs_dims[tensor] = [d if isinstance(d, int) else k.value(d) for d in dims]
     kernel = group.attributes[KERNEL_ATTR]
     assert isinstance(kernel, SymbolRefAttr)
     variant = group.attributes.get(VARIANT_ATTR)
     specialize = _specialize(k, group) if isinstance(variant, SymbolRefAttr) else None
-    launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs,
-                             variant=variant.root_reference.data if isinstance(variant, SymbolRefAttr) else None,
-                             specialize=specialize)
+    if specialize is None:
+        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs)
+    elif specialize is True:  # nothing can stretch: the variant always applies
+        launch = device.LaunchOp(variant.root_reference.data, list(group.inputs), outputs)
+    else:
+        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs,
+                                 variant=variant.root_reference.data, specialize=specialize)
     launch.location = group.location
     k.builder.insert(launch)
     for result, tensor in zip(group.outputs, outputs):
@@ -136,6 +145,30 @@ def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
     Rewriter.insert_op(function, InsertPoint.at_end(module.body.block))
 
 
+def entry_dims(function: func.FuncOp) -> dict[SSAValue, list[int | SSAValue]]:
+    """Dims of the parameters already read at the function's entry (before any group),
+    with dims that entry checks (`shape.assert` of `cmpi eq`) proved equal given one
+    value: broadcast checks between them then fold away, and the no-stretch variant is
+    chosen at compile time when nothing else could stretch."""
+    block = function.body.block
+    same: dict[SSAValue, SSAValue] = {}
+    found: dict[SSAValue, dict[int, SSAValue]] = {}
+    for op in block.ops:
+        if isinstance(op, FusedOp):
+            break
+        cmp = op.condition.owner if isinstance(op, shape.AssertOp) else None
+        if isinstance(cmp, arith.CmpiOp) and cmp.predicate.value.data == 0:
+            same[cmp.rhs] = same.get(cmp.lhs, cmp.lhs)
+        if isinstance(op, shape.DimOp) and op.source in block.args:
+            found.setdefault(op.source, {})[op.index.value.data] = op.result
+    known: dict[SSAValue, list[int | SSAValue]] = {}
+    for arg, axes in found.items():
+        static = arg.type.get_shape()
+        if all(d >= 0 or i in axes for i, d in enumerate(static)):
+            known[arg] = [d if d >= 0 else same.get(axes[i], axes[i]) for i, d in enumerate(static)]
+    return known
+
+
 def _kernel_groups(block: Block) -> list[FusedOp]:
     groups = []
     for op in block.ops:
@@ -159,5 +192,6 @@ class ManifestAllocPass(ModulePass):
         for function in list(op.ops):
             if isinstance(function, func.FuncOp) and function.body.blocks and loop.KERNEL_MARK not in function.attributes \
                     and device.HOST_FUNCTION not in function.attributes:
+                outputs_dims = entry_dims(function)
                 for group in _kernel_groups(function.body.block):
-                    manifest_group(group)
+                    manifest_group(group, outputs_dims)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
 
 from nimble.dialects import device, loop, vm
 from nimble.dialects.graph.adt import AdtOp
@@ -62,6 +62,16 @@ class Kernel:
     parallel: bool
     variant: bool  # the no-stretch variant: valid only when no `?` dim is stretched
     work: int  # reduction steps per output element
+    abi: list[tuple[str, tuple[int, ...]] | None] = field(default_factory=list)
+    """The compiled arguments: (dtype, dims with -1 for `?`) per buffer, None per index.
+    The VM checks it against the group's types: the shapes a launch is checked with are
+    the shapes the machine code was compiled for."""
+
+
+def kernel_abi(kernel: func.FuncOp) -> list[tuple[str, tuple[int, ...]] | None]:
+    """The argument list of a loop-level kernel, as `Kernel.abi`."""
+    return [(str(t.element_type), tuple(t.get_shape())) if isinstance(t, MemRefType) else None
+            for t in kernel.function_type.inputs.data]
 
 
 @dataclass
@@ -131,7 +141,8 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                     parallel = any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
                                    for o in kfunc.walk())
                     kernel_index[value] = len(kernels)
-                    kernels.append(Kernel(value, group_of[value], parallel, value.endswith("_ns"), reduction_work(kfunc)))
+                    kernels.append(Kernel(value, group_of[value], parallel, value.endswith("_ns"), reduction_work(kfunc),
+                                          kernel_abi(kfunc)))
                 if kind == K.STR:
                     strings.append(value)
                     value = len(strings) - 1
@@ -325,6 +336,13 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
     for k in p.kernels:
         kernels.raw(_strings([k.name])[4:])
         kernels.put("IBBHQ", k.group, k.parallel, k.variant, 0, k.work)
+        kernels.put("H", len(k.abi))
+        for arg in k.abi:
+            if arg is None:
+                kernels.put("BBH", 0, 0, 0)
+            else:
+                kernels.put("BBH", 1, vm.DTYPES.index(arg[0]), len(arg[1]))
+                kernels.put(f"{len(arg[1])}q", *arg[1])
     host = _strings([p.host_text] + p.hosts)
     functions = _Writer()
     functions.put("I", len(p.functions))
@@ -482,7 +500,16 @@ def decode(data: bytes) -> Program:
     for _ in range(r.count(24, "kernels")):
         name = r.string()
         group, parallel, variant, _, work = r.get("IBBHQ")
-        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work))
+        abi: list[tuple[str, tuple[int, ...]] | None] = []
+        for _ in range(r.one("H")):
+            kind, code, rank = r.get("BBH")
+            if kind == 0:
+                abi.append(None)
+                continue
+            if kind != 1 or code >= len(vm.DTYPES) or rank > MAX_RANK:
+                raise BytecodeError(f"kernel '{name}': bad argument descriptor at byte {r.pos - 4}")
+            abi.append((vm.DTYPES[code], tuple(r.get(f"{rank}q"))))
+        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi))
     r = _Reader(s[S_FUNCTIONS], "functions")
     functions = []
     for _ in range(r.count(20, "functions")):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,9 +32,11 @@ from nimble.lowering.index_rules import broadcast_sites
 from nimble.reference import conforms, where
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-PARALLEL_MIN_WORK = 1 << 16
+PARALLEL_MIN_WORK = 1 << 21
 """Output elements x reduction steps per element below which a kernel runs on one
-thread (a thread hand-off costs about as much as this much work)."""
+thread. A hand-off to a pool thread and back costs ~40 us here (measured: 2000
+submit/result round trips of an empty function); at ~20-50 multiply-adds per ns,
+splitting pays only past a few million."""
 
 
 class LaunchError(Exception):
@@ -78,17 +81,33 @@ class KernelEntry:
                            for p, k in zip(self.params, self.kinds)]
         self.out_dynamic = [[i for i, d in enumerate(v.type.get_shape()) if d < 0] for v in self.outputs]
         self.arity = len(self.params) + len(self.outputs)
-        self._plans: dict[tuple, tuple[list[tuple[int, ...]], int]] = {}
+        self.abi = self._abi()
+        self._plans: dict[tuple, _Plan] = {}
+
+    def _abi(self) -> list[tuple[str, tuple[int, ...]] | None]:
+        """The kernel arguments the group's types call for (compare `Kernel.abi`)."""
+        abi: list[tuple[str, tuple[int, ...]] | None] = []
+        for value, kind in [*zip(self.params, self.kinds), *((v, "tensor") for v in self.outputs)]:
+            if kind == "tensor":
+                abi.append((str(value.type.get_element_type()), tuple(value.type.get_shape())))
+            elif kind == "shape":
+                abi += [None] * value.type.rank.data
+            else:
+                abi.append(None)
+        return abi
 
     def _fail(self, message: str) -> LaunchError:
         return LaunchError(f"kernel @{self.name}: {message}")
 
-    def plan(self, args: Sequence[Any], threads: int) -> tuple[list[tuple[int, ...]], int]:
-        """(output shapes, chunk count) for these arguments, after checking them."""
-        key = tuple(a.shape if isinstance(a, np.ndarray) else a for a in args)
+    def plan(self, args: Sequence[Any], outputs: Sequence[Any], threads: int) -> _Plan:
+        """How to launch on arguments and outputs of these shapes, after checking them
+        (memoised by shapes: the checks depend on nothing else)."""
+        key = _key(args, outputs)
         found = self._plans.get(key)
         if found is not None:
             return found
+        if len(args) + len(outputs) != self.arity:
+            raise self._fail(f"takes {self.arity} arguments, got {len(args) + len(outputs)}")
         shapes: dict[SSAValue, tuple[int, ...]] = {}
         scalars: dict[SSAValue, Any] = {}
         for i, (param, arg) in enumerate(zip(self.params, args)):
@@ -109,57 +128,84 @@ class KernelEntry:
         if any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites):
             raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
         out_shapes = [shapes[v] for v in self.outputs]
+        for i, (out, shape, dtype) in enumerate(zip(outputs, out_shapes, self.out_dtypes)):
+            if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype:
+                got = f"{out.dtype}{list(out.shape)}" if isinstance(out, np.ndarray) else type(out).__name__
+                raise self._fail(f"output #{i} must be a writable C-contiguous {dtype}{list(shape)}, got {got}")
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
         chunks = threads if self.parallel and threads > 1 and size * self.work >= PARALLEL_MIN_WORK else 1
-        plan = (out_shapes, chunks)
+        empty_input = any(isinstance(a, np.ndarray) and a.size == 0 for a in args)
+        plan = _Plan(self._template(args, outputs), chunks, empty_input)
         if len(self._plans) < 256:
             self._plans[key] = plan
         return plan
 
-    def check_outputs(self, outputs: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
-        for i, (out, shape, dtype) in enumerate(zip(outputs, shapes, self.out_dtypes)):
-            if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype \
-                    or not out.flags.c_contiguous or not out.flags.writeable:
-                got = f"{out.dtype}{list(out.shape)}" if isinstance(out, np.ndarray) else type(out).__name__
-                raise self._fail(f"output #{i} must be a writable C-contiguous {dtype}{list(shape)}, got {got}")
-
-    def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: ThreadPoolExecutor | None,
-               reference: Any) -> None:
-        """Run the kernel on `args`, writing `outputs` (checked first)."""
-        if len(args) + len(outputs) != self.arity:
-            raise self._fail(f"takes {self.arity} arguments, got {len(args) + len(outputs)}")
-        shapes, chunks = self.plan(args, threads)
-        self.check_outputs(outputs, shapes)
-        if any(isinstance(a, np.ndarray) and a.size == 0 for a in args):
-            # Kernels clamp indices into their inputs; a clamp into nothing reads outside:
-            # an empty input runs the group by its reference semantics instead.
-            for out, value in zip(outputs, reference(self.group, list(args))):
-                np.copyto(out, value)
-            return
+    def _template(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[np.ndarray, list[int], list[int]]:
+        """The slot array with every dim and scalar filled in, and where the input and
+        output data pointers go."""
         slots: list[int] = []
-        keep = []
+        in_at: list[int] = []
+        out_at: list[int] = []
         for kind, dynamic, arg in zip(self.kinds, self.in_dynamic, args):
             if kind == "tensor":
-                if not arg.flags.c_contiguous:
-                    arg = np.ascontiguousarray(arg)
-                    keep.append(arg)
-                slots.append(arg.__array_interface__["data"][0])
-                shape = arg.shape
-                slots += [shape[i] for i in dynamic]
+                in_at.append(len(slots))
+                slots.append(0)
+                slots += [arg.shape[i] for i in dynamic]
             elif kind == "shape":
                 slots += [int(d) for d in arg]
             else:
                 slots.append(int(arg))
         for out, dynamic in zip(outputs, self.out_dynamic):
-            slots.append(out.__array_interface__["data"][0])
-            shape = out.shape
-            slots += [shape[i] for i in dynamic]
+            out_at.append(len(slots))
+            slots.append(0)
+            slots += [out.shape[i] for i in dynamic]
+        return np.array([*slots, 0, 1], dtype=np.int64), in_at, out_at
+
+    def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: ThreadPoolExecutor | None,
+               reference: Any) -> None:
+        """Run the kernel on `args`, writing `outputs` (checked first)."""
+        plan = self.plan(args, outputs, threads)
+        for out in outputs:
+            if not (out.flags.c_contiguous and out.flags.writeable):
+                raise self._fail("outputs must be writable C-contiguous arrays")
+        if plan.empty_input:
+            # Kernels clamp indices into their inputs; a clamp into nothing reads outside:
+            # an empty input runs the group by its reference semantics instead.
+            for out, value in zip(outputs, reference(self.group, list(args))):
+                np.copyto(out, value)
+            return
+        template, in_at, out_at = plan.slots
+        packed = template.copy()
+        keep = []
+        tensors = [a for a, kind in zip(args, self.kinds) if kind == "tensor"]
+        for at, arg in zip(in_at, tensors):
+            if not arg.flags.c_contiguous:
+                arg = np.ascontiguousarray(arg)
+                keep.append(arg)
+            packed[at] = arg.__array_interface__["data"][0]
+        for at, out in zip(out_at, outputs):
+            packed[at] = out.__array_interface__["data"][0]
+        chunks = plan.chunks
         if chunks == 1 or pool is None:
-            packed = np.array([*slots, 0, 1], dtype=np.int64)
             self.fn(packed.__array_interface__["data"][0])
             return
-        packed_all = [np.array([*slots, c, chunks], dtype=np.int64) for c in range(chunks)]
-        others = [pool.submit(self.fn, p.__array_interface__["data"][0]) for p in packed_all[1:]]
-        self.fn(packed_all[0].__array_interface__["data"][0])
+        parts = [packed] + [packed.copy() for _ in range(chunks - 1)]
+        for c, part in enumerate(parts):
+            part[-2:] = (c, chunks)
+        others = [pool.submit(self.fn, p.__array_interface__["data"][0]) for p in parts[1:]]
+        self.fn(parts[0].__array_interface__["data"][0])
         for other in others:
             other.result()
+
+
+@dataclass
+class _Plan:
+    slots: tuple[np.ndarray, list[int], list[int]]
+    chunks: int
+    empty_input: bool
+
+
+def _key(args: Sequence[Any], outputs: Sequence[Any]) -> tuple:
+    """What a launch plan depends on: argument shapes (or values), output shapes and dtypes."""
+    return (*(a.shape if a.__class__ is np.ndarray else a for a in args),
+            *((o.shape, o.dtype) if o.__class__ is np.ndarray else o for o in outputs))

@@ -15,6 +15,7 @@ function and instruction.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import time
@@ -70,13 +71,13 @@ def _truncdiv(a: int, b: int) -> int:
     return q if (a < 0) == (b < 0) else -q
 
 
+# Index arithmetic on Python ints (values of other types raise TypeError, reported as a
+# VMError; allocation converts sizes with `_int`).
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "add": lambda a, b: _int(a) + _int(b), "sub": lambda a, b: _int(a) - _int(b), "mul": lambda a, b: _int(a) * _int(b),
-    "div": lambda a, b: _truncdiv(_int(a), _int(b)), "floordiv": lambda a, b: _floordiv(_int(a), _int(b)),
-    "ceildiv": lambda a, b: -_floordiv(-_int(a), _int(b)),
-    "rem": lambda a, b: _int(a) - _int(b) * _truncdiv(_int(a), _int(b)),
-    "max": lambda a, b: max(_int(a), _int(b)), "min": lambda a, b: min(_int(a), _int(b)),
-    "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "div": _truncdiv, "floordiv": _floordiv, "ceildiv": lambda a, b: -_floordiv(-a, b),
+    "rem": lambda a, b: a - b * _truncdiv(a, b),
+    "max": max, "min": min, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
 }
 _CMP: list[Callable[[int, int], bool]] = [
     lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b,
@@ -89,8 +90,6 @@ class VirtualMachine:
 
     def __init__(self, program: Program, kernel_addresses: dict[str, int], threads: int | None = None,
                  base_dir: str = ".", keep_alive: Any = None):
-        from nimble.api import parse
-        from nimble.reference import Interpreter
 
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 500))
         self.program = program
@@ -101,34 +100,19 @@ class VirtualMachine:
         self.host_functions = []
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
-        if program.host_text:
-            try:
-                host_module = parse(program.host_text, "<host functions>")
-            except Exception as e:  # noqa: BLE001 (any parse or verify failure is a bad module)
-                raise BytecodeError(f"host functions section does not parse: {e}") from None
-            self.interpreter = Interpreter(host_module, base_dir)
-            for op in host_module.ops:
-                if SIGNATURE_OF in op.attributes:
-                    names = [a.data for a in op.attributes[vm.ARG_NAMES].data]
-                    dims = op.attributes.get(vm.DIM_NAMES)
-                    dim_names = {k: v.data for k, v in dims.data.items()} if dims is not None else {}
-                    self.signatures[op.attributes[SIGNATURE_OF].data] = (op.function_type, names, dim_names)
-            for name in program.hosts:
-                if name not in self.interpreter.functions:
-                    raise BytecodeError(f"host function '{name}' is not in the host functions section")
-                self.host_functions.append(self.interpreter.functions[name])
         self.kernels: list[KernelEntry] = []
-        for k in program.kernels:
-            address = kernel_addresses.get(k.name, 0)
-            if not address:
-                raise BytecodeError(f"kernel '{k.name}' is not in the object code")
-            self.kernels.append(KernelEntry(k.name, address, self.host_functions[k.group], k.parallel, k.variant, k.work))
         self.tags = {name: tag for name, tag in program.constructors}
+        self.index = {f.name: i for i, f in enumerate(program.functions)}
+        try:
+            self._load_host(program, base_dir, kernel_addresses)
+        except BytecodeError:
+            raise
+        except Exception as e:  # noqa: BLE001 (whatever a malformed section makes fail)
+            raise BytecodeError(f"host functions section: {type(e).__name__}: {e}") from None
         self.profile: dict[str, list[float]] | None = None
         self.steps = 0
         self.max_steps: int | None = None
         self.code = [self._decode(f) for f in program.functions]
-        self.index = {f.name: i for i, f in enumerate(program.functions)}
         for i, f in enumerate(program.functions):
             for opcode, values in f.code:
                 if vm.INSTRUCTIONS[opcode][0] == "invoke_kernel":
@@ -136,6 +120,42 @@ class VirtualMachine:
                     if len(values[1]) + len(values[2]) != k.arity:
                         raise BytecodeError(f"function '{f.name}': kernel '{k.name}' takes {k.arity} arguments, "
                                             f"got {len(values[1]) + len(values[2])}")
+
+    def _load_host(self, program: Program, base_dir: str, kernel_addresses: dict[str, int]) -> None:
+        """Parse the host functions (CPU fallbacks, kernel groups, signatures) and bind
+        the kernels, checking each against its group."""
+        from xdsl.dialects import func
+
+        from nimble.api import parse
+        from nimble.reference import Interpreter
+
+        if program.host_text:
+            host_module = parse(program.host_text, "<host functions>")
+            self.interpreter = Interpreter(host_module, base_dir)
+            for op in host_module.ops:
+                if SIGNATURE_OF in op.attributes:
+                    of = op.attributes[SIGNATURE_OF].data
+                    names = [a.data for a in op.attributes[vm.ARG_NAMES].data]
+                    dims = op.attributes.get(vm.DIM_NAMES)
+                    dim_names = {k: v.data for k, v in dims.data.items()} if dims is not None else {}
+                    inputs = op.function_type.inputs.data
+                    if of not in self.index or len(inputs) != len(names) \
+                            or len(inputs) != len(program.functions[self.index[of]].params):
+                        raise BytecodeError(f"signature of '{of}' does not match the function")
+                    self.signatures[of] = (op.function_type, names, dim_names)
+        for name in program.hosts:
+            function = self.interpreter.functions.get(name) if self.interpreter else None
+            if not isinstance(function, func.FuncOp) or function.is_declaration:
+                raise BytecodeError(f"host function '{name}' is not in the host functions section")
+            self.host_functions.append(function)
+        for k in program.kernels:
+            address = kernel_addresses.get(k.name, 0)
+            if not address:
+                raise BytecodeError(f"kernel '{k.name}' is not in the object code")
+            entry = KernelEntry(k.name, address, self.host_functions[k.group], k.parallel, k.variant, k.work)
+            if entry.abi != k.abi:
+                raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
+            self.kernels.append(entry)
 
     # -- running -------------------------------------------------------------------------
     def check_arguments(self, name: str, args: Sequence[Any]) -> None:
@@ -199,12 +219,16 @@ class VirtualMachine:
             raise VMError(f"@{f.name} instruction {pc} ({vm.INSTRUCTIONS[f.code[pc][0]][0]}): {e}") from None
         except LaunchError as e:
             raise VMError(str(e)) from None
-        except (TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError, RecursionError) as e:
+        except (TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError, RecursionError,
+                MemoryError) as e:
             raise VMError(f"@{f.name} instruction {pc} ({vm.INSTRUCTIONS[f.code[pc][0]][0]}): {type(e).__name__}: {e}") from None
 
     def start_profile(self) -> dict[str, list[float]]:
-        """Record the time of every kernel launch from now on (`profile_report`)."""
+        """Record the time of every kernel launch and count instructions from now on
+        (`profile_report`)."""
         self.profile = {}
+        self.steps = 0
+        self.max_steps = 1 << 62  # the counting dispatch loop
         return self.profile
 
     def profile_report(self, profile: dict[str, list[float]], total: float) -> str:
@@ -214,7 +238,11 @@ class VirtualMachine:
         for name, times in sorted(profile.items(), key=lambda kv: -sum(kv[1])):
             in_kernels += sum(times)
             lines.append(f"{name:<40} {len(times):>7} {sum(times) * 1e3:>10.3f} {sum(times) / len(times) * 1e6:>9.1f}")
-        lines.append(f"{'outside kernels (VM, host functions)':<40} {'':>7} {(total - in_kernels) * 1e3:>10.3f}")
+        outside = total - in_kernels
+        lines.append(f"{'outside kernels (VM, host functions)':<40} {'':>7} {outside * 1e3:>10.3f}")
+        if self.steps:
+            lines.append(f"{self.steps} VM instructions: {outside / self.steps * 1e6:.2f} us per instruction outside "
+                         f"kernels (including launch overhead)")
         return "\n".join(lines)
 
     def run_host(self, function: Any, args: list[Any]) -> list[Any]:

@@ -156,8 +156,10 @@ def test_tensor_outside_its_storage_is_an_error():
 def test_fatal_and_wrong_register_values():
     with pytest.raises(VMError, match=r"boom \(3 vs 4\)"):
         run('vm.function @main(r0, r1) regs 2 {\n  vm.fatal "boom", (r0, r1)\n}', 3, 4)
+    with pytest.raises(VMError, match=r"instruction 0 \(add\): TypeError"):
+        run("vm.function @main(r0) regs 3 {\n  vm.add r1, r0, r0\n  vm.ret (r1)\n}", AdtValue("Leaf", ()))
     with pytest.raises(VMError, match="expected an integer register"):
-        run("vm.function @main(r0) regs 3 {\n  vm.add r1, r0, r0\n  vm.ret (r1)\n}", np.zeros(2))
+        run("vm.function @main(r0) regs 3 {\n  vm.alloc_storage r1, r0, 64, cpu\n  vm.ret (r1)\n}", np.zeros(2))
 
 
 def test_kernel_launch_through_the_vm_checks_shapes(rng):

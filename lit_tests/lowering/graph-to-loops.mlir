@@ -122,27 +122,15 @@ func.func @dense_relu(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<6x?xf32>
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V4]] : index
-// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.addi %[[V4]], %[[V3]] : index
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.select %[[V5]], %[[V6]], %[[V4]] : index
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V7]], %[[V4]] : index
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V8]], %[[V3]] : index
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V3]], %[[V9]] : index
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V10]], %[[V4]] : index
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.ceildivsi %[[V11]], %[[V12]] : index
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.constant 3 : index
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V4]] : index
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.addi %[[V4]], %[[V3]] : index
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.select %[[V16]], %[[V17]], %[[V4]] : index
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V18]], %[[V4]] : index
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V19]], %[[V3]] : index
-// CHECK-NEXT: loop.foreach %[[V21:[A-Za-z0-9_$.-]+]] = %[[V14]] to %[[V15]] step %[[V2]] {
-// CHECK-NEXT: loop.foreach %[[V22:[A-Za-z0-9_$.-]+]] = %[[V14]] to %[[V13]] step %[[V2]] {
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.addi %[[V20]], %[[V22]] : index
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V21]], %[[V23]]] : memref<6x?xf32>
-// CHECK-NEXT: memref.store %[[V24]], %[[V1]][%[[V21]], %[[V22]]] : memref<3x?xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V3]], %[[V4]] : index
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.ceildivsi %[[V5]], %[[V6]] : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.constant 3 : index
+// CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[V8]] to %[[V9]] step %[[V2]] {
+// CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V8]] to %[[V7]] step %[[V2]] {
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V10]], %[[V11]]] : memref<6x?xf32>
+// CHECK-NEXT: memref.store %[[V12]], %[[V1]][%[[V10]], %[[V11]]] : memref<3x?xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield

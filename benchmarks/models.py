@@ -1,0 +1,205 @@
+"""Dynamic models end to end through the VM, against PyTorch (when installed), same run.
+
+    python benchmarks/models.py [--threads 1|2] [--quick]
+
+Per model: Nimble's median time (compiled to bytecode, saved, loaded, run by the VM),
+PyTorch eager's on the same weights and inputs, the ratio (>1: Nimble faster), the VM's
+time outside kernels per instruction (launch overhead included), and memory: the
+allocator's peak of live bytes against the sum of every allocation (what each tensor
+owning its own buffer would hold) with the plan-memory statistics of the compiled
+functions. Results are checked against each other before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+THREADS = 1
+if "--threads" in sys.argv:
+    THREADS = int(sys.argv[sys.argv.index("--threads") + 1])
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(THREADS)
+
+import numpy as np  # noqa: E402
+
+import nimble  # noqa: E402
+from nimble.dialects.graph.adt import AdtValue  # noqa: E402
+
+try:
+    import torch  # noqa: E402
+
+    torch.set_num_threads(THREADS)
+except ImportError:
+    torch = None
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "examples")
+
+
+def lstm_source(hidden: int, inputs: int) -> str:
+    """The LSTM example at another size (input and hidden widths)."""
+    gates, width = 4 * hidden, inputs + hidden
+    return f"""
+def @cell(%x: f32[n, {inputs}], %h: f32[n, {hidden}], %c: f32[n, {hidden}], %w: f32[{gates}, {width}], %b: f32[{gates}]) -> (f32[n, {hidden}], f32[n, {hidden}]) {{
+  let %gates = dense(concat(%x, %h, axis=1), %w, %b)
+  let %i, %f, %o, %u = split(%gates, axis=1, num=4)
+  let %c2 = sigmoid(%f) * %c + sigmoid(%i) * tanh(%u)
+  (sigmoid(%o) * tanh(%c2), %c2)
+}}
+
+def @main(%xs: f32[t, n, {inputs}], %h0: f32[n, {hidden}], %c0: f32[n, {hidden}], %w: f32[{gates}, {width}], %b: f32[{gates}]) -> f32[n, {hidden}] {{
+  let %steps = shape.dim(%xs, 0)
+  let %i, %h, %c = while (%i = index(0), %h = %h0, %c = %c0) cond {{ %i < %steps }} do {{
+    let %h2, %c2 = @cell(%xs[%i], %h, %c, %w, %b)
+    (%i + 1, %h2, %c2)
+  }}
+  %h
+}}
+"""
+
+
+def median_time(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def through_bytecode(source: str, name: str) -> nimble.Executable:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.nb")
+        with open(path, "w") as f:
+            f.write(source)
+        exe = nimble.compile(path, threads=THREADS)
+        plans = [f.attributes["device.memory_plan"] for f in exe.module.ops if "device.memory_plan" in f.attributes]
+        exe.save(os.path.join(tmp, f"{name}.nbc"))
+        loaded = nimble.load(os.path.join(tmp, f"{name}.nbc"), threads=THREADS)
+        loaded.plans = plans
+        return loaded
+
+
+def vm_report(exe: nimble.Executable, args: list, repeat: int) -> str:
+    vm = exe.vm
+    vm.storage.track_live = True
+    vm.storage.reset_stats()
+    profile = vm.start_profile()
+    t = time.perf_counter()
+    for _ in range(repeat):
+        exe.run(*args)
+    total = time.perf_counter() - t
+    in_kernels = sum(sum(v) for v in profile.values())
+    per_instruction = (total - in_kernels) / max(vm.steps, 1) * 1e6
+    stats = vm.storage.stats
+    vm.profile, vm.max_steps = None, None
+    static = sum(p.data["static_naive"].value.data for p in exe.plans)
+    planned = sum(p.data["static_planned"].value.data for p in exe.plans)
+    dyn = sum(p.data["dynamic_naive"].value.data for p in exe.plans)
+    dyn_planned = sum(p.data["dynamic_planned"].value.data for p in exe.plans)
+    return (f"VM {per_instruction:.2f} us/instruction outside kernels ({vm.steps // repeat} instructions/run); "
+            f"memory: peak {stats.peak_bytes / 1e6:.2f} MB live vs {stats.requested_bytes / repeat / 1e6:.2f} MB "
+            f"allocated per run; planned: static {static / 1e6:.2f} -> {planned / 1e6:.2f} MB, "
+            f"dynamic storages {dyn} -> {dyn_planned}")
+
+
+def lstm(hidden: int, steps: int, repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    inputs = hidden
+    exe = through_bytecode(lstm_source(hidden, inputs), "lstm")
+    xs = rng.standard_normal((steps, 1, inputs)).astype(np.float32)
+    h0 = np.zeros((1, hidden), np.float32)
+    w = (rng.standard_normal((4 * hidden, inputs + hidden)) * 0.05).astype(np.float32)
+    b = (rng.standard_normal(4 * hidden) * 0.05).astype(np.float32)
+    args = [xs, h0, h0.copy(), w, b]
+    nimble_s = median_time(lambda: exe.run(*args), repeat)
+    line = f"LSTM h{hidden} T={steps:<4} nimble {nimble_s * 1e3:8.3f} ms"
+    if torch is not None:
+        model = torch.nn.LSTM(inputs, hidden)
+        with torch.no_grad():
+            # PyTorch's gate order is (i, f, g, o); Nimble's example splits (i, f, o, u).
+            i, f, o, u = np.split(w, 4)
+            ib, fb, ob, ub = np.split(b, 4)
+            model.weight_ih_l0.copy_(torch.from_numpy(np.concatenate([i, f, u, o])[:, :inputs]))
+            model.weight_hh_l0.copy_(torch.from_numpy(np.concatenate([i, f, u, o])[:, inputs:]))
+            model.bias_ih_l0.copy_(torch.from_numpy(np.concatenate([ib, fb, ub, ob])))
+            model.bias_hh_l0.zero_()
+            x = torch.from_numpy(xs)
+            expected = model(x)[1][0][0].numpy()
+            np.testing.assert_allclose(exe.run(*args)[0], expected, rtol=1e-3, atol=1e-4)
+            torch_s = median_time(lambda: model(x), repeat)
+        line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
+    print(line, flush=True)
+    print("    " + vm_report(exe, args, max(3, repeat // 4)), flush=True)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def random_tree(rng, nodes: int):
+    """A random binary tree with about `nodes` nodes."""
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    if nodes <= 1:
+        return AdtValue("Leaf", (x,))
+    left = int(rng.integers(0, nodes - 1)) | 1
+    return AdtValue("Node", (x, random_tree(rng, left), random_tree(rng, max(1, nodes - 1 - left))))
+
+
+def count(t) -> int:
+    return 1 if t.constructor == "Leaf" else 1 + count(t.fields[1]) + count(t.fields[2])
+
+
+def tree_lstm(nodes: int, repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    with open(os.path.join(EXAMPLES, "tree_lstm.nb")) as f:
+        exe = through_bytecode(f.read(), "tree_lstm")
+    tree = random_tree(rng, nodes)
+    shapes = [(450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,)]
+    params = [(rng.standard_normal(s) * 0.1).astype(np.float32) for s in shapes]
+    nimble_s = median_time(lambda: exe.run(tree, *params), repeat)
+    line = f"Tree-LSTM {count(tree)} nodes h150  nimble {nimble_s * 1e3:8.3f} ms"
+    if torch is not None:
+        w_iou, u_iou, b_iou, w_f, u_f, b_f = (torch.from_numpy(p) for p in params)
+
+        def node(t):
+            x = torch.from_numpy(t.fields[0])
+            if t.constructor == "Leaf":
+                i, o, u = torch.split(x @ w_iou.T + b_iou, 150, dim=1)
+                c = torch.sigmoid(i) * torch.tanh(u)
+                return torch.sigmoid(o) * torch.tanh(c), c
+            hl, cl = node(t.fields[1])
+            hr, cr = node(t.fields[2])
+            i, o, u = torch.split(x @ w_iou.T + b_iou + (hl + hr) @ u_iou.T, 150, dim=1)
+            wx = x @ w_f.T + b_f
+            c = (torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(wx + hl @ u_f.T) * cl
+                 + torch.sigmoid(wx + hr @ u_f.T) * cr)
+            return torch.sigmoid(o) * torch.tanh(c), c
+
+        with torch.no_grad():
+            np.testing.assert_allclose(exe.run(tree, *params)[0], node(tree)[0].numpy(), rtol=1e-3, atol=1e-4)
+            torch_s = median_time(lambda: node(tree), repeat)
+        line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
+    print(line, flush=True)
+    print("    " + vm_report(exe, [tree, *params], max(3, repeat // 4)), flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args()
+    repeat = 5 if args.quick else 40
+    print(f"threads {THREADS}; pytorch {'not installed' if torch is None else torch.__version__}", flush=True)
+    for hidden, steps in ([(256, 25)] if args.quick else [(256, 25), (256, 100), (1024, 25), (1024, 100)]):
+        lstm(hidden, steps, repeat)
+    tree_lstm(47, repeat)
+
+
+if __name__ == "__main__":
+    main()
