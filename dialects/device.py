@@ -42,6 +42,8 @@ HOST_FUNCTION = "device.host_function"
 fallback op, or a kernel's fusion group: `device.group_of` names the kernel)."""
 GROUP_OF = "device.group_of"
 """On a host function holding a kernel's fusion group: the kernels it checks shapes for."""
+PLACEMENT = "device.placement"
+"""On a graph op: the device the user pinned it to (`let %y = ... on cpu` in `.nb`)."""
 ALIGNMENT = 64
 """Default storage alignment in bytes: one cache line, one AVX-512 vector."""
 

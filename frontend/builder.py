@@ -26,6 +26,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import graph, shape
+from nimble.dialects.device import PLACEMENT
+from nimble.dialects.graph import GraphOp
 from nimble.dialects.graph.types import types_compatible
 from nimble.frontend.kernels import KernelDefinition
 from nimble.frontend.control import ControlFlow
@@ -225,7 +227,7 @@ class ModuleBuilder(Expressions, ControlFlow):
                 failed = True
                 if not isinstance(e, Poisoned):
                     self.error(e.node, str(e))
-                for name in stmt.children[:-1]:
+                for name in stmt.children[:-2]:
                     self.scope.values.setdefault(name.value, POISON)
         if failed:
             if result is not None:
@@ -239,8 +241,14 @@ class ModuleBuilder(Expressions, ControlFlow):
         return [self.pack(v, result) for v in value] if isinstance(value, list) else [value]
 
     def let(self, node: Tree) -> None:
-        *names, expr = node.children
+        *names, expr, device = node.children
+        before = self.block.last_op
         value = self.expr(expr)
+        if device is not None:
+            op = before.next_op if before is not None else self.block.first_op
+            for emitted in _ops_from(op):
+                if isinstance(emitted, GraphOp):
+                    emitted.attributes[PLACEMENT] = StringAttr(device.value)
         if len(names) == 1:
             self.bind(names[0], self.pack(value, expr))
             return
@@ -284,6 +292,13 @@ class ModuleBuilder(Expressions, ControlFlow):
             else:
                 raise BuildError(node, f"{what} #{i} has type {v.type}, expected {t}")
         return result
+
+
+def _ops_from(op: Operation | None) -> Iterator[Operation]:
+    """`op`, the ops after it in its block, and every op nested in them."""
+    while op is not None:
+        yield from op.walk()
+        op = op.next_op
 
 
 @lru_cache(maxsize=65536)

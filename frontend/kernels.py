@@ -311,8 +311,8 @@ class KernelDefinition:
         def build() -> None:
             self.bind(iv, block.args[0])
             for stmt in stmts:
-                if stmt.data != "let" or len(stmt.children) != 2:
-                    raise BuildError(stmt, "a reduce body holds `let`s and ends with a value")
+                if stmt.data != "let" or len(stmt.children) != 3 or stmt.children[2] is not None:
+                    raise BuildError(stmt, "a reduce body holds `let`s (one name, no device) and ends with a value")
                 self.bind(stmt.children[0], self.expr(stmt.children[1]))
             value = self.expr(result, start.type)
             if value.type != start.type:

@@ -37,6 +37,7 @@ from nimble.dialects.interfaces import InfersResultTypes
 from nimble.frontend.kernel_printer import KernelPrinter
 from nimble.frontend.expressions import INDEX_ARITH, INDEX_COMPARE, SYMBOLS
 from nimble.frontend.expressions import INFIX as TENSOR_INFIX
+from nimble.dialects.device import PLACEMENT
 from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE
 from nimble.frontend.types import ELEMENT_TYPES
 
@@ -174,7 +175,8 @@ class NbPrinter:
         if isinstance(op, graph.IfOp | graph.WhileOp | graph.MatchOp):
             self.control(op, targets)
         else:
-            self.line(f"let {targets} = {expr}")
+            placement = op.attributes.get(PLACEMENT)
+            self.line(f"let {targets} = {expr}" + (f" on {placement.data}" if placement is not None else ""))
 
     # -- expressions ------------------------------------------------------------------------
     def expression(self, op: Operation) -> str:

@@ -22,10 +22,16 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from nimble.compile import TARGETS, Executable, compile, load
 from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
-from nimble.reference import InterpreterError
+from nimble.diagnostics import OpError
+from nimble.reference import InterpreterError, where
 from nimble.runtime.bytecode import BytecodeError
 
 BYTECODE_SUFFIX = ".nbc"
+
+
+def _located(e: Exception) -> str:
+    """An error's message, with the source location of the op when it names one."""
+    return f"{where(e.op)}{e}" if isinstance(e, OpError) else str(e)
 
 
 def _dims(items: Sequence[str]) -> tuple[int, dict[str, int]]:
@@ -99,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             expected = interpret(parse(args.file), *values, entry=exe.entry)
     except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError) as e:
-        print(f"nimble-run: error: {e}", file=sys.stderr)
+        print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
     what = "loaded" if bytecode else f"compiled {len(exe.kernel_names)} kernels"
@@ -127,7 +133,7 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
         exe = compile(args.file, target=args.target, entry=args.entry)
         exe.save(output)
     except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError) as e:
-        print(f"nimble-compile: error: {e}", file=sys.stderr)
+        print(f"nimble-compile: error: {_located(e)}", file=sys.stderr)
         return 1
     print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels, "
           f"{len(exe.program.constants)} constants")

@@ -83,9 +83,26 @@ def _specialize(k: GroupDims, group: FusedOp) -> SSAValue | bool:
     return cond
 
 
+def group_device(group: FusedOp) -> str:
+    """The device a group runs on: where its ops are pinned (`let ... on cpu`), else the
+    CPU (placement across devices comes with the OpenCL backend)."""
+    pinned = {o.attributes[device.PLACEMENT].data for o in group.body.block.ops if device.PLACEMENT in o.attributes}
+    where = pinned.pop() if len(pinned) == 1 else "cpu"
+    if pinned or where not in COMPILED_FOR:
+        first = next(o for o in group.body.block.ops if device.PLACEMENT in o.attributes)
+        raise OpError(first, f"'{first.name}' op is pinned to '{where}', but kernels are compiled only for "
+                             f"{', '.join(COMPILED_FOR)} so far")
+    return where
+
+
+COMPILED_FOR = ("cpu",)
+"""Devices with a kernel backend."""
+
+
 def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAValue]]) -> None:
     """Replace one kernel group by shape IR, allocations and a launch (recording the
     dims of its outputs in `outputs_dims`)."""
+    where = group_device(group)
     k = GroupDims(group, outputs_dims)
     for op in group.body.block.ops:
         if not isinstance(op, GraphOp):
@@ -103,7 +120,7 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
         dims = k.known[value]
         itemsize = numpy_dtype(value.type.get_element_type()).itemsize
         size = k.value(_product(k, dims, itemsize))
-        storage = k.builder.insert(device.AllocStorageOp(size)).result
+        storage = k.builder.insert(device.AllocStorageOp(size, where)).result
         dynamic = [k.value(d) for d, static in zip(dims, value.type.get_shape()) if static < 0]
         tensor = k.builder.insert(device.AllocTensorOp(storage, k.value(0), dynamic, value.type)).result
         outputs.append(tensor)
@@ -113,11 +130,11 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
     variant = group.attributes.get(VARIANT_ATTR)
     specialize = _specialize(k, group) if isinstance(variant, SymbolRefAttr) else None
     if specialize is None:
-        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs)
+        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs, where)
     elif specialize is True:  # nothing can stretch: the variant always applies
-        launch = device.LaunchOp(variant.root_reference.data, list(group.inputs), outputs)
+        launch = device.LaunchOp(variant.root_reference.data, list(group.inputs), outputs, where)
     else:
-        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs,
+        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs, where,
                                  variant=variant.root_reference.data, specialize=specialize)
     launch.location = group.location
     k.builder.insert(launch)

@@ -168,15 +168,6 @@ def _first_fit(storages: list[_Storage]) -> int:
     return total
 
 
-def _kill_after(block: Block, position: int, value: SSAValue) -> None:
-    ops = list(block.ops)
-    anchor = ops[position]
-    if _is_terminator(anchor):
-        Rewriter.insert_op(device.KillOp(value), InsertPoint.before(anchor))
-    else:
-        Rewriter.insert_op(device.KillOp(value), InsertPoint.after(anchor))
-
-
 def plan_block(block: Block, fresh: set[str]) -> _Report:
     report = _Report()
     for op in list(block.ops):
@@ -205,25 +196,21 @@ def plan_block(block: Block, fresh: set[str]) -> _Report:
     kills: list[tuple[Operation, SSAValue]] = []
     static = [s for s in planned if s.size is not None and s.op.result.uses and all(
         isinstance(u.operation, device.AllocTensorOp) for u in s.op.result.uses)]
-    if len(static) > 1:
-        total = _first_fit(static)
-        report.static_planned += total
-        first = min(static, key=lambda s: s.start)
-        arena = device.AllocStorageOp(_const(first.op, total), first.op.device.data)
-        Rewriter.insert_op(arena, InsertPoint.before(first.op))
-        for s in static:
-            for use in list(s.op.result.uses):
-                _rebase(use.operation, arena.result, s.offset)
-            Rewriter.erase_op(s.op)
-        kills.append((ops[max(s.end for s in static)], arena.result))
-    else:
-        report.static_planned += sum(s.size for s in static)
-        kills += [(ops[s.end], s.op.result) for s in static if s.end > s.start]
+    for where in sorted({s.op.device.data for s in static}):
+        on_device = [s for s in static if s.op.device.data == where]
+        if len(on_device) > 1:
+            arena = _arena(on_device)
+            report.static_planned += _static_size(arena)
+            kills.append((ops[max(s.end for s in on_device)], arena.result))
+        else:
+            report.static_planned += on_device[0].size
+            kills += [(ops[s.end], s.op.result) for s in on_device if s.end > s.start]
     dynamic = [s for s in planned if s not in static]
+    report.static_planned += sum(s.size for s in dynamic if s.size is not None)
     slots: list[list[_Storage]] = []
     for s in sorted(dynamic, key=lambda s: s.start):
         slot = next((group for group in slots if group[0].size is None and group[0].op.size is s.op.size
-                     and group[-1].end < s.start), None)
+                     and group[0].op.properties == s.op.properties and group[-1].end < s.start), None)
         if slot is None:
             slots.append([s])
             continue
@@ -239,6 +226,19 @@ def plan_block(block: Block, fresh: set[str]) -> _Report:
             Rewriter.insert_op(device.KillOp(value), InsertPoint.after(anchor))
         report.killed += 1
     return report
+
+
+def _arena(storages: list[_Storage]) -> device.AllocStorageOp:
+    """One storage holding `storages` at first-fit offsets, allocated before the first."""
+    total = _first_fit(storages)
+    first = min(storages, key=lambda s: s.start)
+    arena = device.AllocStorageOp(_const(first.op, total), first.op.device.data)
+    Rewriter.insert_op(arena, InsertPoint.before(first.op))
+    for s in storages:
+        for use in list(s.op.result.uses):
+            _rebase(use.operation, arena.result, s.offset)
+        Rewriter.erase_op(s.op)
+    return arena
 
 
 def _rebase(tensor: Operation, arena: SSAValue, offset: int) -> None:

@@ -292,7 +292,7 @@ def test_saved_example_runs_the_same_in_a_fresh_process(name, modules, rng, tmp_
     with open(tmp_path / "args.pkl", "wb") as f:
         pickle.dump(args, f)
     done = subprocess.run([sys.executable, "-c", _FRESH, str(tmp_path / "model.nbc"), str(tmp_path / "args.pkl"),
-                           str(tmp_path / "out.pkl")], capture_output=True, text=True)
+                           str(tmp_path / "out.pkl")], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with open(tmp_path / "out.pkl", "rb") as f:
         results = pickle.load(f)

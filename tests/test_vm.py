@@ -331,3 +331,32 @@ def test_host_fallback_and_kernel_instructions(rng):
     scores = rng.random(12).astype(np.float32)
     expected = nimble.interpret(parse(text), boxes, scores)[0]
     np.testing.assert_array_equal(exe(boxes, scores), expected)
+
+
+def test_device_annotations_pin_ops_and_are_checked(rng):
+    """`let ... on cpu` pins the expression's ops: printed back, never fused with ops
+    pinned elsewhere; a device without a kernel backend is a compile error at the op."""
+    from nimble.compile import run_stages
+    from nimble.diagnostics import OpError
+    from nimble.frontend import parse_nb
+    from nimble.frontend.printer import print_nb
+
+    text = """def @main(%x: f32[n, 8], %w: f32[4, 8]) -> f32[n, 4] {
+  let %y = relu(dense(%x, %w)) on cpu
+  let %z = tanh(%y)
+  %z
+}
+"""
+    module = parse_nb(text, "pin.nb")
+    printed = print_nb(module)
+    assert "relu(%v) on cpu" in printed and "tanh(%y)\n" in printed
+    assert print_nb(parse_nb(printed, "again.nb")) == printed
+    run_stages(module, ["graph"])
+    (tanh,) = [op for op in module.walk() if op.name == "graph.tanh"]
+    assert tanh.parent_op().name == "func.func"  # not fused into the cpu-pinned dense+relu group
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_allclose(nimble.compile(parse_nb(text, "pin.nb"))(x, w), np.tanh(np.maximum(x @ w.T, 0)),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(OpError, match="'graph.tanh' op is pinned to 'opencl'"):
+        nimble.compile(parse_nb(text.replace("tanh(%y)", "tanh(%y) on opencl"), "pin.nb"))
