@@ -113,6 +113,32 @@ class AllocTensorOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ViewOp(IRDLOperation):
+    """A tensor viewing the memory of another at byte `offset` (no copy): a slice along
+    the leading axis, a squeeze or a reshape of a contiguous tensor.
+
+    Example: `%row = device.view %xs[%offset] (%n) : tensor<?x?x64xf32> -> tensor<?x64xf32>`
+    """
+
+    name = "device.view"
+    source = operand_def(TensorType)
+    offset = operand_def(IndexType)
+    dynamic_dims = var_operand_def(IndexType)
+    result = result_def(TensorType)
+    assembly_format = "$source `[` $offset `]` `(` $dynamic_dims `)` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, offset: SSAValue, dynamic_dims: Sequence[SSAValue], type: TensorType):
+        super().__init__(operands=[source, offset, dynamic_dims], result_types=[type])
+
+    def verify_(self) -> None:
+        unknown = sum(1 for d in self.result.type.get_shape() if d < 0)
+        if unknown != len(self.dynamic_dims):
+            raise _error(self, f"has {len(self.dynamic_dims)} dim operands for {unknown} '?' dims of {self.result.type}")
+        if self.source.type.get_element_type() != self.result.type.get_element_type():
+            raise _error(self, "views a tensor with another element type")
+
+
+@irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Run kernel `@kernel` on `inputs`, writing `outputs` (allocated by the caller).
 
@@ -184,4 +210,4 @@ class KillOp(IRDLOperation):
         super().__init__(operands=[value])
 
 
-Device = Dialect("device", [AllocStorageOp, AllocTensorOp, LaunchOp, CopyOp, KillOp], [StorageType])
+Device = Dialect("device", [AllocStorageOp, AllocTensorOp, ViewOp, LaunchOp, CopyOp, KillOp], [StorageType])

@@ -232,11 +232,15 @@ class FunctionEmitter:
         for end in ends:
             self.patch(end, "target", self.pc)
 
-    def alloc_tensor(self, op: device.AllocTensorOp) -> None:
+    def view(self, op: device.ViewOp) -> None:
+        """`alloc_tensor_reg` with a tensor where the storage goes: a view of its memory."""
+        self.alloc_tensor(op, op.source)
+
+    def alloc_tensor(self, op: device.AllocTensorOp | device.ViewOp, base: SSAValue | None = None) -> None:
         dtype = dtype_name(op.result.type.get_element_type())
-        dst, storage = self.reg(op.result), self.reg(op.storage)
+        dst, storage = self.reg(op.result), self.reg(op.storage if base is None else base)
         offset = op.offset.owner
-        static = isinstance(offset, arith.ConstantOp) and not op.dynamic_dims
+        static = isinstance(offset, arith.ConstantOp) and not op.dynamic_dims and base is None
         if static:
             self.emit("alloc_tensor", dst=dst, storage=storage, offset=offset.value.value.data, dtype=dtype,
                       shape=list(op.result.type.get_shape()))
@@ -306,6 +310,7 @@ _HANDLERS: dict[type[Operation], Callable[[FunctionEmitter, Any], None]] = {
     device.AllocStorageOp: _simple("alloc_storage", dst=lambda o: o.result, size=lambda o: o.size,
                                    alignment=lambda o: o.alignment.value.data, device=lambda o: o.device.data),
     device.AllocTensorOp: FunctionEmitter.alloc_tensor,
+    device.ViewOp: FunctionEmitter.view,
     device.LaunchOp: FunctionEmitter.launch,
     device.KillOp: _simple("kill", src=lambda o: o.value),
     device.CopyOp: _simple("device_copy", dst=lambda o: o.result, src=lambda o: o.source,

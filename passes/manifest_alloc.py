@@ -31,7 +31,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
 from nimble.dialects import device, loop, shape
-from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.graph import FusedOp, GraphOp, ReshapeOp, SliceOp, SqueezeOp, UnsqueezeOp, YieldOp
+from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR
@@ -99,9 +100,48 @@ COMPILED_FOR = ("cpu",)
 """Devices with a kernel backend."""
 
 
+VIEW_OPS = (SliceOp, SqueezeOp, UnsqueezeOp, ReshapeOp)
+"""Ops whose result can be a view of a contiguous input (given `_leading_slice`)."""
+
+
+def _leading_slice(op: SliceOp) -> bool:
+    """A slice of consecutive rows: steps 1, every axis after the first whole."""
+    starts, ends = op.static_starts.get_values(), op.static_ends.get_values()
+    return all(s == 1 for s in op.steps.get_values()) and all(
+        st == 0 and en == SLICE_END for st, en in list(zip(starts, ends))[1:])
+
+
+def _as_view(group: FusedOp, k: GroupDims) -> SSAValue | None:
+    """A `device.view` computing the group's one output, when the group is a chain of
+    view ops on one tensor; None otherwise."""
+    members = [o for o in group.body.block.ops if isinstance(o, GraphOp)]
+    block = group.body.block
+    if not members or len(block.last_op.operands) != 1 or not all(isinstance(o, VIEW_OPS) for o in members):
+        return None
+    chain = block.args[0] if block.args else None
+    offset: int | SSAValue = 0
+    for op in members:
+        if op.operands[0] is not chain or (isinstance(op, SliceOp) and not _leading_slice(op)):
+            return None
+        if isinstance(op, SliceOp):
+            dims = k.known[op.input]
+            start = op.bounds()[0][0]
+            start = k.normalize_index(start if isinstance(start, int) else k.index(start), dims[0])
+            row = _product(k, dims[1:], numpy_dtype(op.input.type.get_element_type()).itemsize)
+            offset = k.binary("add", offset, k.binary("mul", start, row))
+        chain = op.results[0]
+    if chain is not block.last_op.operands[0]:
+        return None
+    dims = k.known[chain]
+    dynamic = [k.value(d) for d, static in zip(dims, chain.type.get_shape()) if static < 0]
+    view = device.ViewOp(group.inputs[0], k.value(offset), dynamic, chain.type)
+    return k.builder.insert(view).result
+
+
 def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAValue]]) -> None:
     """Replace one kernel group by shape IR, allocations and a launch (recording the
-    dims of its outputs in `outputs_dims`)."""
+    dims of its outputs in `outputs_dims`); a group that only views its input (`xs[i]`)
+    becomes a `device.view` instead."""
     where = group_device(group)
     k = GroupDims(group, outputs_dims)
     for op in group.body.block.ops:
@@ -113,6 +153,12 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
             raise OpError(op, str(e)) from None
         for result, dims in zip(op.results, shapes):
             k.known[result] = list(dims)
+    view = _as_view(group, k)
+    if view is not None:
+        group.outputs[0].replace_all_uses_with(view)
+        outputs_dims[view] = [d if isinstance(d, int) else k.value(d) for d in k.known[group.body.block.last_op.operands[0]]]
+        Rewriter.erase_op(group)
+        return
     yielded = group.body.block.last_op
     assert isinstance(yielded, YieldOp)
     outputs: list[SSAValue] = []

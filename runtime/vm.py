@@ -356,9 +356,18 @@ class VirtualMachine:
             n = 1
             for d in shape:
                 n *= d
-            if not isinstance(s, Storage) or at < 0 or at + n * dt.itemsize > s.size:
+            if isinstance(s, np.ndarray):  # a view of a tensor (device.view)
+                if s.dtype != dt:
+                    raise _Fatal(f"a {dtype} view of a {s.dtype} tensor")
+                buffer = s if s.flags.c_contiguous else np.ascontiguousarray(s)
+                size = buffer.nbytes
+            elif isinstance(s, Storage):
+                buffer, size = s.buffer, s.size
+            else:
+                raise _Fatal(f"r{storage} is neither storage nor a tensor")
+            if at < 0 or at + n * dt.itemsize > size:
                 raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {at} does not fit in r{storage}")
-            r[dst] = np.ndarray(shape, dt, s.buffer, at)
+            r[dst] = np.ndarray(shape, dt, buffer, at)
         return step
 
     def _i_alloc_adt(self, dst, constructor, fields):

@@ -360,3 +360,27 @@ def test_device_annotations_pin_ops_and_are_checked(rng):
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(OpError, match="'graph.tanh' op is pinned to 'opencl'"):
         nimble.compile(parse_nb(text.replace("tanh(%y)", "tanh(%y) on opencl"), "pin.nb"))
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_row_slices_are_views_not_kernels(contiguous, rng):
+    """`%xs[%i]` and `%xs[%i:%j]` of whole rows become device.view (no copy kernel), at
+    any start (negative ones count from the end, bounds clamp) and on a non-contiguous
+    argument too."""
+    text = """func.func @main(%xs: tensor<?x?x4xf32>, %i: index, %j: index) -> (tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>) {
+  %row = graph.slice %xs[%i:%j, :, :] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %none = graph.slice %xs[%i:%i, :, :] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %one = graph.slice %xs[-1:, :, :] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %last = graph.squeeze %one [0] : tensor<?x?x4xf32> -> tensor<?x4xf32>
+  func.return %last, %row, %none : tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>
+}"""
+    exe = nimble.compile(text)
+    assert exe.kernel_names == [] and "device.view" not in str(exe.module)  # lowered: no kernel at all
+    xs = rng.standard_normal((5, 3, 4)).astype(np.float32)
+    if not contiguous:
+        xs = np.asfortranarray(xs)
+    for i, j in [(0, 5), (1, 3), (-2, 5), (4, 9), (-9, 2)]:
+        last, rows, none = exe(xs, i, j)
+        np.testing.assert_array_equal(rows, xs[i:j])
+        np.testing.assert_array_equal(last, xs[-1])
+        assert none.shape == (0, 3, 4)

@@ -33,3 +33,15 @@ func.func @copy_between_devices(%x: tensor<?xf32>) -> tensor<?xf32> {
   %y = device.copy %x from "cpu" to "opencl" : tensor<?xf32> -> tensor<?xf32>
   func.return %y : tensor<?xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @view_rows
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x64xf32>, %[[OFFSET:[A-Za-z0-9_$.-]+]]: index, %[[N:[A-Za-z0-9_$.-]+]]: index) -> tensor<?x64xf32> {
+// CHECK-NEXT: %[[ROW:[A-Za-z0-9_$.-]+]] = device.view %[[XS]][%[[OFFSET]]] (%[[N]]) : tensor<?x?x64xf32> -> tensor<?x64xf32>
+// CHECK-NEXT: func.return %[[ROW]] : tensor<?x64xf32>
+// CHECK-NEXT: }
+func.func @view_rows(%xs: tensor<?x?x64xf32>, %offset: index, %n: index) -> tensor<?x64xf32> {
+  %row = device.view %xs[%offset] (%n) : tensor<?x?x64xf32> -> tensor<?x64xf32>
+  func.return %row : tensor<?x64xf32>
+}
