@@ -12,7 +12,6 @@ a loop lowering run on the host by their reference semantics (a CPU fallback, li
 
 from __future__ import annotations
 
-import ctypes
 import os
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from nimble.dialects.shape_functions import constant_index
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
+from nimble.runtime.kernels import KERNEL_FN, data_pointer, slot_array
 from nimble.runtime.vm import VirtualMachine, VMError
 
 STAGES: dict[str, list[str]] = {
@@ -47,7 +47,6 @@ STAGES: dict[str, list[str]] = {
 TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "memory", "vm", "llvm"]}
 """The stages of each target; `llvm` (the kernels' own lowering) runs on the kernels only."""
 
-_KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 def reduction_work(kernel: Operation) -> int:
@@ -236,15 +235,16 @@ class KernelFunction:
         self.jit = jit  # keeps the machine code alive
         self.name = kernel.sym_name.data
         self.types = [a.type for a in kernel.args]
-        self.fn = _KERNEL_FN(jit.addresses[self.name])
+        self.kinds = ["tensor" if isinstance(t, MemRefType) else "index" for t in self.types]
+        self.dynamic = [[i for i, d in enumerate(t.get_shape()) if d < 0] if isinstance(t, MemRefType) else []
+                        for t in self.types]
+        self.fn = KERNEL_FN(jit.addresses[self.name])
 
     def __call__(self, *args: Any) -> None:
         if len(args) != len(self.types):
             raise TypeError(f"kernel @{self.name} takes {len(self.types)} arguments, got {len(args)}")
-        slots: list[int] = []
         for i, (t, arg) in enumerate(zip(self.types, args)):
             if not isinstance(t, MemRefType):
-                slots.append(int(arg))
                 continue
             expected = numpy_dtype(t.get_element_type())
             shape = t.get_shape()
@@ -252,10 +252,8 @@ class KernelFunction:
                     or any(d >= 0 and d != n for d, n in zip(shape, arg.shape)) or not arg.flags.c_contiguous:
                 got = f"{arg.dtype}{list(arg.shape)}" if isinstance(arg, np.ndarray) else type(arg).__name__
                 raise ValueError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {t}, got {got}")
-            slots.append(arg.ctypes.data)
-            slots += [n for n, d in zip(arg.shape, shape) if d < 0]
-        packed = np.array([*slots, 0, 1], dtype=np.int64)
-        self.fn(packed.ctypes.data)
+        packed, _ = slot_array(self.kinds, self.dynamic, args)
+        self.fn(data_pointer(packed))
 
 
 def compile_kernels(source: Any) -> dict[str, KernelFunction]:

@@ -30,21 +30,21 @@ class InterpreterError(Exception):
     without reference semantics. The message names the op and its source location."""
 
 
-def _trunc_div(a: int, b: int) -> int:
+def trunc_div(a: int, b: int) -> int:
     if b == 0:
         raise ZeroDivisionError("index division by zero")
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
 
-def _floor_div(a: int, b: int) -> int:
+def floor_div(a: int, b: int) -> int:
     if b == 0:
         raise ZeroDivisionError("index division by zero")
     return a // b
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -_floor_div(-a, b)
+def ceil_div(a: int, b: int) -> int:
+    return -floor_div(-a, b)
 
 
 def _constant(op: arith.ConstantOp, args: Sequence[Any]) -> list[Any]:
@@ -81,10 +81,10 @@ XDSL_SEMANTICS: dict[type[Operation], Callable[[Any, Sequence[Any]], list[Any]]]
     arith.AddiOp: _binary(lambda a, b: a + b),
     arith.SubiOp: _binary(lambda a, b: a - b),
     arith.MuliOp: _binary(lambda a, b: a * b),
-    arith.DivSIOp: _binary(_trunc_div),
-    arith.FloorDivSIOp: _binary(_floor_div),
-    arith.CeilDivSIOp: _binary(_ceil_div),
-    arith.RemSIOp: _binary(lambda a, b: a - b * _trunc_div(a, b)),
+    arith.DivSIOp: _binary(trunc_div),
+    arith.FloorDivSIOp: _binary(floor_div),
+    arith.CeilDivSIOp: _binary(ceil_div),
+    arith.RemSIOp: _binary(lambda a, b: a - b * trunc_div(a, b)),
     arith.MaxSIOp: _binary(max),
     arith.MinSIOp: _binary(min),
     arith.AndIOp: _binary(lambda a, b: a & b),

@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IndexType, IntegerAttr, Intege
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator
 
 from nimble.dialects import device, loop
 from nimble.dialects.shape import ShapeType
@@ -139,8 +140,6 @@ def _liveness(block: Block, storage: device.AllocStorageOp, index: dict[Operatio
 
 
 def _is_terminator(op: Operation) -> bool:
-    from xdsl.traits import IsTerminator
-
     return op.has_trait(IsTerminator) or isinstance(op, func.ReturnOp)
 
 

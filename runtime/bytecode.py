@@ -515,7 +515,7 @@ def decode(data: bytes) -> Program:
     for _ in range(r.count(20, "functions")):
         name = r.string()
         num_regs, num_results, num_params = r.get("III")
-        params = list(r.get(f"{num_params}I")) if num_params * 4 <= len(r.data) - r.pos else r.raw(num_params * 4)
+        params = list(r.get(f"{num_params}I"))  # a count beyond the section is a truncation error
         code = []
         for _ in range(r.count(1, "instructions")):
             opcode = r.one("B")

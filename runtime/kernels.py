@@ -165,23 +165,10 @@ class KernelEntry:
     def _template(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[np.ndarray, list[int], list[int]]:
         """The slot array with every dim and scalar filled in, and where the input and
         output data pointers go."""
-        slots: list[int] = []
-        in_at: list[int] = []
-        out_at: list[int] = []
-        for kind, dynamic, arg in zip(self.kinds, self.in_dynamic, args):
-            if kind == "tensor":
-                in_at.append(len(slots))
-                slots.append(0)
-                slots += [arg.shape[i] for i in dynamic]
-            elif kind == "shape":
-                slots += [int(d) for d in arg]
-            else:
-                slots.append(int(arg))
-        for out, dynamic in zip(outputs, self.out_dynamic):
-            out_at.append(len(slots))
-            slots.append(0)
-            slots += [out.shape[i] for i in dynamic]
-        return np.array([*slots, 0, 1], dtype=np.int64), in_at, out_at
+        kinds = [*self.kinds, *["tensor"] * len(outputs)]
+        packed, at = slot_array(kinds, [*self.in_dynamic, *self.out_dynamic], [*args, *outputs], fill=False)
+        inputs = sum(1 for k in self.kinds if k == "tensor")
+        return packed, at[:inputs], at[inputs:]
 
     def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: ThreadPoolExecutor | None,
                reference: Any) -> None:
@@ -220,6 +207,25 @@ class KernelEntry:
         self.fn(data_pointer(parts[0]))
         for other in others:
             other.result()
+
+
+def slot_array(kinds: Sequence[str], dynamic: Sequence[Sequence[int]], values: Sequence[Any],
+               fill: bool = True) -> tuple[np.ndarray, list[int]]:
+    """The kernel ABI's argument array: per tensor its data pointer (0 unless `fill`)
+    and its `?` dims (axes `dynamic`), per shape its dims, per index its value; then
+    chunk 0 of 1. Also the positions of the data pointers."""
+    slots: list[int] = []
+    pointers: list[int] = []
+    for kind, axes, value in zip(kinds, dynamic, values):
+        if kind == "tensor":
+            pointers.append(len(slots))
+            slots.append(data_pointer(value) if fill else 0)
+            slots += [value.shape[i] for i in axes]
+        elif kind == "shape":
+            slots += [int(d) for d in value]
+        else:
+            slots.append(int(value))
+    return np.array([*slots, 0, 1], dtype=np.int64), pointers
 
 
 @dataclass

@@ -30,6 +30,7 @@ from nimble.dialects import vm
 from nimble.dialects.shape import failure_message
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
+from nimble.reference import ceil_div, floor_div, trunc_div
 from nimble.runtime.allocator import Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
 from nimble.runtime.kernels import KernelEntry, LaunchError
@@ -60,23 +61,13 @@ def _int(v: Any) -> int:
     return int(v)
 
 
-def _floordiv(a: int, b: int) -> int:
-    if b == 0:
-        raise _Fatal("index division by zero")
-    return a // b
-
-
-def _truncdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b) if b else _floordiv(a, b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-# Index arithmetic on Python ints (values of other types raise TypeError, reported as a
-# VMError; allocation converts sizes with `_int`).
+# Index arithmetic on Python ints, with the reference interpreter's division semantics
+# (values of other types raise TypeError, division by zero ZeroDivisionError: both are
+# reported as a VMError; allocation converts sizes with `_int`).
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul,
-    "div": _truncdiv, "floordiv": _floordiv, "ceildiv": lambda a, b: -_floordiv(-a, b),
-    "rem": lambda a, b: a - b * _truncdiv(a, b),
+    "div": trunc_div, "floordiv": floor_div, "ceildiv": ceil_div,
+    "rem": lambda a, b: a - b * trunc_div(a, b),
     "max": max, "min": min, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
 }
 _CMP: list[Callable[[int, int], bool]] = [

@@ -153,6 +153,11 @@ def test_tensor_outside_its_storage_is_an_error():
         run(text, 16)
 
 
+def test_index_division_by_zero_is_an_error():
+    with pytest.raises(VMError, match=r"instruction 0 \(floordiv\): ZeroDivisionError"):
+        run("vm.function @main(r0, r1) regs 3 {\n  vm.floordiv r2, r0, r1\n  vm.ret (r2)\n}", 7, 0)
+
+
 def test_fatal_and_wrong_register_values():
     with pytest.raises(VMError, match=r"boom \(3 vs 4\)"):
         run('vm.function @main(r0, r1) regs 2 {\n  vm.fatal "boom", (r0, r1)\n}', 3, 4)
