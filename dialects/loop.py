@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, MemRefType, StringAttr
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -41,6 +42,9 @@ from xdsl.utils.exceptions import VerifyException
 
 KERNEL_MARK = "nimble.kernel"
 """The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
+NO_STRETCH_MARK = "nimble.no_stretch"
+"""On a kernel built assuming no `?` dim is broadcast from 1 (the shape-specialised
+variant): valid only for calls where that holds."""
 
 
 def _error(op: Operation, message: str) -> VerifyException:
@@ -453,3 +457,37 @@ class AllocOp(IRDLOperation):
 
 
 Loop = Dialect("loop", [ForeachOp, ReduceOp, YieldOp, AllocOp], [ScheduleAttr, LevelAttr])
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel queries (launch metadata)
+
+
+def _trips(op: ReduceOp) -> int:
+    """A reduction's trip count when its upper bound is a constant, else 64."""
+    owner = op.upper.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return max(owner.value.value.data, 1)
+    return 64
+
+
+def reduction_work(kernel: Operation) -> int:
+    """Reduction steps per output element of a kernel (dynamic trip counts count 64):
+    with the output size, what decides whether splitting it over threads pays."""
+
+    def work(block: Block) -> int:
+        total = 0
+        for op in block.ops:
+            if isinstance(op, ReduceOp):
+                total += _trips(op) * max(1, work(op.body.block))
+            elif isinstance(op, ForeachOp):
+                total += work(op.body.block)
+        return total
+
+    return max(1, work(kernel.regions[0].block))
+
+
+def has_parallel_loop(kernel: Operation) -> bool:
+    """Whether a loop of the kernel is scheduled `parallel` (its launches may be split)."""
+    return any(isinstance(o, ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
+               for o in kernel.walk())

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -84,6 +84,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             # otherwise each recompute every gate); chosen at run time when it holds.
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()
             variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
+            variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
             Rewriter.insert_op(variant, InsertPoint.after(anchor))
             anchor = variant
             group.attributes[VARIANT_ATTR] = SymbolRefAttr(f"{name}_ns")

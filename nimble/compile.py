@@ -21,13 +21,11 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 
 from nimble.dialects import loop
 from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
-from nimble.dialects.shape_functions import constant_index
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
@@ -47,25 +45,6 @@ STAGES: dict[str, list[str]] = {
 TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "memory", "vm", "llvm"]}
 """The stages of each target; `llvm` (the kernels' own lowering) runs on the kernels only."""
 
-
-
-def reduction_work(kernel: Operation) -> int:
-    """Reduction steps per output element of a kernel (dynamic trip counts count 64)."""
-
-    def trips(op: loop.ReduceOp) -> int:
-        n = constant_index(op.upper)
-        return 64 if n is None else max(n, 1)
-
-    def work(block) -> int:
-        total = 0
-        for op in block.ops:
-            if isinstance(op, loop.ReduceOp):
-                total += trips(op) * max(1, work(op.body.block))
-            elif isinstance(op, loop.ForeachOp):
-                total += work(op.body.block)
-        return total
-
-    return max(1, work(kernel.body.block))
 
 
 def to_vm(module: ModuleOp, target: str = "llvm") -> ModuleOp:

@@ -104,7 +104,6 @@ def _results_of(function: vm.FunctionOp) -> int:
 
 def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
     """The program of a `lower-to-vm` module (its kernels compiled separately)."""
-    from nimble.compile import reduction_work
     from nimble.reference import Interpreter
 
     functions = [op for op in module.ops if isinstance(op, vm.FunctionOp)]
@@ -138,10 +137,9 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
             for (_, kind), value in zip(op.FIELDS, op.decoded()):
                 if kind == K.KERNEL and value not in kernel_index:
                     kfunc = kernel_funcs[value]
-                    parallel = any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
-                                   for o in kfunc.walk())
                     kernel_index[value] = len(kernels)
-                    kernels.append(Kernel(value, group_of[value], parallel, value.endswith("_ns"), reduction_work(kfunc),
+                    kernels.append(Kernel(value, group_of[value], loop.has_parallel_loop(kfunc),
+                                          loop.NO_STRETCH_MARK in kfunc.attributes, loop.reduction_work(kfunc),
                                           kernel_abi(kfunc)))
                 if kind == K.STR:
                     strings.append(value)
