@@ -2,6 +2,8 @@
 
     python benchmarks/models.py [--threads 1|2] [--quick]
 
+Models: LSTM (hidden 256/1024, 25/100 steps, batch 1), a child-sum Tree-LSTM (~50 nodes),
+BERT encoders (4x256 and 2x768, sequence 32 and 128), ResNet-18 (1x3x224x224).
 Per model: Nimble's median time (compiled to bytecode, saved, loaded, run by the VM),
 PyTorch eager's on the same weights and inputs, the ratio (>1: Nimble faster), the VM's
 time outside kernels per instruction (launch overhead included), and memory: the
@@ -189,6 +191,125 @@ def tree_lstm(nodes: int, repeat: int) -> None:
     print("    " + vm_report(exe, [tree, *params], max(3, repeat // 4)), flush=True)
 
 
+def bert_source(layers: int, hidden: int) -> str:
+    """The BERT example's encoder at another depth and width (heads of 64, FFN 4x)."""
+    heads, ff = hidden // 64, 4 * hidden
+    weights = (f"%wq: f32[{hidden}, {hidden}], %bq: f32[{hidden}], %wk: f32[{hidden}, {hidden}], %bk: f32[{hidden}], "
+               f"%wv: f32[{hidden}, {hidden}], %bv: f32[{hidden}], %wo: f32[{hidden}, {hidden}], %bo: f32[{hidden}], "
+               f"%g1: f32[{hidden}], %e1: f32[{hidden}], %w1: f32[{ff}, {hidden}], %b1: f32[{ff}], "
+               f"%w2: f32[{hidden}, {ff}], %b2: f32[{hidden}], %g2: f32[{hidden}], %e2: f32[{hidden}]")
+    names = "%wq, %bq, %wk, %bk, %wv, %bv, %wo, %bo, %g1, %e1, %w1, %b1, %w2, %b2, %g2, %e2"
+    calls = "%x"
+    for _ in range(layers):
+        calls = f"@layer({calls}, {names})"
+    return f"""
+def @layer(%x: f32[s, {hidden}], {weights}) -> f32[s, {hidden}] {{
+  let %q = transpose(reshape(dense(%x, %wq, %bq), [-1, {heads}, 64]), [1, 0, 2])
+  let %k = transpose(reshape(dense(%x, %wk, %bk), [-1, {heads}, 64]), [1, 2, 0])
+  let %v = transpose(reshape(dense(%x, %wv, %bv), [-1, {heads}, 64]), [1, 0, 2])
+  let %p = softmax(%q @ %k * 0.125, axis=-1)
+  let %context = reshape(transpose(%p @ %v, [1, 0, 2]), [-1, {hidden}])
+  let %a = layer_norm(%x + dense(%context, %wo, %bo), %g1, %e1)
+  let %f = dense(gelu(dense(%a, %w1, %b1)), %w2, %b2)
+  layer_norm(%a + %f, %g2, %e2)
+}}
+
+def @main(%x: f32[s, {hidden}], {weights}) -> f32[s, {hidden}] {{
+  {calls}
+}}
+"""
+
+
+def bert(layers: int, hidden: int, lengths: list[int], repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    t = time.perf_counter()
+    exe = through_bytecode(bert_source(layers, hidden), "bert")
+    compile_s = time.perf_counter() - t
+    ff = 4 * hidden
+    shapes = [(hidden, hidden), (hidden,)] * 4 + [(hidden,), (hidden,), (ff, hidden), (ff,), (hidden, ff), (hidden,),
+                                                  (hidden,), (hidden,)]
+    params = [(rng.standard_normal(sh) * 0.05).astype(np.float32) for sh in shapes]
+    params[8] += 1.0  # layer-norm scales near 1
+    params[14] += 1.0
+    for seq in lengths:
+        x = rng.standard_normal((seq, hidden)).astype(np.float32)
+        nimble_s = median_time(lambda: exe.run(x, *params), repeat)
+        line = f"BERT {layers}x{hidden} S={seq:<4} nimble {nimble_s * 1e3:8.3f} ms"
+        if torch is not None:
+            tp = [torch.from_numpy(p) for p in params]
+            heads = hidden // 64
+
+            def layer(h):
+                wq, bq, wk, bk, wv, bv, wo, bo, g1, e1, w1, b1, w2, b2, g2, e2 = tp
+                q = (h @ wq.T + bq).reshape(-1, heads, 64).transpose(0, 1)
+                k = (h @ wk.T + bk).reshape(-1, heads, 64).permute(1, 2, 0)
+                v = (h @ wv.T + bv).reshape(-1, heads, 64).transpose(0, 1)
+                ctx = (torch.softmax(q @ k * 0.125, dim=-1) @ v).transpose(0, 1).reshape(-1, hidden)
+                a = torch.nn.functional.layer_norm(h + ctx @ wo.T + bo, (hidden,), g1, e1)
+                f = torch.nn.functional.gelu(a @ w1.T + b1) @ w2.T + b2
+                return torch.nn.functional.layer_norm(a + f, (hidden,), g2, e2)
+
+            def model():
+                h = torch.from_numpy(x)
+                for _ in range(layers):
+                    h = layer(h)
+                return h
+
+            with torch.no_grad():
+                np.testing.assert_allclose(exe.run(x, *params)[0], model().numpy(), rtol=1e-3, atol=1e-3)
+                torch_s = median_time(model, repeat)
+            line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
+        print(line + f"  (compile {compile_s:.1f} s)", flush=True)
+    print("    " + vm_report(exe, [x, *params], max(3, repeat // 4)), flush=True)
+
+
+RESNET_SHAPES = [(64, 3, 7, 7), (64,)] + [(64, 64, 3, 3), (64,)] * 4
+for _cin, _cout in ((64, 128), (128, 256), (256, 512)):
+    RESNET_SHAPES += [(_cout, _cin, 3, 3), (_cout,), (_cout, _cout, 3, 3), (_cout,), (_cout, _cin, 1, 1), (_cout,)]
+    RESNET_SHAPES += [(_cout, _cout, 3, 3), (_cout,)] * 2
+RESNET_SHAPES += [(1000, 512), (1000,)]
+
+
+def resnet18(size: int, repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    t = time.perf_counter()
+    with open(os.path.join(EXAMPLES, "resnet18.nb")) as f:
+        exe = through_bytecode(f.read(), "resnet18")
+    compile_s = time.perf_counter() - t
+    image = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    params = [(rng.standard_normal(sh) * np.sqrt(2 / max(1, np.prod(sh[1:])))).astype(np.float32) for sh in RESNET_SHAPES]
+    nimble_s = median_time(lambda: exe.run(image, *params), repeat)
+    line = f"ResNet-18 1x3x{size}x{size}  nimble {nimble_s * 1e3:8.3f} ms"
+    if torch is not None:
+        F = torch.nn.functional
+        p = [torch.from_numpy(a) for a in params]
+
+        def block(x, w1, b1, w2, b2):
+            return F.relu(F.conv2d(F.relu(F.conv2d(x, w1, b1, padding=1)), w2, b2, padding=1) + x)
+
+        def down(x, w1, b1, w2, b2, wp, bp):
+            y = F.relu(F.conv2d(x, w1, b1, stride=2, padding=1))
+            return F.relu(F.conv2d(y, w2, b2, padding=1) + F.conv2d(x, wp, bp, stride=2))
+
+        def model():
+            x = F.max_pool2d(F.relu(F.conv2d(torch.from_numpy(image), p[0], p[1], stride=2, padding=3)), 3, 2, 1)
+            x = block(block(x, *p[2:6]), *p[6:10])
+            at = 10
+            for _ in range(3):
+                x = block(down(x, *p[at:at + 6]), *p[at + 6:at + 10])
+                at += 10
+            return x.mean(dim=(2, 3)) @ p[at].T + p[at + 1]
+
+        with torch.no_grad():
+            expected = model().numpy()
+            got = exe.run(image, *params)[0]
+            np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3 * float(np.abs(expected).max()))
+            torch_s = median_time(model, repeat)
+        line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
+    print(line + f"  (compile {compile_s:.1f} s)", flush=True)
+    print("    " + vm_report(exe, [image, *params], max(3, repeat // 4)), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=1)
@@ -199,6 +320,9 @@ def main() -> None:
     for hidden, steps in ([(256, 25)] if args.quick else [(256, 25), (256, 100), (1024, 25), (1024, 100)]):
         lstm(hidden, steps, repeat)
     tree_lstm(47, repeat)
+    for layers, hidden in ([(2, 256)] if args.quick else [(4, 256), (2, 768)]):
+        bert(layers, hidden, [32] if args.quick else [32, 128], repeat)
+    resnet18(64 if args.quick else 224, max(3, repeat // 4))
 
 
 if __name__ == "__main__":

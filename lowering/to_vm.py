@@ -72,11 +72,19 @@ class FunctionEmitter:
     regs: dict[SSAValue, int] = field(default_factory=dict)
     code: list[vm.Instruction] = field(default_factory=list)
     count: int = 0
+    constants: dict[int, int] = field(default_factory=dict)
+    """Integer constant -> the register holding it, loaded once at the function's entry."""
 
     def reg(self, value: SSAValue) -> int:
         if value not in self.regs:
             self.regs[value] = self.fresh()
         return self.regs[value]
+
+    def const(self, value: int) -> int:
+        """The register holding integer `value` (loaded at entry: never in a loop)."""
+        if value not in self.constants:
+            self.constants[value] = self.fresh()
+        return self.constants[value]
 
     def fresh(self) -> int:
         self.count += 1
@@ -99,6 +107,7 @@ class FunctionEmitter:
     def lower(self) -> vm.FunctionOp:
         params = [self.reg(a) for a in self.function.body.block.args]
         self.block(self.function.body.block)
+        self.prepend_constants()
         function = vm.FunctionOp(self.function.sym_name.data, params, max(self.count, 1), self.code)
         # The source signature: the VM checks a caller's arguments against it.
         function.attributes[vm.SIGNATURE] = self.function.function_type
@@ -109,6 +118,15 @@ class FunctionEmitter:
         function.attributes[vm.DIM_NAMES] = DictionaryAttr(
             {f"{param}.{axis}": StringAttr(name) for param, axes in named.items() for axis, name in axes.items()})
         return function
+
+    def prepend_constants(self) -> None:
+        """Load the pooled constants first, shifting every jump target past them."""
+        loads = [vm.OPS["load_consti"].make(dst=r, value=v) for v, r in self.constants.items()]
+        for op in self.code:
+            for name, kind in op.FIELDS:
+                if kind == vm.Kind.TARGET:
+                    self.patch(op, name, op.field_value(name) + len(loads))
+        self.code[:0] = loads
 
     def block(self, block: Block) -> Operation | None:
         """Emit the ops of a block; returns its terminator (not emitted) if any."""
@@ -159,7 +177,7 @@ class FunctionEmitter:
     def constant(self, op: arith.ConstantOp) -> None:
         value = op.value
         if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType | IntegerType):
-            self.emit("load_consti", dst=self.reg(op.result), value=value.value.data)
+            self.regs[op.result] = self.const(value.value.data)
         elif isinstance(value, FloatAttr):
             self.host(op)
         else:
@@ -218,9 +236,8 @@ class FunctionEmitter:
         for i, (name, region) in enumerate(zip(names, op.case_regions)):
             branch = None
             if i + 1 < len(names):
-                expected, same = self.fresh(), self.fresh()
-                self.emit("load_consti", dst=expected, value=tags[name])
-                self.emit("cmp", dst=same, predicate=0, lhs=tag, rhs=expected)
+                same = self.fresh()
+                self.emit("cmp", dst=same, predicate=0, lhs=tag, rhs=self.const(tags[name]))
                 branch = self.emit("if", cond=same, then=self.pc + 1, **{"else": 0})
             for j, arg in enumerate(region.block.args):
                 self.emit("get_field", dst=self.reg(arg), src=subject, index=j)
@@ -248,9 +265,7 @@ class FunctionEmitter:
         dims, dynamic = [], iter(op.dynamic_dims)
         for d in op.result.type.get_shape():
             if d >= 0:
-                r = self.fresh()
-                self.emit("load_consti", dst=r, value=d)
-                dims.append(r)
+                dims.append(self.const(d))
             else:
                 dims.append(self.reg(next(dynamic)))
         self.emit("alloc_tensor_reg", dst=dst, storage=storage, offset=self.reg(op.offset), dtype=dtype, dims=dims)

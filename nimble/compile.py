@@ -36,7 +36,7 @@ STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
-    "memory": ["manifest-alloc", "canonicalize", "cse", "plan-memory", "canonicalize"],
+    "memory": ["manifest-alloc", "canonicalize", "cse", "host-licm", "plan-memory", "canonicalize"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
     # Hand-written kernels: realise the schedules they carry (no default schedules).

@@ -41,6 +41,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "expand-math": _lazy("passes.expand_math", "ExpandMathPass"),
     "fuse-ops": _lazy("passes.fuse_ops", "FuseOpsPass"),
     "hoist-invariant": _lazy("passes.hoist_invariant", "HoistInvariantPass"),
+    "host-licm": _lazy("passes.host_licm", "HostLicmPass"),
     "infer-shapes": _lazy("passes.infer_shapes", "InferShapesPass"),
     "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
     "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),

@@ -65,21 +65,20 @@ func.func @loop_swaps_carried_values(%n: index, %x: index, %y: index) -> (index,
 // CHECK-NEXT: graph.constructor @Nil()
 // CHECK-NEXT: graph.constructor @Cons(index, !graph.adt<@List>)
 // CHECK-NEXT: }
-// CHECK-NEXT: vm.function @length(r0) regs 11 attributes {vm.signature = (!graph.adt<@List>) -> index, vm.arg_names = ["l"], vm.dim_names = {}} {
+// CHECK-NEXT: vm.function @length(r0) regs 10 attributes {vm.signature = (!graph.adt<@List>) -> index, vm.arg_names = ["l"], vm.dim_names = {}} {
+// CHECK-NEXT: vm.load_consti r4, 0
+// CHECK-NEXT: vm.load_consti r8, 1
 // CHECK-NEXT: vm.get_tag r2, r0
-// CHECK-NEXT: vm.load_consti r3, 0
-// CHECK-NEXT: vm.cmp r4, 0, r2, r3
-// CHECK-NEXT: vm.if r4, L4, L7
-// CHECK-NEXT: vm.load_consti r5, 0
-// CHECK-NEXT: vm.move r1, r5
-// CHECK-NEXT: vm.goto L14
-// CHECK-NEXT: vm.get_field r6, r0, 0
-// CHECK-NEXT: vm.get_field r7, r0, 1
-// CHECK-NEXT: vm.invoke (r8), @length, (r7)
-// CHECK-NEXT: vm.load_consti r9, 1
-// CHECK-NEXT: vm.add r10, r8, r9
-// CHECK-NEXT: vm.move r1, r10
-// CHECK-NEXT: vm.goto L14
+// CHECK-NEXT: vm.cmp r3, 0, r2, r4
+// CHECK-NEXT: vm.if r3, L5, L7
+// CHECK-NEXT: vm.move r1, r4
+// CHECK-NEXT: vm.goto L13
+// CHECK-NEXT: vm.get_field r5, r0, 0
+// CHECK-NEXT: vm.get_field r6, r0, 1
+// CHECK-NEXT: vm.invoke (r7), @length, (r6)
+// CHECK-NEXT: vm.add r9, r7, r8
+// CHECK-NEXT: vm.move r1, r9
+// CHECK-NEXT: vm.goto L13
 // CHECK-NEXT: vm.ret (r1)
 // CHECK-NEXT: }
 graph.adt @List {
@@ -107,9 +106,9 @@ func.func @length(%l: !graph.adt<@List>) -> index {
 // CHECK-LABEL: vm.function @launch_with_variant(r0, r1, r2) regs 9 attributes {vm.signature = (tensor<?x8xf32>, index, i1) -> tensor<?x8xf32>, vm.arg_names = ["x", "n", "same"], vm.dim_names = {}} {
 // CHECK-NEXT: vm.load_consti r3, 0
 // CHECK-NEXT: vm.load_consti r4, 32
+// CHECK-NEXT: vm.load_consti r8, 8
 // CHECK-NEXT: vm.mul r5, r1, r4
 // CHECK-NEXT: vm.alloc_storage r6, r5, 64, cpu
-// CHECK-NEXT: vm.load_consti r8, 8
 // CHECK-NEXT: vm.alloc_tensor_reg r7, r6, r3, f32, (r1, r8)
 // CHECK-NEXT: vm.if r2, L7, L9
 // CHECK-NEXT: vm.invoke_kernel @k_ns, (r0), (r7)
