@@ -53,6 +53,18 @@ class KernelDims(ReifyDims):
         self.shapes = shapes
         self._dim_cache = {}
         self._const_cache = {}
+        self._same: dict[SSAValue, Dim] = {}
+        """Dims the no-stretch assumption makes equal: a broadcast's `?` dim -> the dim it meets."""
+
+    def canonical(self, d: Dim) -> Dim:
+        """The dim `d` is equal to under the no-stretch assumption (itself otherwise)."""
+        while isinstance(d, SSAValue) and d in self._same:
+            d = self._same[d]
+        return d
+
+    def same_dim(self, a: Dim, b: Dim) -> bool:
+        a, b = self.canonical(a), self.canonical(b)
+        return a is b or (isinstance(a, int) and a == b)
 
     def index(self, value: SSAValue) -> Dim:
         known = super().index(value)
@@ -77,8 +89,10 @@ class KernelDims(ReifyDims):
             return a
         if isinstance(b, int):
             return b
-        if self.no_stretch:
-            return a  # equal by the variant's assumption
+        if self.no_stretch:  # equal by the variant's assumption (checked before it runs)
+            if self.canonical(b) is not self.canonical(a):
+                self._same[self.canonical(b)] = a
+            return a
         a_is_1 = self._emit(arith.CmpiOp(a, self.value(1), "eq"))
         return self._emit(arith.SelectOp(a_is_1, b, a))
 
@@ -419,7 +433,7 @@ class KernelBuilder:
         if px is None or len(idx) < 2 or idx[-2] is not px.oh or idx[-1] is not px.ow:
             return buf, list(idx)
         dims = self._buffer_dims(buf)
-        same = lambda a, b: a is b or (isinstance(a, int) and a == b)  # noqa: E731
+        same = self.k.same_dim
         if len(dims) != len(idx) or not (same(dims[-2], px.h) and same(dims[-1], px.w)):
             return buf, list(idx)
         rank = len(idx)

@@ -31,7 +31,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
 from nimble.dialects import device, loop, shape
-from nimble.dialects.graph import FusedOp, GraphOp, ReshapeOp, SliceOp, SqueezeOp, UnsqueezeOp, YieldOp
+from nimble.dialects.graph import CastOp, FusedOp, GraphOp, ReshapeOp, SliceOp, SqueezeOp, UnsqueezeOp, YieldOp
 from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
@@ -100,8 +100,18 @@ COMPILED_FOR = ("cpu",)
 """Devices with a kernel backend."""
 
 
-VIEW_OPS = (SliceOp, SqueezeOp, UnsqueezeOp, ReshapeOp)
-"""Ops whose result can be a view of a contiguous input (given `_leading_slice`)."""
+VIEW_OPS = (SliceOp, SqueezeOp, UnsqueezeOp, ReshapeOp, CastOp)
+"""Ops whose result can be a view of a contiguous input (given `_is_view`)."""
+
+
+def _is_view(op: GraphOp) -> bool:
+    """A slice of consecutive rows, a squeeze, unsqueeze or reshape, or a cast that only
+    changes which dims are static."""
+    if isinstance(op, SliceOp):
+        return _leading_slice(op)
+    if isinstance(op, CastOp):
+        return op.input.type.get_element_type() == op.result.type.get_element_type()
+    return isinstance(op, VIEW_OPS)
 
 
 def _leading_slice(op: SliceOp) -> bool:
@@ -116,12 +126,12 @@ def _as_view(group: FusedOp, k: GroupDims) -> SSAValue | None:
     view ops on one tensor; None otherwise."""
     members = [o for o in group.body.block.ops if isinstance(o, GraphOp)]
     block = group.body.block
-    if not members or len(block.last_op.operands) != 1 or not all(isinstance(o, VIEW_OPS) for o in members):
+    if not members or len(block.last_op.operands) != 1 or not all(_is_view(o) for o in members):
         return None
     chain = block.args[0] if block.args else None
     offset: int | SSAValue = 0
     for op in members:
-        if op.operands[0] is not chain or (isinstance(op, SliceOp) and not _leading_slice(op)):
+        if op.operands[0] is not chain:
             return None
         if isinstance(op, SliceOp):
             dims = k.known[op.input]

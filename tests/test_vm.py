@@ -389,3 +389,24 @@ def test_row_slices_are_views_not_kernels(contiguous, rng):
         np.testing.assert_array_equal(rows, xs[i:j])
         np.testing.assert_array_equal(last, xs[-1])
         assert none.shape == (0, 3, 4)
+
+
+def test_casts_that_only_relax_dims_are_views(rng):
+    """Passing an f32[4, 8] weight to a function taking f32[?, ?] casts it: a view, not a
+    copy kernel; a cast that changes the element type stays a kernel."""
+    text = """func.func @scale(%w: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %y = graph.add %w, %w : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}
+func.func @main(%w: tensor<4x8xf32>) -> (tensor<?x?xf32>, tensor<4x8xi32>) {
+  %d = graph.cast %w : tensor<4x8xf32> -> tensor<?x?xf32>
+  %y = func.call @scale(%d) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %i = graph.cast %w : tensor<4x8xf32> -> tensor<4x8xi32>
+  func.return %y, %i : tensor<?x?xf32>, tensor<4x8xi32>
+}"""
+    exe = nimble.compile(text)
+    assert exe.kernel_names == ["main_cast_1", "scale_add_0_ns"]
+    w = (rng.standard_normal((4, 8)) * 10).astype(np.float32)
+    y, i = exe(w)
+    np.testing.assert_array_equal(y, w + w)
+    np.testing.assert_array_equal(i, w.astype(np.int32))
