@@ -133,28 +133,31 @@ def pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, i
     kh_, kw_ = list(op.kernel.get_values())
     is_max = isinstance(op, graph.MaxPool2dOp)
     pad_value = float("-inf") if is_max else 0.0
+    # Averages that exclude padded cells count the cells inside; nothing else needs a count.
+    counted = not is_max and not op.count_include_pad.value.data
 
     def tap(ivs: list[SSAValue]) -> list[SSAValue]:
         (h, w), inside = _window_source(kb, op, [oh, ow], ivs, x_dims[2:])
         x = kb.at(op.input, [n, c, h, w])
-        one = const(kb.emit, 1.0, t)
+        if inside is not None:
+            x = kb.emit(arith.SelectOp(inside, x, const(kb.emit, pad_value, t)))
+        if not counted:
+            return [x]
         if inside is None:
-            return [x, one]
-        return [kb.emit(arith.SelectOp(inside, x, const(kb.emit, pad_value, t))),
-                kb.emit(arith.SelectOp(inside, one, const(kb.emit, 0.0, t)))]
+            return [x, const(kb.emit, 1.0, t)]
+        return [x, kb.emit(arith.SelectOp(inside, const(kb.emit, 1.0, t), const(kb.emit, 0.0, t)))]
 
-    kind = "max" if is_max else "add"
+    kinds = ["max" if is_max else "add"] + (["add"] if counted else [])
+    identities = [kb._identity(k, t) for k in kinds]
 
     def level_h(h: SSAValue) -> list[SSAValue]:
-        return kb.reduce(kw_, [kb._identity(kind, t), kb._identity("add", t)], [kind, "add"],
-                         lambda w: tap([h, w]))
+        return kb.reduce(kw_, identities, kinds, lambda w: tap([h, w]))
 
-    total, count = kb.reduce(kh_, [kb._identity(kind, t), kb._identity("add", t)], [kind, "add"], level_h)
+    results = kb.reduce(kh_, identities, kinds, level_h)
     if is_max:
-        return total
-    if op.count_include_pad.value.data:
-        count = const(kb.emit, float(kh_ * kw_), t)
-    return kb.emit(arith.DivfOp(total, count))
+        return results[0]
+    count = results[1] if counted else const(kb.emit, float(kh_ * kw_), t)
+    return kb.emit(arith.DivfOp(results[0], count))
 
 
 def roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -> SSAValue:

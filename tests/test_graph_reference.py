@@ -191,6 +191,20 @@ def test_pooling(size, rng, run):
     np.testing.assert_allclose(g, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5)
 
 
+@pytest.mark.parametrize("size", [2, 7])
+def test_avg_pool_counting_padding(size, rng, run):
+    text = """func.func @main(%x: tensor<1x3x?x?xf32>) -> tensor<1x3x?x?xf32> {
+  %a = graph.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true} : tensor<1x3x?x?xf32> -> tensor<1x3x?x?xf32>
+  func.return %a : tensor<1x3x?x?xf32>
+}"""
+    x = rng.standard_normal((1, 3, size, size + 1)).astype(np.float32)
+    (a,) = run(text, x)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    expected = np.array([[[[xp[0, c, i:i + 3, j:j + 3].sum() / 9 for j in range(size + 1)] for i in range(size)]
+                          for c in range(3)]])
+    np.testing.assert_allclose(a, expected, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("n", SIZES)
 def test_norms_and_softmax(n, rng, run):
     text = """func.func @main(%x: tensor<?x4x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %g: tensor<3xf32>) -> (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x4x3xf32>) {
