@@ -26,6 +26,9 @@ class FusionKind(enum.Enum):
     REDUCTION = 2  # reduces along axes; takes elementwise prologues and epilogues
     OUT_FUSABLE = 3  # heavy compute (dense, matmul, conv) whose consumers can join it
     OPAQUE = 4  # fuses with nothing (data-dependent sizes, constants, control flow)
+    PERMUTE = 5  # injective, but reorders axes (transpose): joins what injective ops join,
+    # except a heavy producer, whose output nest it would make strided along the axis the
+    # kernel vectorises (BERT's attention: matmul + transpose ran at ~5 GF/s)
 
 
 class EvalContext(abc.ABC):

@@ -37,6 +37,14 @@ JOIN: dict[tuple[K, K], K] = {
     (K.ELEMENTWISE, K.REDUCTION): K.REDUCTION,
     (K.INJECTIVE, K.REDUCTION): K.REDUCTION,
     (K.REDUCTION, K.ELEMENTWISE): K.REDUCTION,
+    # A transpose joins like an injective op, but not a heavy op's output (no
+    # (OUT_FUSABLE, PERMUTE) entry): the heavy op keeps its own contiguous output nest.
+    (K.ELEMENTWISE, K.PERMUTE): K.INJECTIVE,
+    (K.INJECTIVE, K.PERMUTE): K.INJECTIVE,
+    (K.PERMUTE, K.ELEMENTWISE): K.INJECTIVE,
+    (K.PERMUTE, K.INJECTIVE): K.INJECTIVE,
+    (K.PERMUTE, K.PERMUTE): K.INJECTIVE,
+    (K.PERMUTE, K.REDUCTION): K.REDUCTION,
 }
 
 # Groups that may merge with each other through one elementwise consumer.

@@ -125,7 +125,7 @@ class TransposeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $perm attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _TransposeCanonicalization())
-    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    FUSION: ClassVar[FusionKind] = FusionKind.PERMUTE
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("perm",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:

@@ -10,6 +10,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %[[R]] : tensor<?x4xf32>
 // CHECK-NEXT: }
+
 func.func @dense_bias_activation(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %d = graph.dense %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   %a = graph.add %d, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
@@ -135,4 +136,23 @@ func.func @use_inside_a_region_keeps_groups_apart(%x: tensor<4xf32>, %c: tensor<
   }
   %b = graph.add %a, %r : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %b : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_leaves_a_heavy_output_alone
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: tensor<4x?x64xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4x64x?xf32>) -> tensor<?x4x?xf32> {
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = graph.matmul %[[A]], %[[B]] : (tensor<4x?x64xf32>, tensor<4x64x?xf32>) -> tensor<4x?x?xf32>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.fused (%[[M_1:[A-Za-z0-9_$.-]+]] = %[[M]]) : (tensor<4x?x?xf32>) -> tensor<?x4x?xf32> {
+// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.transpose %[[M_1]] [1, 0, 2] : tensor<4x?x?xf32> -> tensor<?x4x?xf32>
+// CHECK-NEXT: %[[R_1:[A-Za-z0-9_$.-]+]] = graph.relu %[[T]] : tensor<?x4x?xf32> -> tensor<?x4x?xf32>
+// CHECK-NEXT: graph.yield %[[R_1]] : tensor<?x4x?xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[R]] : tensor<?x4x?xf32>
+// CHECK-NEXT: }
+func.func @transpose_leaves_a_heavy_output_alone(%a: tensor<4x?x64xf32>, %b: tensor<4x64x?xf32>) -> tensor<?x4x?xf32> {
+  %m = graph.matmul %a, %b : (tensor<4x?x64xf32>, tensor<4x64x?xf32>) -> tensor<4x?x?xf32>
+  %t = graph.transpose %m [1, 0, 2] : tensor<4x?x?xf32> -> tensor<?x4x?xf32>
+  %r = graph.relu %t : tensor<?x4x?xf32> -> tensor<?x4x?xf32>
+  func.return %r : tensor<?x4x?xf32>
 }
