@@ -487,7 +487,14 @@ def reduction_work(kernel: Operation) -> int:
     return max(1, work(kernel.regions[0].block))
 
 
-def has_parallel_loop(kernel: Operation) -> bool:
-    """Whether a loop of the kernel is scheduled `parallel` (its launches may be split)."""
-    return any(isinstance(o, ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
-               for o in kernel.walk())
+def _parallel(op: Operation) -> bool:
+    return isinstance(op, ForeachOp) and op.schedule is not None and op.schedule.schedule.parallel
+
+
+def splits_profitably(kernel: Operation) -> bool:
+    """Whether launches of the kernel may be split into chunks: a loop is `parallel`, and
+    no loop nest outside the parallel ones (a staged im2col buffer's fill) would be run
+    again by every chunk."""
+    top = [op for op in kernel.regions[0].block.ops if isinstance(op, ForeachOp | ReduceOp)]
+    return any(_parallel(o) for o in kernel.walk()) and all(
+        _parallel(op) or any(_parallel(inner) for inner in op.walk()) for op in top)

@@ -138,7 +138,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                 if kind == K.KERNEL and value not in kernel_index:
                     kfunc = kernel_funcs[value]
                     kernel_index[value] = len(kernels)
-                    kernels.append(Kernel(value, group_of[value], loop.has_parallel_loop(kfunc),
+                    kernels.append(Kernel(value, group_of[value], loop.splits_profitably(kfunc),
                                           loop.NO_STRETCH_MARK in kfunc.attributes, loop.reduction_work(kfunc),
                                           kernel_abi(kfunc)))
                 if kind == K.STR:

@@ -410,3 +410,17 @@ func.func @main(%w: tensor<4x8xf32>) -> (tensor<?x?xf32>, tensor<4x8xi32>) {
     y, i = exe(w)
     np.testing.assert_array_equal(y, w + w)
     np.testing.assert_array_equal(i, w.astype(np.int32))
+
+
+def test_kernels_with_a_staged_buffer_are_not_split():
+    """A conv fills its im2col buffer outside its parallel loop: every chunk would fill it
+    again, so its launches are not split; a dense is."""
+    text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<8x8x3x3xf32>, %a: tensor<?x64xf32>, %v: tensor<32x64xf32>)
+    -> (tensor<1x8x?x?xf32>, tensor<?x32xf32>) {
+  %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
+  %d = graph.dense %a, %v : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
+  func.return %y, %d : tensor<1x8x?x?xf32>, tensor<?x32xf32>
+}"""
+    exe = nimble.compile(text, threads=2)
+    split = {k.name: k.parallel for k in exe.vm.kernels}
+    assert split == {"main_conv2d_0": False, "main_dense_0": True}
