@@ -29,7 +29,7 @@ from nimble.dialects.graph.types import numpy_dtype
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
-from nimble.runtime.kernels import KERNEL_FN, data_pointer, slot_array
+from nimble.runtime.kernels import KERNEL_FN, arg_kind, data_pointer, slot_array
 from nimble.runtime.vm import VirtualMachine, VMError
 
 STAGES: dict[str, list[str]] = {
@@ -214,7 +214,7 @@ class KernelFunction:
         self.jit = jit  # keeps the machine code alive
         self.name = kernel.sym_name.data
         self.types = [a.type for a in kernel.args]
-        self.kinds = ["tensor" if isinstance(t, MemRefType) else "index" for t in self.types]
+        self.kinds = [arg_kind(t) for t in self.types]
         self.dynamic = [[i for i, d in enumerate(t.get_shape()) if d < 0] if isinstance(t, MemRefType) else []
                         for t in self.types]
         self.fn = KERNEL_FN(jit.addresses[self.name])

@@ -17,11 +17,12 @@ import ctypes
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import SSAValue
 
 from nimble.dialects.graph import GraphOp
@@ -61,6 +62,21 @@ def _pointer_reader():
 data_pointer = _pointer_reader()
 
 
+class Arg(Enum):
+    """How a kernel argument is passed in the slot array."""
+
+    TENSOR = "tensor"  # data pointer, then its `?` dims
+    SHAPE = "shape"  # its dims
+    INDEX = "index"  # its value
+
+
+def arg_kind(t: Any) -> Arg:
+    """The kind of argument a value of type `t` is."""
+    if isinstance(t, TensorType | MemRefType):
+        return Arg.TENSOR
+    return Arg.SHAPE if isinstance(t, ShapeType) else Arg.INDEX
+
+
 class LaunchError(Exception):
     """A kernel launch with arguments the kernel cannot take."""
 
@@ -97,9 +113,8 @@ class KernelEntry:
         self.outputs = list(block.last_op.operands)
         self.sites = [s for op in self.members for s in broadcast_sites(op)] if variant else []
         self.out_dtypes = [numpy_dtype(v.type.get_element_type()) for v in self.outputs]
-        self.kinds = ["tensor" if isinstance(p.type, TensorType) else "shape" if isinstance(p.type, ShapeType)
-                      else "index" for p in self.params]
-        self.in_dynamic = [[i for i, d in enumerate(p.type.get_shape()) if d < 0] if k == "tensor" else []
+        self.kinds = [arg_kind(p.type) for p in self.params]
+        self.in_dynamic = [[i for i, d in enumerate(p.type.get_shape()) if d < 0] if k is Arg.TENSOR else []
                            for p, k in zip(self.params, self.kinds)]
         self.out_dynamic = [[i for i, d in enumerate(v.type.get_shape()) if d < 0] for v in self.outputs]
         self.arity = len(self.params) + len(self.outputs)
@@ -109,10 +124,10 @@ class KernelEntry:
     def _abi(self) -> list[tuple[str, tuple[int, ...]] | None]:
         """The kernel arguments the group's types call for (compare `Kernel.abi`)."""
         abi: list[tuple[str, tuple[int, ...]] | None] = []
-        for value, kind in [*zip(self.params, self.kinds), *((v, "tensor") for v in self.outputs)]:
-            if kind == "tensor":
+        for value, kind in [*zip(self.params, self.kinds), *((v, Arg.TENSOR) for v in self.outputs)]:
+            if kind is Arg.TENSOR:
                 abi.append((str(value.type.get_element_type()), tuple(value.type.get_shape())))
-            elif kind == "shape":
+            elif kind is Arg.SHAPE:
                 abi += [None] * value.type.rank.data
             else:
                 abi.append(None)
@@ -165,9 +180,9 @@ class KernelEntry:
     def _template(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[np.ndarray, list[int], list[int]]:
         """The slot array with every dim and scalar filled in, and where the input and
         output data pointers go."""
-        kinds = [*self.kinds, *["tensor"] * len(outputs)]
+        kinds = [*self.kinds, *[Arg.TENSOR] * len(outputs)]
         packed, at = slot_array(kinds, [*self.in_dynamic, *self.out_dynamic], [*args, *outputs], fill=False)
-        inputs = sum(1 for k in self.kinds if k == "tensor")
+        inputs = sum(1 for k in self.kinds if k is Arg.TENSOR)
         return packed, at[:inputs], at[inputs:]
 
     def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: ThreadPoolExecutor | None,
@@ -186,7 +201,7 @@ class KernelEntry:
         template, in_at, out_at = plan.slots
         packed = template.copy()
         keep = []
-        tensors = [a for a, kind in zip(args, self.kinds) if kind == "tensor"]
+        tensors = [a for a, kind in zip(args, self.kinds) if kind is Arg.TENSOR]
         for at, arg in zip(in_at, tensors):
             if not isinstance(arg, np.ndarray):
                 raise self._fail(f"expected an array argument, got {type(arg).__name__}")
@@ -209,7 +224,7 @@ class KernelEntry:
             other.result()
 
 
-def slot_array(kinds: Sequence[str], dynamic: Sequence[Sequence[int]], values: Sequence[Any],
+def slot_array(kinds: Sequence[Arg], dynamic: Sequence[Sequence[int]], values: Sequence[Any],
                fill: bool = True) -> tuple[np.ndarray, list[int]]:
     """The kernel ABI's argument array: per tensor its data pointer (0 unless `fill`)
     and its `?` dims (axes `dynamic`), per shape its dims, per index its value; then
@@ -217,11 +232,11 @@ def slot_array(kinds: Sequence[str], dynamic: Sequence[Sequence[int]], values: S
     slots: list[int] = []
     pointers: list[int] = []
     for kind, axes, value in zip(kinds, dynamic, values):
-        if kind == "tensor":
+        if kind is Arg.TENSOR:
             pointers.append(len(slots))
             slots.append(data_pointer(value) if fill else 0)
             slots += [value.shape[i] for i in axes]
-        elif kind == "shape":
+        elif kind is Arg.SHAPE:
             slots += [int(d) for d in value]
         else:
             slots.append(int(value))
