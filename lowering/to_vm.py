@@ -42,7 +42,7 @@ from nimble.dialects.graph.control import ConditionOp, GetItemOp, IfOp, MakeTupl
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.frontend.printer import named_dim_checks
 from nimble.passes.plan_memory import PLAN_ATTR
-from nimble.reference import where
+from nimble.reference import INDEX_COMPARISONS, where
 
 
 _BINARY: dict[type[Operation], str] = {
@@ -50,8 +50,6 @@ _BINARY: dict[type[Operation], str] = {
     arith.FloorDivSIOp: "floordiv", arith.CeilDivSIOp: "ceildiv", arith.RemSIOp: "rem",
     arith.MaxSIOp: "max", arith.MinSIOp: "min", arith.AndIOp: "and", arith.OrIOp: "or", arith.XOrIOp: "xor",
 }
-_CMP = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5}
-"""arith.cmpi predicate (eq, ne, slt, sle, sgt, sge) -> vm.cmp predicate."""
 
 
 def dtype_name(element_type: Any) -> str:
@@ -185,9 +183,9 @@ class FunctionEmitter:
 
     def cmpi(self, op: arith.CmpiOp) -> None:
         predicate = op.predicate.value.data
-        if predicate not in _CMP:
+        if predicate not in INDEX_COMPARISONS:  # vm.cmp takes arith.cmpi's signed predicates as they are
             raise OpError(op, "unsigned comparisons have no VM lowering")
-        self.emit("cmp", dst=self.reg(op.result), predicate=_CMP[predicate], lhs=self.reg(op.lhs), rhs=self.reg(op.rhs))
+        self.emit("cmp", dst=self.reg(op.result), predicate=predicate, lhs=self.reg(op.lhs), rhs=self.reg(op.rhs))
 
     def select(self, op: arith.SelectOp) -> None:
         self.emit("select", dst=self.reg(op.result), cond=self.reg(op.cond), a=self.reg(op.lhs), b=self.reg(op.rhs))

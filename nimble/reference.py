@@ -58,7 +58,8 @@ def _constant(op: arith.ConstantOp, args: Sequence[Any]) -> list[Any]:
     raise InterpreterError(f"unsupported arith.constant value {value}")
 
 
-_CMPI: dict[int, Callable[[int, int], bool]] = {
+INDEX_COMPARISONS: dict[int, Callable[[int, int], bool]] = {
+    # arith.cmpi's signed and equality predicates (eq, ne, slt, sle, sgt, sge)
     0: lambda a, b: a == b, 1: lambda a, b: a != b,
     2: lambda a, b: a < b, 3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
 }
@@ -66,9 +67,9 @@ _CMPI: dict[int, Callable[[int, int], bool]] = {
 
 def _cmpi(op: arith.CmpiOp, args: Sequence[Any]) -> list[Any]:
     predicate = op.predicate.value.data
-    if predicate not in _CMPI:
+    if predicate not in INDEX_COMPARISONS:
         raise InterpreterError("only signed and equality index comparisons are supported")
-    return [_CMPI[predicate](*args)]
+    return [INDEX_COMPARISONS[predicate](*args)]
 
 
 def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Operation, Sequence[Any]], list[Any]]:
@@ -136,6 +137,16 @@ def conforms(value: Any, type: Attribute) -> str | None:
     return None
 
 
+def check_values(callee: str, args: Sequence[Any], types: Sequence[Attribute], names: Sequence[str]) -> None:
+    """InterpreterError naming the parameter unless `args` fit `types` (count, dtype, dims)."""
+    if len(args) != len(types):
+        raise InterpreterError(f"@{callee} takes {len(types)} arguments, got {len(args)}")
+    for i, (arg, t, name) in enumerate(zip(args, types, names)):
+        if (why := conforms(arg, t)) is not None:
+            label = f" (%{name})" if name else ""
+            raise InterpreterError(f"@{callee} argument #{i}{label}: {why}")
+
+
 def where(op: Operation) -> str:
     """`file:line:col: ` of an op for messages, or nothing when it has no location."""
     loc = location_of(op)
@@ -161,12 +172,7 @@ class Interpreter(EvalContext):
         if function is None or function.is_declaration:
             raise InterpreterError(f"no function @{callee} with a body in the module")
         params = function.body.block.args
-        if len(args) != len(params):
-            raise InterpreterError(f"@{callee} takes {len(params)} arguments, got {len(args)}")
-        for i, (arg, param) in enumerate(zip(args, params)):
-            if (why := conforms(arg, param.type)) is not None:
-                name = f" (%{param.name_hint})" if param.name_hint else ""
-                raise InterpreterError(f"@{callee} argument #{i}{name}: {why}")
+        check_values(callee, args, [p.type for p in params], [p.name_hint or "" for p in params])
         return function
 
     def call(self, callee: str, args: Sequence[Any]) -> list[Any]:

@@ -30,7 +30,7 @@ from nimble.dialects import vm
 from nimble.dialects.shape import failure_message
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
-from nimble.reference import ceil_div, floor_div, trunc_div
+from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
 from nimble.runtime.allocator import Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
 from nimble.runtime.kernels import KernelEntry, LaunchError
@@ -70,10 +70,6 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "rem": lambda a, b: a - b * trunc_div(a, b),
     "max": max, "min": min, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
 }
-_CMP: list[Callable[[int, int], bool]] = [
-    lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b,
-    lambda a, b: a <= b, lambda a, b: a > b, lambda a, b: a >= b,
-]
 
 
 class VirtualMachine:
@@ -104,13 +100,6 @@ class VirtualMachine:
         self.steps = 0
         self.max_steps: int | None = None
         self.code = [self._decode(f) for f in program.functions]
-        for i, f in enumerate(program.functions):
-            for opcode, values in f.code:
-                if vm.INSTRUCTIONS[opcode][0] == "invoke_kernel":
-                    k = self.kernels[values[0]]
-                    if len(values[1]) + len(values[2]) != k.arity:
-                        raise BytecodeError(f"function '{f.name}': kernel '{k.name}' takes {k.arity} arguments, "
-                                            f"got {len(values[1]) + len(values[2])}")
 
     def _load_host(self, program: Program, base_dir: str, kernel_addresses: dict[str, int]) -> None:
         """Parse the host functions (CPU fallbacks, kernel groups, signatures) and bind
@@ -151,20 +140,13 @@ class VirtualMachine:
     # -- running -------------------------------------------------------------------------
     def check_arguments(self, name: str, args: Sequence[Any]) -> None:
         """Arguments against the source signature of function `name` (when known)."""
-        from nimble.reference import InterpreterError, conforms
+        from nimble.reference import InterpreterError, check_values
 
         if name not in self.index:
             raise InterpreterError(f"the module has no function @{name}")
-        if name not in self.signatures:
-            return
-        signature, names, _ = self.signatures[name]
-        types = signature.inputs.data
-        if len(args) != len(types):
-            raise InterpreterError(f"@{name} takes {len(types)} arguments, got {len(args)}")
-        for i, (arg, t, n) in enumerate(zip(args, types, names)):
-            if (why := conforms(arg, t)) is not None:
-                label = f" (%{n})" if n else ""
-                raise InterpreterError(f"@{name} argument #{i}{label}: {why}")
+        if name in self.signatures:
+            signature, names, _ = self.signatures[name]
+            check_values(name, args, signature.inputs.data, names)
 
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:
         if name not in self.index:
@@ -296,6 +278,8 @@ class VirtualMachine:
 
     def _i_invoke_kernel(self, kernel, inputs, outputs):
         entry = self.kernels[kernel]
+        if len(inputs) + len(outputs) != entry.arity:
+            raise BytecodeError(f"kernel '{entry.name}' takes {entry.arity} arguments, got {len(inputs) + len(outputs)}")
         host = self.run_host
 
         def step(r):
@@ -464,7 +448,7 @@ class VirtualMachine:
         return step
 
     def _i_cmp(self, dst, predicate, lhs, rhs):
-        fn = _CMP[predicate]
+        fn = INDEX_COMPARISONS[predicate]  # vm.cmp predicates are arith.cmpi's
 
         def step(r):
             r[dst] = fn(r[lhs], r[rhs])
