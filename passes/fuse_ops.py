@@ -95,7 +95,9 @@ class _BlockFuser:
         return op
 
     def convex(self, members: set[Operation]) -> bool:
-        """No op outside `members` is reachable from them and reaches back into them."""
+        """No op outside `members` is reachable from them and reaches back into them.
+        Another group runs as one unit: reaching one of its ops reaches all of them (a
+        group holding both a user of `members` and an operand of theirs is a cycle)."""
         last = max(self.order[o] for o in members)
         outside_reached: set[Operation] = set()
         work = [u.operation for o in members for r in o.results for u in r.uses]
@@ -105,6 +107,9 @@ class _BlockFuser:
                 continue
             outside_reached.add(user)
             work.extend(u.operation for r in user.results for u in r.uses)
+            group = self.group_of.get(user)
+            if group is not None:
+                work.extend(o for o in group.ops if o not in members)
         return not any(
             isinstance(v.owner, Operation) and v.owner in outside_reached for o in members for v in o.operands
         )

@@ -56,3 +56,35 @@ def test_integer_min_divided_by_minus_one_does_not_trap():
     b = np.array([-1, 1, 2, -1], np.int32)
     got, expected = run_both(text, a, b)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_fusion_never_makes_two_groups_depend_on_each_other(rng):
+    """Found by the random fuse-ops test: relu(p) and a dead `relu(p) + v0` formed one
+    group, `v0` another, and `v7 + relu(p)` joined v0's group: each group used the
+    other's output, a cycle no order of kernels can run. Reaching one op of a group now
+    reaches the whole group in the convexity check."""
+    text = """def @main(%p0: f32[?], %p1: f32[?]) {
+  let %r0 = reduce_sum(%p0, axes=[0], keepdims=true)
+  let %v0 = %r0 + %p0
+  let %v1 = relu(%p0)
+  let %v2 = relu(%p0)
+  let %v3 = relu(%p0)
+  let %v4 = if true { relu(%p0) } else { %p0 }
+  let %v5 = relu(%p0)
+  let %v6 = %v1 + %v0
+  let %v7 = %p0 + %v0
+  let %v8 = %v7 + %v1
+  %v8
+}
+"""
+    from xdsl.passes import PassPipeline
+
+    from nimble.frontend import parse_nb
+    from nimble.registry import all_passes, make_context
+
+    x = rng.standard_normal(5).astype(np.float32)
+    expected = nimble.interpret(parse_nb(text, "cycle.nb"), x, x)[0]
+    fused = parse_nb(text, "cycle.nb")  # fuse-ops alone: the dead sum is still there
+    PassPipeline.parse_spec(all_passes(), "fuse-ops").apply(make_context(), fused)
+    fused.verify()
+    np.testing.assert_allclose(nimble.interpret(fused, x, x)[0], expected, rtol=1e-6)
