@@ -188,6 +188,10 @@ class CopyOp(IRDLOperation):
     result = result_def(TensorType)
     assembly_format = "$source `from` $src_device `to` $dst_device attr-dict `:` type($source) `->` type($result)"
 
+    def __init__(self, source: SSAValue, src_device: str, dst_device: str):
+        super().__init__(operands=[source], result_types=[source.type],
+                         properties={"src_device": StringAttr(src_device), "dst_device": StringAttr(dst_device)})
+
     def verify_(self) -> None:
         _check_device(self, self.src_device)
         _check_device(self, self.dst_device)

@@ -42,9 +42,17 @@ from xdsl.utils.exceptions import VerifyException
 
 KERNEL_MARK = "nimble.kernel"
 """The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
+DEVICE_MARK = "nimble.device"
+"""On a kernel compiled for a device other than the CPU: the device (`opencl`)."""
 NO_STRETCH_MARK = "nimble.no_stretch"
 """On a kernel built assuming no `?` dim is broadcast from 1 (the shape-specialised
 variant): valid only for calls where that holds."""
+
+
+def kernel_device(kernel: Operation) -> str:
+    """The device a kernel function is compiled for (`cpu` unless marked)."""
+    mark = kernel.attributes.get(DEVICE_MARK)
+    return mark.data if isinstance(mark, StringAttr) else "cpu"
 
 
 def _error(op: Operation, message: str) -> VerifyException:

@@ -23,7 +23,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import loop
+from nimble.dialects import device, loop
 from nimble.dialects.graph import FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
 from nimble.lowering.index_rules import broadcast_sites
@@ -53,7 +53,7 @@ def _on_last_axis(site: tuple) -> bool:
     return result_axis == len(result.type.get_shape()) - 1
 
 
-def _groups(host: func.FuncOp) -> list[FusedOp]:
+def kernel_groups(host: func.FuncOp) -> list[FusedOp]:
     """Every group of `host`, after wrapping lone fusable ops into groups of one."""
     for op in list(host.walk()):
         if isinstance(op, GraphOp) and op.FUSION is not FusionKind.OPAQUE and not isinstance(op.parent_op(), FusedOp):
@@ -63,12 +63,14 @@ def _groups(host: func.FuncOp) -> list[FusedOp]:
 
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None:
     anchor: Operation = host
-    for group in _groups(host):
+    for group in kernel_groups(host):
         if KERNEL_ATTR in group.attributes or HOST_ATTR in group.attributes:
             continue
         name = _kernel_name(host, group, taken)
+        placement = group.attributes.get(device.PLACEMENT)
+        where = placement.data if isinstance(placement, StringAttr) else "cpu"
         try:
-            kernel = KernelBuilder(group, name).build()
+            kernel = KernelBuilder(group, name, staging=where == "cpu").build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
@@ -76,6 +78,9 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         Rewriter.insert_op(kernel, InsertPoint.after(anchor))
         anchor = kernel
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
+        if where != "cpu":
+            kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
+            continue  # device kernels index every operand as written: no variant needed
         sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
         if any(_on_last_axis(site) for site in sites) or (sites and len(group.outputs) > 1):
             # Shape-specialised variant: `?` dims never stretched, so every access is

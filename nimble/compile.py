@@ -30,10 +30,12 @@ from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, data_pointer, slot_array
+from nimble.runtime.opencl import ClTensor
 from nimble.runtime.vm import VirtualMachine, VMError
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
+    "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
     "memory": ["manifest-alloc", "canonicalize", "cse", "host-licm", "plan-memory", "canonicalize"],
@@ -42,8 +44,20 @@ STAGES: dict[str, list[str]] = {
     # Hand-written kernels: realise the schedules they carry (no default schedules).
     "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse"],
 }
-TARGETS: dict[str, list[str]] = {"llvm": ["graph", "loops", "memory", "vm", "llvm"]}
-"""The stages of each target; `llvm` (the kernels' own lowering) runs on the kernels only."""
+TARGETS: dict[str, list[str]] = {
+    "llvm": ["graph", "loops", "memory", "vm", "llvm"],
+    "opencl": ["graph", "place", "loops", "memory", "vm", "llvm"],
+    "hetero": ["graph", "place", "loops", "memory", "vm", "llvm"],
+}
+"""The stages of each target; `llvm` (the kernels' own lowering) runs on the CPU kernels
+only. OpenCL kernels are generated from their loop-level IR when the program is loaded."""
+TARGET_OPTIONS: dict[str, dict[str, str]] = {
+    "opencl": {"place-devices": "default=opencl"},
+    "hetero": {"place-devices": f"default=opencl min_work={1 << 18}"},
+}
+"""Pass options each target sets: `opencl` puts every group it can on the device;
+`hetero` keeps groups whose estimated work is under 2^18 multiply-adds on the CPU
+(where a launch and the copies around it cost more than the device saves)."""
 
 
 
@@ -52,7 +66,7 @@ def to_vm(module: ModuleOp, target: str = "llvm") -> ModuleOp:
     from nimble.dialects import vm
 
     if not any(isinstance(op, vm.FunctionOp) for op in module.ops):
-        run_stages(module, [s for s in TARGETS[target] if s != "llvm"])
+        run_stages(module, [s for s in TARGETS[target] if s != "llvm"], TARGET_OPTIONS.get(target))
     return module
 
 
@@ -76,33 +90,36 @@ class Executable:
     save it as one bytecode file (`exe.save(path)`, `nimble.load(path)`)."""
 
     def __init__(self, program: Program, jit: Any, entry: str, stats: CompileStats | None = None,
-                 threads: int | None = None, base_dir: str = "."):
+                 threads: int | None = None, base_dir: str = ".", opencl_device: str | None = None):
         self.program = program
         self.jit = jit
         self.module: ModuleOp | None = None  # the compiled module, when compiled in this process
         self.entry = entry
         self.stats = stats
-        self.vm = VirtualMachine(program, jit.addresses, threads, base_dir, keep_alive=jit)
+        self.opencl = _opencl_module(program, opencl_device)
+        self.vm = VirtualMachine(program, jit.addresses, threads, base_dir, keep_alive=jit, opencl=self.opencl)
         self.signatures = self.vm.signatures
         if entry not in self.vm.index:
             raise ValueError(f"the module has no function @{entry}")
 
     @classmethod
     def from_program(cls, program: Program, module: ModuleOp, entry: str | None = None, threads: int | None = None,
-                     base_dir: str = ".") -> Executable:
-        """JIT-compile the kernels of `module` that `program` uses; the executable."""
+                     base_dir: str = ".", opencl_device: str | None = None) -> Executable:
+        """JIT-compile the CPU kernels of `module` that `program` uses (and build its
+        OpenCL kernels); the executable."""
         from nimble.lowering.loops_to_llvm import lower_kernels
         from nimble.runtime.llvm_jit import JitModule
 
         t0 = time.perf_counter()
-        used = {k.name for k in program.kernels}
+        used = {k.name for k in program.kernels if k.device == "cpu"}
         kernels = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes
                    and f.sym_name.data in used]
         jit = JitModule.compile(lower_kernels(ModuleOp(kernels))) if kernels else _NoKernels()
         names = [f.name for f in program.functions]
         if entry is None:
             entry = "main" if "main" in names or len(names) != 1 else names[0]
-        exe = cls(program, jit, entry, CompileStats(len(kernels), 0.0, time.perf_counter() - t0), threads, base_dir)
+        exe = cls(program, jit, entry, CompileStats(len(program.kernels), 0.0, time.perf_counter() - t0), threads,
+                  base_dir, opencl_device)
         exe.module = module
         return exe
 
@@ -122,9 +139,10 @@ class Executable:
         values = [np.asarray(a) if isinstance(a, list | float) else a for a in args]
         self.vm.check_arguments(name, values)
         try:
-            return self.vm.invoke(name, values)
+            results = self.vm.invoke(name, values)
         except VMError as e:
             raise InterpreterError(str(e)) from None
+        return [r.to_host() if isinstance(r, ClTensor) else r for r in results]
 
     def __call__(self, *args: Any) -> Any:
         results = self.run(*args)
@@ -141,7 +159,8 @@ class Executable:
             f.write(self.to_bytes())
 
 
-def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = None, entry: str = "main") -> Executable:
+def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = None, entry: str = "main",
+         opencl_device: str | None = None) -> Executable:
     """An executable from a bytecode file written by `Executable.save` or `nimble-compile`.
     The whole file is validated first (`BytecodeError` if it is malformed)."""
     from nimble.runtime.llvm_jit import JitModule
@@ -152,7 +171,7 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
         with open(path_or_bytes, "rb") as f:
             data = f.read()
     program = decode(data)
-    names = [k.name for k in program.kernels]
+    names = [k.name for k in program.kernels if k.device == "cpu"]
     if names:
         if not program.object_code.startswith(b"\x7fELF"):
             raise BytecodeError("the kernels section does not hold ELF object code")
@@ -165,7 +184,23 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
     functions = [f.name for f in program.functions]
     if entry not in functions and len(functions) == 1:
         entry = functions[0]
-    return Executable(program, jit, entry, None, threads)
+    return Executable(program, jit, entry, None, threads, opencl_device=opencl_device)
+
+
+def _opencl_module(program: Program, device: str | None) -> Any:
+    """The program's OpenCL kernels built for `device` (None if it has none)."""
+    if not program.device_kernels:
+        return None
+    from nimble.runtime.opencl import OpenCLModule, OpenCLRuntime
+
+    try:
+        return OpenCLModule(program.device_kernels, OpenCLRuntime.get(device))
+    except BytecodeError:
+        raise
+    except Exception as e:  # noqa: BLE001 (a damaged kernels text fails to parse in many ways)
+        if type(e).__name__ in ("OpenCLError",):
+            raise
+        raise BytecodeError(f"device kernels: {type(e).__name__}: {e}") from None
 
 
 class _NoKernels:
@@ -176,13 +211,17 @@ class _NoKernels:
 
 
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
-            remainder: str = "peeled") -> Executable:
+            remainder: str = "peeled", opencl_device: str | None = None) -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
 
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
     to 2, the cores of the CI machine kind) is how many chunks a parallel loop runs in.
     `remainder` (`peeled` or `masked`) is how vector loops finish sizes that are not a
-    multiple of the vector width.
+    multiple of the vector width. Targets: `llvm` (every kernel on the CPU), `opencl`
+    (every kernel the OpenCL backend can express on the OpenCL device, the rest on the
+    CPU), `hetero` (OpenCL for the groups with enough work); `opencl_device` picks the
+    device (`P:D` indices or part of its name; default: the first GPU, else the first
+    device).
     """
     from nimble.api import parse
 
@@ -198,10 +237,11 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
         entry = "main" if "main" in functions or len(functions) != 1 else functions[0]
     if entry not in functions:
         raise ValueError(f"the module has no function @{entry}")
-    run_stages(module, [s for s in TARGETS[target] if s != "llvm"], {"schedule-loops": f"remainder={remainder}"})
+    options = {"schedule-loops": f"remainder={remainder}", **TARGET_OPTIONS.get(target, {})}
+    run_stages(module, [s for s in TARGETS[target] if s != "llvm"], options)
     program = program_from_module(module, base_dir)
     seconds_passes = time.perf_counter() - t0
-    exe = Executable.from_program(program, module, entry, threads, base_dir)
+    exe = Executable.from_program(program, module, entry, threads, base_dir, opencl_device)
     exe.stats.seconds_passes = seconds_passes
     return exe
 

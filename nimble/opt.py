@@ -83,6 +83,25 @@ def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
     out.write(str(to_llvmlite(module)))
 
 
+def _emit_opencl(module: ModuleOp, out: IO[str]) -> None:
+    """The OpenCL C of a module's kernels. Graph-level input is first placed and lowered
+    for the OpenCL target (`graph`, `place{default=opencl}`, `loops`): kernels the backend
+    cannot express stay CPU kernels and are listed in a comment."""
+    from nimble.compile import TARGET_OPTIONS, run_stages
+    from nimble.lowering.to_opencl import kernels_of, opencl_sources, program_text
+
+    functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
+    if functions and not any(loop.KERNEL_MARK in f.attributes for f in functions):
+        run_stages(module, ["graph", "place", "loops"], TARGET_OPTIONS["opencl"])
+        kernels = [k for k in kernels_of(module) if loop.kernel_device(k) == "opencl"]
+    else:
+        kernels = kernels_of(module)  # a hand-written loop-level module: every kernel
+    on_cpu = [k.sym_name.data for k in kernels_of(module) if k not in kernels]
+    if on_cpu:
+        out.write(f"// kept on the CPU: {', '.join(on_cpu)}\n")
+    out.write(program_text(opencl_sources(kernels)))
+
+
 def _emit_vm_asm(module: ModuleOp, out: IO[str]) -> None:
     """The VM listing; a module above the VM level is first compiled to it."""
     from nimble.compile import to_vm
@@ -113,6 +132,7 @@ class NimbleOptMain(xDSLOptMain):
         self.available_targets["nb"] = lambda module, out: out.write(print_nb(module))
         self.available_targets["llvm"] = _emit_llvm
         self.available_targets["vm-asm"] = _emit_vm_asm
+        self.available_targets["opencl"] = _emit_opencl
         self.available_targets["vm"] = self._emit_bytecode
 
     def _emit_bytecode(self, module: ModuleOp, out: IO[str]) -> None:

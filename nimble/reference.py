@@ -106,17 +106,24 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def tensor_mismatch(value: Any, type: TensorType) -> str | None:
+    """None if a tensor (an ndarray, or a device tensor: anything with `shape` and
+    `dtype`) has the dtype and dims of `type`, else why not."""
+    expected = dims(type)
+    got = f"a tensor of shape {format_dims(value.shape)} and dtype {value.dtype}"
+    if value.dtype != numpy_dtype(type.element_type):
+        return f"expected element type {type.element_type}, got {got}"
+    if len(value.shape) != len(expected) or any(d is not None and d != n for d, n in zip(expected, value.shape)):
+        return f"expected {type}, got {got}"
+    return None
+
+
 def conforms(value: Any, type: Attribute) -> str | None:
     """None if `value` is a valid run-time value of `type`, else why not."""
     if isinstance(type, TensorType):
         if not isinstance(value, np.ndarray):
             return f"expected {type}, got {describe(value)}"
-        expected = dims(type)
-        if value.dtype != numpy_dtype(type.element_type):
-            return f"expected element type {type.element_type}, got {describe(value)}"
-        if value.ndim != len(expected) or any(d is not None and d != n for d, n in zip(expected, value.shape)):
-            return f"expected {type}, got {describe(value)}"
-        return None
+        return tensor_mismatch(value, type)
     if isinstance(type, IndexType):
         return None if isinstance(value, int | np.integer) and not isinstance(value, bool) else f"expected an index, got {describe(value)}"
     if type == IntegerType(1):

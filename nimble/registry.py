@@ -47,6 +47,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
+    "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),
     "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),
     "schedule-loops": _lazy("passes.schedule_loops", "ScheduleLoopsPass"),

@@ -26,6 +26,8 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
+from nimble.dialects import loop
+
 # (clamp, odd numerator coefficients x^1..x^13, even denominator coefficients x^0..)
 TANH = (9.0,
         [4.89352455891786e-03, 6.37261928875436e-04, 1.48572235717979e-05, 5.12229709037114e-08,
@@ -77,11 +79,16 @@ class _Expand(RewritePattern):
 
 @dataclass(frozen=True)
 class ExpandMathPass(ModulePass):
-    """Replace f32 tanh and erf by rational approximations in arith (vectorisable)."""
+    """Replace f32 tanh and erf by rational approximations in arith (vectorisable), in
+    CPU code (device kernels call the device's own math functions)."""
 
     name = "expand-math"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([_Expand()])).rewrite_module(op)
+        walker = PatternRewriteWalker(GreedyRewritePatternApplier([_Expand()]))
+        for f in list(op.body.block.ops):
+            if loop.kernel_device(f) == "cpu":
+                for region in f.regions:
+                    walker.rewrite_region(region)
 
 

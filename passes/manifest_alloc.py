@@ -85,14 +85,17 @@ def _specialize(k: GroupDims, group: FusedOp) -> SSAValue | bool:
 
 
 def group_device(group: FusedOp) -> str:
-    """The device a group runs on: where its ops are pinned (`let ... on cpu`), else the
-    CPU (placement across devices comes with the OpenCL backend)."""
+    """The device a group runs on: as `place-devices` decided, else where its ops are
+    pinned (`let ... on cpu`), else the CPU."""
+    if device.PLACEMENT in group.attributes:
+        return group.attributes[device.PLACEMENT].data
     pinned = {o.attributes[device.PLACEMENT].data for o in group.body.block.ops if device.PLACEMENT in o.attributes}
     where = pinned.pop() if len(pinned) == 1 else "cpu"
     if pinned or where not in COMPILED_FOR:
         first = next(o for o in group.body.block.ops if device.PLACEMENT in o.attributes)
         raise OpError(first, f"'{first.name}' op is pinned to '{where}', but kernels are compiled only for "
-                             f"{', '.join(COMPILED_FOR)} so far")
+                             f"{', '.join(COMPILED_FOR)} without placement (compile with target 'opencl' or "
+                             f"'hetero')")
     return where
 
 
@@ -119,6 +122,21 @@ def _leading_slice(op: SliceOp) -> bool:
     starts, ends = op.static_starts.get_values(), op.static_ends.get_values()
     return all(s == 1 for s in op.steps.get_values()) and all(
         st == 0 and en == SLICE_END for st, en in list(zip(starts, ends))[1:])
+
+
+def is_view_group(group: FusedOp) -> bool:
+    """Whether a group is a chain of view ops on its first input (`_as_view` makes it a
+    `device.view`: no kernel, no copy of the data)."""
+    members = [o for o in group.body.block.ops if isinstance(o, GraphOp)]
+    block = group.body.block
+    if not members or not block.args or len(block.last_op.operands) != 1 or not all(_is_view(o) for o in members):
+        return False
+    chain = block.args[0]
+    for op in members:
+        if op.operands[0] is not chain:
+            return False
+        chain = op.results[0]
+    return chain is block.last_op.operands[0]
 
 
 def _as_view(group: FusedOp, k: GroupDims) -> SSAValue | None:

@@ -154,8 +154,9 @@ class ScheduleLoopsPass(ModulePass):
             raise ValueError(f"remainder must be 'peeled' or 'masked', not '{self.remainder}'")
         lanes = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"]) // 32
         for kernel in op.body.block.ops:
-            if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes:
-                continue
+            if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes \
+                    or loop.kernel_device(kernel) != "cpu":
+                continue  # device kernels keep their loops for the device emitter
             self._schedule_kernel(kernel, lanes)
 
     def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:

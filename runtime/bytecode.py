@@ -27,7 +27,7 @@ from nimble.dialects import device, loop, vm
 from nimble.dialects.graph.adt import AdtOp
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -66,6 +66,7 @@ class Kernel:
     """The compiled arguments: (dtype, dims with -1 for `?`) per buffer, None per index.
     The VM checks it against the group's types: the shapes a launch is checked with are
     the shapes the machine code was compiled for."""
+    device: str = "cpu"  # `cpu`: in the object code; otherwise in `Program.device_kernels`
 
 
 def kernel_abi(kernel: func.FuncOp) -> list[tuple[str, tuple[int, ...]] | None]:
@@ -85,6 +86,9 @@ class Program:
     strings: list[str] = field(default_factory=list)  # fatal messages
     object_code: bytes = b""
     producer: str = ""
+    device_kernels: str = ""
+    """An MLIR module of the loop-level kernels of other devices (OpenCL), from which
+    the device code is generated when the module is loaded."""
 
     def function_index(self, name: str) -> int:
         for i, f in enumerate(self.functions):
@@ -140,7 +144,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                     kernel_index[value] = len(kernels)
                     kernels.append(Kernel(value, group_of[value], loop.splits_profitably(kfunc),
                                           loop.NO_STRETCH_MARK in kfunc.attributes, loop.reduction_work(kfunc),
-                                          kernel_abi(kfunc)))
+                                          kernel_abi(kfunc), loop.kernel_device(kfunc)))
                 if kind == K.STR:
                     strings.append(value)
                     value = len(strings) - 1
@@ -154,8 +158,10 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
     host_module = ModuleOp([op.clone() for op in adts] + [h.clone() for h in hosts] + _signatures(functions))
     from nimble import __version__
 
+    on_devices = [kernel_funcs[k.name].clone() for k in kernels if k.device != "cpu"]
     return Program(program_functions, arrays, kernels, [h.sym_name.data for h in hosts],
-                   str(host_module), constructors, strings, b"", f"nimble {__version__}")
+                   str(host_module), constructors, strings, b"", f"nimble {__version__}",
+                   str(ModuleOp(on_devices)) if on_devices else "")
 
 
 def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:
@@ -194,6 +200,7 @@ def validate(p: Program) -> None:
     names = {K.DTYPE: vm.DTYPES, K.DEVICE: vm.VM_DEVICES}
     for k in p.kernels:
         _check(0 <= k.group < len(p.hosts), f"kernel '{k.name}': host function index {k.group} out of range")
+        _check(k.device in vm.VM_DEVICES, f"kernel '{k.name}': unknown device '{k.device}'")
     for f in p.functions:
         where = f"function '{f.name}'"
         _check(0 < f.num_regs <= MAX_REGS, f"{where}: register count {f.num_regs} out of range")
@@ -333,7 +340,7 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
     kernels.put("I", len(p.kernels))
     for k in p.kernels:
         kernels.raw(_strings([k.name])[4:])
-        kernels.put("IBBHQ", k.group, k.parallel, k.variant, 0, k.work)
+        kernels.put("IBBHQ", k.group, k.parallel, k.variant, vm.VM_DEVICES.index(k.device), k.work)
         kernels.put("H", len(k.abi))
         for arg in k.abi:
             if arg is None:
@@ -341,6 +348,7 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
             else:
                 kernels.put("BBH", 1, vm.DTYPES.index(arg[0]), len(arg[1]))
                 kernels.put(f"{len(arg[1])}q", *arg[1])
+    kernels.raw(_strings([p.device_kernels])[4:])
     host = _strings([p.host_text] + p.hosts)
     functions = _Writer()
     functions.put("I", len(p.functions))
@@ -497,7 +505,9 @@ def decode(data: bytes) -> Program:
     kernels = []
     for _ in range(r.count(24, "kernels")):
         name = r.string()
-        group, parallel, variant, _, work = r.get("IBBHQ")
+        group, parallel, variant, device_code, work = r.get("IBBHQ")
+        if device_code >= len(vm.VM_DEVICES):
+            raise BytecodeError(f"kernel '{name}': unknown device code {device_code}")
         abi: list[tuple[str, tuple[int, ...]] | None] = []
         for _ in range(r.one("H")):
             kind, code, rank = r.get("BBH")
@@ -507,7 +517,8 @@ def decode(data: bytes) -> Program:
             if kind != 1 or code >= len(vm.DTYPES) or rank > MAX_RANK:
                 raise BytecodeError(f"kernel '{name}': bad argument descriptor at byte {r.pos - 4}")
             abi.append((vm.DTYPES[code], tuple(r.get(f"{rank}q"))))
-        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi))
+        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi, vm.VM_DEVICES[device_code]))
+    device_kernels = r.string()
     r = _Reader(s[S_FUNCTIONS], "functions")
     functions = []
     for _ in range(r.count(20, "functions")):
@@ -521,6 +532,7 @@ def decode(data: bytes) -> Program:
                 raise BytecodeError(f"function '{name}': unknown opcode {opcode} at byte {r.pos - 1}")
             code.append((opcode, tuple(_decode_field(r, kind) for _, kind in vm.INSTRUCTIONS[opcode][2])))
         functions.append(Function(name, num_regs, params, num_results, code))
-    program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer)
+    program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer,
+                      device_kernels)
     validate(program)
     return program

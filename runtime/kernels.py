@@ -30,7 +30,7 @@ from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.lowering.index_rules import broadcast_sites
-from nimble.reference import conforms, where
+from nimble.reference import conforms, tensor_mismatch, where
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 PARALLEL_MIN_WORK = 1 << 21
@@ -101,9 +101,13 @@ class _ShapeOnly(StaticDims):
 class KernelEntry:
     """One compiled kernel and the fusion group (a host function) it computes."""
 
+    device = "cpu"
+    tensor_class: type = np.ndarray
+    """What a tensor argument of this kernel is (device kernels take device tensors)."""
+
     def __init__(self, name: str, address: int, group: func.FuncOp, parallel: bool, variant: bool, work: int):
         self.name = name
-        self.fn = KERNEL_FN(address)
+        self.fn = KERNEL_FN(address) if address else None
         self.group = group
         self.parallel = parallel
         self.work = work
@@ -139,7 +143,7 @@ class KernelEntry:
     def plan(self, args: Sequence[Any], outputs: Sequence[Any], threads: int) -> _Plan:
         """How to launch on arguments and outputs of these shapes, after checking them
         (memoised by shapes: the checks depend on nothing else)."""
-        key = _key(args, outputs)
+        key = _key(args, outputs, self.tensor_class)
         found = self._plans.get(key)
         if found is not None:
             return found
@@ -148,7 +152,8 @@ class KernelEntry:
         shapes: dict[SSAValue, tuple[int, ...]] = {}
         scalars: dict[SSAValue, Any] = {}
         for i, (param, arg) in enumerate(zip(self.params, args)):
-            if (why := conforms(arg, param.type)) is not None:
+            tensor = isinstance(param.type, TensorType) and isinstance(arg, self.tensor_class)
+            if (why := tensor_mismatch(arg, param.type) if tensor else conforms(arg, param.type)) is not None:
                 raise self._fail(f"input #{i}: {why}")
             if isinstance(param.type, TensorType):
                 shapes[param] = arg.shape
@@ -166,12 +171,12 @@ class KernelEntry:
             raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
         out_shapes = [shapes[v] for v in self.outputs]
         for i, (out, shape, dtype) in enumerate(zip(outputs, out_shapes, self.out_dtypes)):
-            if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype:
-                got = f"{out.dtype}{list(out.shape)}" if isinstance(out, np.ndarray) else type(out).__name__
+            if not isinstance(out, self.tensor_class) or out.shape != shape or out.dtype != dtype:
+                got = f"{out.dtype}{list(out.shape)}" if isinstance(out, self.tensor_class) else type(out).__name__
                 raise self._fail(f"output #{i} must be a writable C-contiguous {dtype}{list(shape)}, got {got}")
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
         chunks = threads if self.parallel and threads > 1 and size * self.work >= PARALLEL_MIN_WORK else 1
-        empty_input = any(isinstance(a, np.ndarray) and a.size == 0 for a in args)
+        empty_input = any(isinstance(a, self.tensor_class) and a.size == 0 for a in args)
         plan = _Plan(self._template(args, outputs), chunks, empty_input)
         if len(self._plans) < 256:
             self._plans[key] = plan
@@ -250,8 +255,8 @@ class _Plan:
     empty_input: bool
 
 
-def _key(args: Sequence[Any], outputs: Sequence[Any]) -> tuple:
-    """What a launch plan depends on: arrays' shapes and dtypes (a dtype object, which no
+def _key(args: Sequence[Any], outputs: Sequence[Any], tensor: type = np.ndarray) -> tuple:
+    """What a launch plan depends on: tensors' shapes and dtypes (a dtype object, which no
     other register value can equal), other arguments' values."""
-    return (*((a.shape, a.dtype) if a.__class__ is np.ndarray else a for a in args),
-            *((o.shape, o.dtype) if o.__class__ is np.ndarray else o for o in outputs))
+    return (*((a.shape, a.dtype) if a.__class__ is tensor else a for a in args),
+            *((o.shape, o.dtype) if o.__class__ is tensor else o for o in outputs))

@@ -34,6 +34,7 @@ from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
 from nimble.runtime.allocator import Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
 from nimble.runtime.kernels import KernelEntry, LaunchError
+from nimble.runtime.opencl import ClStorage, ClTensor
 
 RETURN = -1
 MAX_DEPTH = 1000
@@ -76,7 +77,7 @@ class VirtualMachine:
     """Runs the functions of one program."""
 
     def __init__(self, program: Program, kernel_addresses: dict[str, int], threads: int | None = None,
-                 base_dir: str = ".", keep_alive: Any = None):
+                 base_dir: str = ".", keep_alive: Any = None, opencl: Any = None):
 
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 500))
         self.program = program
@@ -84,6 +85,7 @@ class VirtualMachine:
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
+        self.opencl = opencl  # the OpenCL kernels (`runtime.opencl.OpenCLModule`), if any
         self.host_functions = []
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
@@ -129,6 +131,14 @@ class VirtualMachine:
                 raise BytecodeError(f"host function '{name}' is not in the host functions section")
             self.host_functions.append(function)
         for k in program.kernels:
+            if k.device == "opencl":
+                if self.opencl is None or k.name not in self.opencl.sources:
+                    raise BytecodeError(f"OpenCL kernel '{k.name}' is not in the device kernels")
+                entry = self.opencl.entry(k.name, self.host_functions[k.group], k.variant, k.work)
+                if entry.abi != k.abi:
+                    raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
+                self.kernels.append(entry)
+                continue
             address = kernel_addresses.get(k.name, 0)
             if not address:
                 raise BytecodeError(f"kernel '{k.name}' is not in the object code")
@@ -221,6 +231,9 @@ class VirtualMachine:
     def run_host(self, function: Any, args: list[Any]) -> list[Any]:
         from nimble.reference import InterpreterError
 
+        for a in args:
+            if isinstance(a, ClTensor):
+                raise _Fatal(f"host function @{function.sym_name.data} was given a tensor in device memory")
         try:
             return self.interpreter.call(function.sym_name.data, args)
         except InterpreterError as e:
@@ -302,10 +315,24 @@ class VirtualMachine:
 
     def _i_alloc_storage(self, dst, size, alignment, device):
         pool = self.storage
+        if device != "cpu":
+            opencl = self.device_runtime()
+
+            def on_device(r):
+                r[dst] = opencl.alloc(_int(r[size]))
+            return on_device
 
         def step(r):
             r[dst] = pool.alloc(_int(r[size]), alignment)
         return step
+
+    def device_runtime(self) -> Any:
+        """The OpenCL runtime (of the kernels, or the default device for copies alone)."""
+        from nimble.runtime.opencl import OpenCLRuntime
+
+        if self.opencl is not None:
+            return self.opencl.runtime
+        return OpenCLRuntime.get()
 
     def _i_alloc_tensor(self, dst, storage, offset, dtype, shape):
         dt = dtype_of(dtype)
@@ -314,6 +341,9 @@ class VirtualMachine:
 
         def step(r):
             s = r[storage]
+            if isinstance(s, ClStorage) and offset + nbytes <= s.size:
+                r[dst] = ClTensor(s, offset, shape, dt)
+                return
             if not isinstance(s, Storage) or offset + nbytes > s.size:
                 raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {offset} does not fit in r{storage}")
             r[dst] = np.ndarray(shape, dt, s.buffer, offset)
@@ -338,6 +368,15 @@ class VirtualMachine:
                 size = buffer.nbytes
             elif isinstance(s, Storage):
                 buffer, size = s.buffer, s.size
+            elif isinstance(s, ClTensor | ClStorage):
+                base = s.offset if isinstance(s, ClTensor) else 0
+                size = s.nbytes if isinstance(s, ClTensor) else s.size
+                if isinstance(s, ClTensor) and s.dtype != dt:
+                    raise _Fatal(f"a {dtype} view of a {s.dtype} tensor")
+                if at < 0 or at + n * dt.itemsize > size:
+                    raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {at} does not fit in r{storage}")
+                r[dst] = ClTensor(s.storage if isinstance(s, ClTensor) else s, base + at, shape, dt)
+                return
             else:
                 raise _Fatal(f"r{storage} is neither storage nor a tensor")
             if at < 0 or at + n * dt.itemsize > size:
@@ -426,8 +465,23 @@ class VirtualMachine:
         return step
 
     def _i_device_copy(self, dst, src, src_device, dst_device):
+        if src_device == dst_device:
+            def same(r):
+                v = r[src]
+                r[dst] = np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+            return same
+        opencl = self.device_runtime()
+
         def step(r):
-            r[dst] = np.array(r[src], copy=True)  # one device (the CPU) until the OpenCL backend
+            v = r[src]
+            if dst_device == "cpu":
+                if not isinstance(v, ClTensor):
+                    raise _Fatal(f"device_copy from {src_device}: r{src} is not in {src_device} memory")
+                r[dst] = opencl.to_host(v)
+            else:
+                if not isinstance(v, np.ndarray):
+                    raise _Fatal(f"device_copy from cpu: r{src} is not a host tensor")
+                r[dst] = opencl.to_device(v)
         return step
 
     def _i_fatal(self, message, values):
@@ -444,6 +498,8 @@ class VirtualMachine:
             v = r[src]
             if isinstance(v, Storage):
                 pool.free(v)
+            elif isinstance(v, ClStorage):
+                v.runtime.release(v)
             r[src] = None
         return step
 

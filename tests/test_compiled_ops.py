@@ -43,8 +43,16 @@ def _cases():
                 yield short, arity, "i32", "i32"
 
 
+def _on_target(exe, target: str) -> None:
+    """Every kernel runs where the target puts it (nothing fell back to the CPU)."""
+    assert not exe.fallbacks and exe.kernel_names
+    if target == "opencl":
+        assert all(k.device == "opencl" for k in exe.program.kernels), exe.program.kernels
+
+
+@pytest.mark.parametrize("target", ["llvm", "opencl"])
 @pytest.mark.parametrize("op,arity,dtype,rtype", list(_cases()), ids=lambda v: str(v))
-def test_elementwise_op_compiled(op, arity, dtype, rtype, rng):
+def test_elementwise_op_compiled(op, arity, dtype, rtype, target, rng):
     params = ", ".join(f"%x{i}: tensor<?x?x{dtype}>" for i in range(arity))
     operands = ", ".join(f"%x{i}" for i in range(arity))
     types = ", ".join(f"tensor<?x?x{dtype}>" for _ in range(arity))
@@ -53,8 +61,8 @@ def test_elementwise_op_compiled(op, arity, dtype, rtype, rng):
   %y = graph.{op} {operands} : {signature} -> tensor<?x?x{rtype}>
   func.return %y : tensor<?x?x{rtype}>
 }}"""
-    exe = nimble.compile(text)
-    assert not exe.fallbacks
+    exe = nimble.compile(text, target=target)
+    _on_target(exe, target)
     module = nimble.parse(text)
     for shape in SHAPES:
         args = _inputs(rng, op, shape, arity, dtype)
@@ -76,27 +84,30 @@ def test_elementwise_op_compiled(op, arity, dtype, rtype, rng):
     ("reduce_mean", "{axes = array<i64: 0>}", "tensor<?xf32>"),
     ("argmax", "{axis = 1 : i64}", "tensor<?xi64>"),
 ])
-def test_reductions_compiled(op, attrs, rtype, rng):
+@pytest.mark.parametrize("target", ["llvm", "opencl"])
+def test_reductions_compiled(op, attrs, rtype, target, rng):
     text = f"""func.func @main(%x: tensor<?x?xf32>) -> {rtype} {{
   %y = graph.{op} %x {attrs} : tensor<?x?xf32> -> {rtype}
   func.return %y : {rtype}
 }}"""
-    exe = nimble.compile(text)
+    exe = nimble.compile(text, target=target)
+    _on_target(exe, target)
     module = nimble.parse(text)
     for shape in SHAPES:
         x = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_allclose(exe(x), nimble.interpret(module, x)[0], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("target", ["llvm", "opencl"])
 @pytest.mark.parametrize("ratio", [0, 2])
 @pytest.mark.parametrize("size", [(1, 1), (9, 11), (16, 33)])
-def test_roi_align_compiled(ratio, size, rng):
+def test_roi_align_compiled(ratio, size, target, rng):
     text = f"""func.func @main(%f: tensor<2x5x?x?xf32>, %r: tensor<?x4xf32>, %i: tensor<?xi64>) -> tensor<?x5x3x2xf32> {{
   %y = graph.roi_align %f, %r, %i {{output_height = 3 : i64, output_width = 2 : i64, sampling_ratio = {ratio} : i64, spatial_scale = 5.0e-01 : f64}} : (tensor<2x5x?x?xf32>, tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x5x3x2xf32>
   func.return %y : tensor<?x5x3x2xf32>
 }}"""
-    exe = nimble.compile(text)
-    assert not exe.fallbacks and exe.kernel_names
+    exe = nimble.compile(text, target=target)
+    _on_target(exe, target)
     h, w = size
     feat = rng.standard_normal((2, 5, h, w)).astype(np.float32)
     # Boxes inside, overhanging, outside the map, and degenerate (zero size).

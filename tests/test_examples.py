@@ -28,19 +28,21 @@ def modules():
     return {p.stem: parse(p) for p in EXAMPLES.glob("*.nb")}
 
 
-_COMPILED: dict[str, object] = {}
+_COMPILED: dict[tuple[str, str], object] = {}
 
 
-@pytest.fixture(params=["reference", "llvm"])
+@pytest.fixture(params=["reference", "llvm", "opencl", "hetero"])
 def models(request, modules):
-    """Each example as a function: run by the reference interpreter, or compiled for
-    LLVM (fusion groups as kernels, the host part on the interpreter)."""
+    """Each example as a function: run by the reference interpreter, or compiled for a
+    target (fusion groups as kernels on the CPU or the OpenCL device, the host part on
+    the VM)."""
     if request.param == "reference":
         return {name: (lambda *a, m=m: interpret(m, *a)) for name, m in modules.items()}
+    target = request.param
     for name in modules:
-        if name not in _COMPILED:
-            _COMPILED[name] = compile(EXAMPLES / f"{name}.nb")
-    return {name: exe.run for name, exe in _COMPILED.items()}
+        if (name, target) not in _COMPILED:
+            _COMPILED[name, target] = compile(EXAMPLES / f"{name}.nb", target=target)
+    return {name: exe.run for (name, t), exe in _COMPILED.items() if t == target}
 
 
 @pytest.mark.parametrize("t,n", [(1, 1), (3, 5), (7, 2)])
@@ -262,18 +264,19 @@ with open(sys.argv[3], "wb") as f:
 """
 
 
+@pytest.mark.parametrize("target", ["llvm", "hetero"])
 @pytest.mark.parametrize("name", ["lstm", "tree_lstm", "bert", "detection", "resnet18"])
-def test_saved_example_runs_the_same_in_a_fresh_process(name, modules, rng, tmp_path):
-    """compile -> save (one .nbc file) -> load and run in a new Python process: the
-    results equal the reference interpreter's."""
+def test_saved_example_runs_the_same_in_a_fresh_process(name, target, modules, rng, tmp_path):
+    """compile -> save (one .nbc file, CPU object code and OpenCL kernels alike) -> load
+    and run in a new Python process: the results equal the reference interpreter's."""
     import pickle
     import subprocess
     import sys
 
     from nimble.interpret_cli import random_value
 
-    exe = _COMPILED.get(name) or compile(EXAMPLES / f"{name}.nb")
-    _COMPILED[name] = exe
+    exe = _COMPILED.get((name, target)) or compile(EXAMPLES / f"{name}.nb", target=target)
+    _COMPILED[name, target] = exe
     exe.save(tmp_path / "model.nbc")
     signature, _, _ = exe.signatures["main"]
     size = {"resnet18": 40, "detection": 6}.get(name, 3)

@@ -1,0 +1,133 @@
+// RUN: nimble-opt %s --split-input-file -t opencl | filecheck %s
+
+// Two loops over `?` dims: both on the NDRange (innermost = axis 0), as grid-stride
+// loops; a buffer is a pointer, an element offset and its `?` dims.
+// CHECK-LABEL: __kernel void scale_p0(__global float * restrict a0, long a0_off, long a0_d0, long a0_d1, __global float * restrict a1, long a1_off, long a1_d0, long a1_d1) {
+// CHECK: long [[N:v[0-9]+]] = a0_d0;
+// CHECK: long [[M:v[0-9]+]] = a0_d1;
+// CHECK: for (long [[I:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(1) * [[S:v[0-9]+]]; [[I]] < [[N]]; [[I]] += (long)get_global_size(1) * [[S]]) {
+// CHECK-NEXT: for (long [[J:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * [[S]]; [[J]] < [[M]]; [[J]] += (long)get_global_size(0) * [[S]]) {
+// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[I]]) * a0_d1 + [[J]]];
+// CHECK-NEXT: float [[Y:v[0-9]+]] = [[X]] * {{v[0-9]+}};
+// CHECK-NEXT: (a1 + a1_off)[([[I]]) * a1_d1 + [[J]]] = [[Y]];
+func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "scale"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf32>
+  %m = memref.dim %a, %c1 : memref<?x?xf32>
+  %two = arith.constant 2.0 : f32
+  loop.foreach %i = %c0 to %n step %c1 {
+    loop.foreach %j = %c0 to %m step %c1 {
+      %x = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.mulf %x, %two : f32
+      memref.store %y, %b[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+// A reduction inside a work item: an accumulator and a sequential loop.
+// CHECK-LABEL: __kernel void rowsum_p0(
+// CHECK: for (long [[I:i[0-9]+]] = {{.*}}get_global_id(0){{.*}}) {
+// CHECK-NEXT: float [[ACC:acc[0-9]+]] = [[ZERO:v[0-9]+]];
+// CHECK-NEXT: for (long [[K:i[0-9]+]] = {{v[0-9]+}}; [[K]] < {{v[0-9]+}}; [[K]] += {{v[0-9]+}}) {
+// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[I]]) * 64 + [[K]]];
+// CHECK-NEXT: [[ACC]] = (isnan([[X]]) || [[X]] > [[ACC]]) ? [[X]] : [[ACC]];
+// CHECK-NEXT: }
+// CHECK-NEXT: (a1 + a1_off)[[[I]]] = [[ACC]];
+func.func @rowsum(%a: memref<?x64xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "rowsum"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %a, %c0 : memref<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %n step %c1 {
+    %s = loop.reduce %k = %c0 to %c64 step %c1 combine(max) init(%zero) : f32 {
+      %x = memref.load %a[%i, %k] : memref<?x64xf32>
+      loop.yield %x : f32
+    }
+    memref.store %s, %out[%i] : memref<?xf32>
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+// Two loop nests: two phases, launched in order (a launch is the only grid-wide barrier).
+// CHECK-LABEL: __kernel void two_nests_p0(
+// CHECK: get_global_id(0)
+// CHECK: (a1 + a1_off)[{{i[0-9]+}}] = {{v[0-9]+}};
+// CHECK-LABEL: __kernel void two_nests_p1(
+// CHECK: get_global_id(0)
+// CHECK: float [[Y:v[0-9]+]] = (isnan([[X:v[0-9]+]]) || [[X]] > [[X]]) ? [[X]] : [[X]];
+// CHECK-NEXT: (a2 + a2_off)[{{i[0-9]+}}] = [[Y]];
+func.func @two_nests(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) attributes {nimble.kernel = "two_nests"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  loop.foreach %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %b[%i] : memref<?xf32>
+    loop.yield
+  }
+  loop.foreach %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<?xf32>
+    %y = arith.maximumf %x, %x : f32
+    memref.store %y, %c[%i] : memref<?xf32>
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+// Statements outside any loop (a whole-tensor reduction): one serial phase.
+// CHECK-LABEL: __kernel void total_p0(
+// CHECK-NOT: get_global_id
+// CHECK: float [[ACC:acc[0-9]+]] = {{v[0-9]+}};
+// CHECK-NEXT: for (long [[K:i[0-9]+]] = {{v[0-9]+}}; [[K]] < {{v[0-9]+}}; [[K]] += {{v[0-9]+}}) {
+// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[[[K]]];
+// CHECK-NEXT: [[ACC]] = [[ACC]] + [[X]];
+// CHECK-NEXT: }
+// CHECK-NEXT: (a1 + a1_off)[0] = [[ACC]];
+func.func @total(%a: memref<?xf32>, %out: memref<f32>) attributes {nimble.kernel = "total"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %zero = arith.constant 0.0 : f32
+  %s = loop.reduce %k = %c0 to %n step %c1 combine(add) init(%zero) : f32 {
+    %x = memref.load %a[%k] : memref<?xf32>
+    loop.yield %x : f32
+  }
+  memref.store %s, %out[] : memref<f32>
+  func.return
+}
+
+// -----
+// Index arithmetic with numpy's semantics: floor division, unsigned compares; float
+// compares ordered or not.
+// CHECK-LABEL: __kernel void index_ops_p0(__global long * restrict a0, long a0_off, long a0_d0, __global uchar * restrict a1, long a1_off, long a1_d0) {
+// CHECK: long [[N:v[0-9]+]] = a0_d0;
+// CHECK: for (long [[I:i[0-9]+]] = {{.*}}) {
+// CHECK-NEXT: long [[Q:v[0-9]+]] = nb_floordiv([[I]], {{v[0-9]+}});
+// CHECK-NEXT: long [[X:v[0-9]+]] = (a0 + a0_off)[[[Q]]];
+// CHECK-NEXT: long [[Y:v[0-9]+]] = (long)[[X]];
+// CHECK-NEXT: uchar [[LT:v[0-9]+]] = (ulong)[[Y]] < (ulong)[[N]];
+// CHECK-NEXT: (a1 + a1_off)[[[I]]] = [[LT]];
+func.func @index_ops(%a: memref<?xi64>, %b: memref<?xi1>) attributes {nimble.kernel = "index_ops"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %n = memref.dim %a, %c0 : memref<?xi64>
+  loop.foreach %i = %c0 to %n step %c1 {
+    %q = arith.floordivsi %i, %c3 : index
+    %x = memref.load %a[%q] : memref<?xi64>
+    %y = arith.index_cast %x : i64 to index
+    %lt = arith.cmpi ult, %y, %n : index
+    memref.store %lt, %b[%i] : memref<?xi1>
+    loop.yield
+  }
+  func.return
+}

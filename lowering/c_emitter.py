@@ -1,0 +1,585 @@
+"""Loop-level kernels → C-like source: the base emitter every C-family backend shares.
+
+A kernel (`func.func` marked `nimble.kernel`, holding `loop.foreach`/`loop.reduce`
+nests over `memref` buffers with `arith`/`math` bodies) becomes one or more device
+functions, one per *phase*: each top-level `loop.foreach` is a phase whose perfectly
+nested leading loops (up to `Flavor.grid_dims`, bounds defined outside the nest) are
+spread over the launch grid as grid-stride loops, so any grid size computes the same
+result; the top-level statements that are not loops (a whole-tensor reduction and its
+store) run in one serial phase. Phases run one after another (a launch boundary is the
+only barrier a grid has), and the pure scalar code at the top of the kernel is repeated
+in each phase (the device compiler drops what a phase does not use).
+
+Buffers are row-major; each buffer argument is passed as a pointer, an element offset
+(the tensor's place in its storage) and its `?` dims; index arguments as 64-bit ints.
+`KernelSource.phases[i].grid` holds the trip-count expressions of the mapped loops, which
+the host evaluates on the launch's dims (`GridEvaluator`) to size the grid.
+
+What a target changes is a `Flavor` (a table): qualifiers, address spaces, how a thread
+reads its grid position, type names, math function names, a preamble. The OpenCL table
+is in `lowering/to_opencl.py`; CUDA or Metal would be another table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from nimble.dialects import loop
+from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
+
+
+class NoDeviceLowering(Exception):
+    """A kernel uses something this backend cannot express (the message says what)."""
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """What one C-family target spells differently."""
+
+    name: str
+    kernel: str  # qualifier before `void` on a launchable function
+    global_space: str  # address-space qualifier of buffer pointers
+    restrict: str
+    grid_id: str  # the thread's position along grid axis {0}
+    grid_size: str  # the grid's extent along axis {0}
+    grid_dims: int
+    types: dict[str, str]  # element type (as printed by xdsl) -> C type
+    functions: dict[type[Operation], str]  # math op -> function name
+    int_max: str  # integer max/min builtins
+    int_min: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of the emitted function, in order: `kind` is `buffer` (pointer,
+    offset, then `dims`: the axes that are `?`) or `index`."""
+
+    kind: str
+    name: str
+    ctype: str = ""
+    dims: tuple[int, ...] = ()
+
+
+@dataclass
+class Phase:
+    name: str
+    grid: list[tuple[SSAValue, SSAValue, SSAValue]]
+    """(lower, upper, step) of each mapped loop, innermost (grid axis 0) first."""
+    body: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KernelSource:
+    name: str
+    params: list[Param]
+    phases: list[Phase]
+    text: str
+    kernel: func.FuncOp
+
+
+# ---------------------------------------------------------------------------------------
+# Scalar expression tables
+
+
+_INFIX: dict[type[Operation], str] = {
+    arith.AddfOp: "+", arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/",
+    arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/", arith.RemSIOp: "%",
+    arith.AndIOp: "&", arith.OrIOp: "|", arith.XOrIOp: "^",
+}
+_UNSIGNED_INFIX: dict[type[Operation], str] = {arith.DivUIOp: "/", arith.RemUIOp: "%"}
+_HELPERS: dict[type[Operation], str] = {arith.FloorDivSIOp: "nb_floordiv", arith.CeilDivSIOp: "nb_ceildiv"}
+_CASTS = (arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp, arith.FPToSIOp, arith.IndexCastOp, arith.ExtSIOp,
+          arith.TruncIOp)
+_UNSIGNED_CASTS = (arith.ExtUIOp, arith.UIToFPOp)
+_CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+         "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
+_CMPF: dict[str, str] = {
+    "oeq": "({a} == {b})", "ogt": "({a} > {b})", "oge": "({a} >= {b})", "olt": "({a} < {b})",
+    "ole": "({a} <= {b})", "one": "({a} < {b} || {a} > {b})", "ord": "(!isnan({a}) && !isnan({b}))",
+    "ueq": "!({a} < {b} || {a} > {b})", "ugt": "!({a} <= {b})", "uge": "!({a} < {b})", "ult": "!({a} >= {b})",
+    "ule": "!({a} > {b})", "une": "({a} != {b})", "uno": "(isnan({a}) || isnan({b}))",
+    "false": "0", "true": "1",
+}
+_NAN_MINMAX = {arith.MaximumfOp: ">", arith.MinimumfOp: "<"}
+"""arith.maximumf/minimumf propagate NaN (like numpy), unlike C's fmax/fmin."""
+_COMBINE: dict[str, Callable[[str, str, bool], str]] = {
+    "add": lambda a, b, _f: f"{a} + {b}",
+    "mul": lambda a, b, _f: f"{a} * {b}",
+    "max": lambda a, b, f: f"(isnan({b}) || {b} > {a}) ? {b} : {a}" if f else f"{b} > {a} ? {b} : {a}",
+    "min": lambda a, b, f: f"(isnan({b}) || {b} < {a}) ? {b} : {a}" if f else f"{b} < {a} ? {b} : {a}",
+}
+
+C_PREAMBLE = """\
+static inline long nb_floordiv(long a, long b) { long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static inline long nb_ceildiv(long a, long b) { long q = a / b; return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q; }
+"""
+
+
+def type_key(t: Attribute) -> str:
+    if isinstance(t, IndexType):
+        return "index"
+    if isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type | BFloat16Type):
+        return str(t)
+    raise NoDeviceLowering(f"element type {t}")
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | Float32Type | Float64Type | BFloat16Type)
+
+
+def _float_literal(value: float, t: Attribute) -> str:
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "-INFINITY"
+    text = repr(float(value))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return f"{text}f" if isinstance(t, Float32Type | Float16Type) else text
+
+
+# ---------------------------------------------------------------------------------------
+# The emitter
+
+
+class _Buffer:
+    """A buffer in scope: its pointer expression and the C expression of each dim."""
+
+    def __init__(self, pointer: str, dims: list[str]):
+        self.pointer = pointer
+        self.dims = dims
+
+    def offset(self, indices: Sequence[str]) -> str:
+        if not indices:
+            return "0"
+        expr = indices[0]
+        for dim, i in zip(self.dims[1:], indices[1:]):
+            expr = f"({expr}) * {dim} + {i}"
+        return expr
+
+
+class CEmitter:
+    """Emits one kernel for one `Flavor`."""
+
+    def __init__(self, flavor: Flavor, kernel: func.FuncOp):
+        self.f = flavor
+        self.kernel = kernel
+        self.name = kernel.sym_name.data
+        self.names: dict[SSAValue, str] = {}
+        self.buffers: dict[SSAValue, _Buffer] = {}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.counter = 0
+
+    # -- names and types --------------------------------------------------------------
+
+    def ctype(self, t: Attribute) -> str:
+        key = type_key(t)
+        if key not in self.f.types:
+            raise NoDeviceLowering(f"element type {t} on {self.f.name}")
+        return self.f.types[key]
+
+    def fresh(self, stem: str = "v") -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def v(self, value: SSAValue) -> str:
+        if value not in self.names:
+            raise NoDeviceLowering(f"a value used before it is defined in @{self.name}")
+        return self.names[value]
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def define(self, value: SSAValue, expr: str) -> None:
+        name = self.fresh()
+        self.names[value] = name
+        self.line(f"{self.ctype(value.type)} {name} = {expr};")
+
+    # -- the kernel ---------------------------------------------------------------------
+
+    def params(self) -> list[Param]:
+        params = []
+        for i, arg in enumerate(self.kernel.args):
+            if isinstance(arg.type, MemRefType):
+                if not isinstance(arg.type.layout, NoneAttr):
+                    raise NoDeviceLowering(f"buffer argument #{i} has a non-default layout")
+                shape = arg.type.get_shape()
+                params.append(Param("buffer", f"a{i}", self.ctype(arg.type.element_type),
+                                    tuple(k for k, d in enumerate(shape) if d < 0)))
+            elif isinstance(arg.type, IndexType):
+                params.append(Param("index", f"a{i}"))
+            else:
+                raise NoDeviceLowering(f"argument #{i} of type {arg.type}")
+        return params
+
+    def signature(self, params: list[Param], name: str) -> str:
+        parts = []
+        for p in params:
+            if p.kind == "buffer":
+                parts.append(f"{self.f.global_space} {p.ctype} *{self.f.restrict} {p.name}")
+                parts.append(f"long {p.name}_off")
+                parts += [f"long {p.name}_d{k}" for k in p.dims]
+            else:
+                parts.append(f"long {p.name}")
+        return f"{self.f.kernel} void {name}({', '.join(parts)})"
+
+    def bind_params(self, params: list[Param]) -> None:
+        for arg, p in zip(self.kernel.args, params):
+            if p.kind == "buffer":
+                shape = arg.type.get_shape()
+                dims = [f"{p.name}_d{k}" if d < 0 else str(d) for k, d in enumerate(shape)]
+                self.buffers[arg] = _Buffer(f"({p.name} + {p.name}_off)", dims)
+            else:
+                self.names[arg] = p.name
+
+    def emit(self) -> KernelSource:
+        params = self.params()
+        block = self.kernel.body.block
+        pure = [op for op in block.ops if _is_pure_scalar(op)]
+        loops = [op for op in block.ops if isinstance(op, loop.ForeachOp)]
+        serial = [op for op in block.ops if op not in pure and not isinstance(op, loop.ForeachOp | func.ReturnOp)]
+        if serial and loops:
+            first_loop = list(block.ops).index(loops[0])
+            if any(list(block.ops).index(op) > first_loop for op in serial):
+                raise NoDeviceLowering(f"@{self.name} has top-level statements between its loop nests")
+        phases: list[Phase] = []
+        if serial:
+            phases.append(self.phase(params, pure, serial, None, f"{self.name}_p{len(phases)}"))
+        for nest in loops:
+            phases.append(self.phase(params, pure, [], nest, f"{self.name}_p{len(phases)}"))
+        text = "\n".join("\n".join(p.body) for p in phases)
+        return KernelSource(self.name, params, phases, text, self.kernel)
+
+    def phase(self, params: list[Param], pure: list[Operation], serial: list[Operation],
+              nest: loop.ForeachOp | None, name: str) -> Phase:
+        self.names, self.buffers, self.lines, self.depth = {}, {}, [], 1
+        self.bind_params(params)
+        for op in pure:
+            self.op(op)
+        mapped = self.grid_loops(nest) if nest is not None else []
+        if nest is not None and not mapped:
+            serial = [nest]
+        grid = [_trip(m) for m in reversed(mapped)]
+        opened = 0
+        for axis, m in zip(range(len(mapped) - 1, -1, -1), mapped):
+            iv = self.fresh("i")
+            self.names[m.iv] = iv
+            lb, ub, st = self.v(m.lower), self.v(m.upper), self.v(m.step)
+            gid, gsz = self.f.grid_id.format(axis), self.f.grid_size.format(axis)
+            self.line(f"for (long {iv} = {lb} + (long){gid} * {st}; {iv} < {ub}; {iv} += (long){gsz} * {st}) {{")
+            self.depth += 1
+            opened += 1
+            inner = mapped[mapped.index(m) + 1] if m is not mapped[-1] else None
+            for op in m.body.block.ops:
+                if op is not inner and not isinstance(op, loop.YieldOp):
+                    self.op(op)
+        for op in serial:
+            self.op(op)
+        for _ in range(opened):
+            self.depth -= 1
+            self.line("}")
+        body = [self.signature(params, name) + " {", *self.lines, "}", ""]
+        return Phase(name, grid, body)
+
+    def grid_loops(self, nest: loop.ForeachOp) -> list[loop.ForeachOp]:
+        """The leading perfectly nested loops of `nest` that go on the grid: each one's
+        bounds defined outside the nest, its body pure code around one inner loop."""
+        if not all(_host_computable(v) for v in _trip(nest)):
+            return []
+        mapped = [nest]
+        current = nest
+        while len(mapped) < self.f.grid_dims:
+            body = [op for op in current.body.block.ops if not isinstance(op, loop.YieldOp)]
+            inner = [op for op in body if isinstance(op, loop.ForeachOp)]
+            if len(inner) != 1 or any(op is not inner[0] and not _is_pure_scalar(op) for op in body):
+                break
+            candidate = inner[0]
+            if any(_defined_inside(v, nest) or not _host_computable(v) for v in _trip(candidate)):
+                break
+            mapped.append(candidate)
+            current = candidate
+        return mapped
+
+    # -- statements ---------------------------------------------------------------------
+
+    def op(self, op: Operation) -> None:
+        handler = _STATEMENTS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+            return
+        if len(op.results) == 1 and (expr := self.expression(op)) is not None:
+            self.define(op.results[0], expr)
+            return
+        raise NoDeviceLowering(f"'{op.name}' in @{self.name} has no {self.f.name} lowering")
+
+    def region(self, block: Block) -> None:
+        for op in block.ops:
+            if not isinstance(op, loop.YieldOp):
+                self.op(op)
+
+    def foreach(self, op: loop.ForeachOp) -> None:
+        iv = self.fresh("i")
+        self.names[op.iv] = iv
+        lb, ub, st = self.v(op.lower), self.v(op.upper), self.v(op.step)
+        self.line(f"for (long {iv} = {lb}; {iv} < {ub}; {iv} += {st}) {{")
+        self.depth += 1
+        self.region(op.body.block)
+        self.depth -= 1
+        self.line("}")
+
+    def reduce(self, op: loop.ReduceOp) -> None:
+        accs = []
+        for init, out in zip(op.inits, op.outs):
+            if not isinstance(init.type, IntegerType | IndexType) and not _is_float(init.type):
+                raise NoDeviceLowering(f"a vector accumulator in @{self.name}")
+            acc = self.fresh("acc")
+            self.line(f"{self.ctype(init.type)} {acc} = {self.v(init)};")
+            self.names[out] = acc
+            accs.append(acc)
+        iv = self.fresh("i")
+        self.names[op.iv] = iv
+        self.line(f"for (long {iv} = {self.v(op.lower)}; {iv} < {self.v(op.upper)}; {iv} += {self.v(op.step)}) {{")
+        self.depth += 1
+        self.region(op.body.block)
+        yielded = op.body.block.last_op
+        for acc, kind, value in zip(accs, op.kinds, yielded.values):
+            self.line(f"{acc} = {_COMBINE[kind](acc, self.v(value), _is_float(value.type))};")
+        self.depth -= 1
+        self.line("}")
+
+    def load(self, op: memref.LoadOp) -> None:
+        buf = self.buffer(op.memref)
+        self.define(op.res, f"{buf.pointer}[{buf.offset([self.v(i) for i in op.indices])}]")
+
+    def store(self, op: memref.StoreOp) -> None:
+        buf = self.buffer(op.memref)
+        self.line(f"{buf.pointer}[{buf.offset([self.v(i) for i in op.indices])}] = {self.v(op.value)};")
+
+    def dim(self, op: memref.DimOp) -> None:
+        buf = self.buffer(op.source)
+        index = op.index.owner
+        if not isinstance(index, arith.ConstantOp):
+            raise NoDeviceLowering("memref.dim with a computed axis")
+        self.define(op.result, buf.dims[index.value.value.data])
+
+    def collapse(self, op: memref.CollapseShapeOp) -> None:
+        buf = self.buffer(op.src)
+        dims = []
+        for group in op.reassociation:
+            dims.append(" * ".join(f"({buf.dims[a.value.data]})" for a in group) if len(group) else "1")
+        self.buffers[op.result] = _Buffer(buf.pointer, dims)
+
+    def alloc(self, op: loop.AllocOp) -> None:
+        if op.level.data != "reg":
+            raise NoDeviceLowering(f"a {op.level.data}-level buffer inside @{self.name}")
+        t = op.memref.type
+        name = self.fresh("r")
+        size = math.prod(t.get_shape())
+        self.line(f"{self.ctype(t.element_type)} {name}[{max(size, 1)}];")
+        self.buffers[op.memref] = _Buffer(name, [str(d) for d in t.get_shape()])
+
+    def buffer(self, value: SSAValue) -> _Buffer:
+        if value not in self.buffers:
+            raise NoDeviceLowering(f"a buffer of @{self.name} that is not an argument or a register buffer")
+        return self.buffers[value]
+
+    # -- expressions --------------------------------------------------------------------
+
+    def expression(self, op: Operation) -> str | None:
+        kind = type(op)
+        if isinstance(op, arith.ConstantOp):
+            return self.constant(op)
+        if kind in _INFIX:
+            return f"{self.v(op.operands[0])} {_INFIX[kind]} {self.v(op.operands[1])}"
+        if kind in _UNSIGNED_INFIX:
+            t = self.ctype(op.results[0].type)
+            return f"({t})((u{t}){self.v(op.operands[0])} {_UNSIGNED_INFIX[kind]} (u{t}){self.v(op.operands[1])})"
+        if kind in _HELPERS:
+            return f"{_HELPERS[kind]}({self.v(op.operands[0])}, {self.v(op.operands[1])})"
+        if kind in (arith.MaxSIOp, arith.MinSIOp):
+            fn = self.f.int_max if kind is arith.MaxSIOp else self.f.int_min
+            return f"{fn}({self.v(op.operands[0])}, {self.v(op.operands[1])})"
+        if kind in _NAN_MINMAX:
+            a, b = self.v(op.operands[0]), self.v(op.operands[1])
+            return f"(isnan({a}) || {a} {_NAN_MINMAX[kind]} {b}) ? {a} : {b}"
+        if isinstance(op, arith.NegfOp):
+            return f"-{self.v(op.operand)}"
+        if isinstance(op, _CASTS):
+            return f"({self.ctype(op.results[0].type)}){self.v(op.operands[0])}"
+        if isinstance(op, _UNSIGNED_CASTS):
+            source = self.ctype(op.operands[0].type)
+            return f"({self.ctype(op.results[0].type)})(u{source}){self.v(op.operands[0])}"
+        if isinstance(op, arith.SelectOp):
+            return f"{self.v(op.cond)} ? {self.v(op.lhs)} : {self.v(op.rhs)}"
+        if isinstance(op, arith.CmpiOp):
+            name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+            a, b = self.v(op.lhs), self.v(op.rhs)
+            if name.startswith("u"):
+                t = self.ctype(op.lhs.type)
+                a, b = f"(u{t}){a}", f"(u{t}){b}"
+            return f"{a} {_CMPI[name]} {b}"
+        if isinstance(op, arith.CmpfOp):
+            name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+            return _CMPF[name].format(a=self.v(op.lhs), b=self.v(op.rhs))
+        if kind in self.f.functions:
+            args = ", ".join(self.v(o) for o in op.operands)
+            return f"{self.f.functions[kind]}({args})"
+        if isinstance(op, xmath.AbsIOp):
+            return f"({self.ctype(op.results[0].type)})abs({self.v(op.operand)})"
+        return None
+
+    def constant(self, op: arith.ConstantOp) -> str:
+        value, t = op.value, op.result.type
+        if isinstance(value, FloatAttr):
+            return _float_literal(value.value.data, t)
+        if isinstance(value, IntegerAttr):
+            n = value.value.data
+            if t == IntegerType(1):
+                return "1" if n else "0"
+            return f"{n}L" if type_key(t) in ("index", "i64") else str(n)
+        raise NoDeviceLowering(f"a non-scalar constant in @{self.name}")
+
+
+_STATEMENTS: dict[type[Operation], Callable[[CEmitter, Operation], None]] = {
+    loop.ForeachOp: CEmitter.foreach,
+    loop.ReduceOp: CEmitter.reduce,
+    loop.AllocOp: CEmitter.alloc,
+    memref.LoadOp: CEmitter.load,
+    memref.StoreOp: CEmitter.store,
+    memref.DimOp: CEmitter.dim,
+    memref.CollapseShapeOp: CEmitter.collapse,
+}
+
+
+def _is_pure_scalar(op: Operation) -> bool:
+    """Scalar code with no effects and no regions, safe to repeat in every phase (a load
+    repeated in a phase before the one that uses it reads a value nothing uses)."""
+    if isinstance(op, memref.DimOp | memref.CollapseShapeOp | arith.ConstantOp | memref.LoadOp):
+        return True
+    return not op.regions and len(op.results) == 1 and not isinstance(op.results[0].type, MemRefType) \
+        and type(op) not in _STATEMENTS and op.dialect_name() in ("arith", "math")
+
+
+def _defined_inside(value: SSAValue, region_op: Operation) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None:
+        if op is region_op:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _host_computable(value: SSAValue) -> bool:
+    """Whether `GridEvaluator` can compute `value` from a launch's arguments."""
+    if isinstance(value.owner, Block):
+        return isinstance(value.owner.parent_op(), func.FuncOp) and isinstance(value.type, IndexType)
+    op = value.owner
+    if isinstance(op, arith.ConstantOp):
+        return True
+    if isinstance(op, memref.DimOp):
+        source = op.source
+        while isinstance(source.owner, memref.CollapseShapeOp):
+            source = source.owner.src
+        return isinstance(source.owner, Block) and isinstance(op.index.owner, arith.ConstantOp)
+    if type(op) in _INDEX_OPS or isinstance(op, arith.CmpiOp):
+        return all(_host_computable(o) for o in op.operands)
+    return False
+
+
+def _trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+    return (loop_op.lower, loop_op.upper, loop_op.step)
+
+
+# ---------------------------------------------------------------------------------------
+# Grid sizes on the host
+
+
+_INDEX_OPS: dict[type[Operation], Callable[..., int]] = {
+    arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
+    arith.DivSIOp: trunc_div, arith.RemSIOp: lambda a, b: a - b * trunc_div(a, b),
+    arith.FloorDivSIOp: floor_div, arith.CeilDivSIOp: ceil_div, arith.MaxSIOp: max, arith.MinSIOp: min,
+    arith.AndIOp: lambda a, b: a & b, arith.OrIOp: lambda a, b: a | b,
+    arith.IndexCastOp: lambda a: a, arith.ExtSIOp: lambda a: a,
+    arith.SelectOp: lambda c, a, b: a if c else b,
+}
+
+
+class GridEvaluator:
+    """Evaluates a kernel's top-level index code on a launch's arguments (arrays by
+    shape, ints), to size the grid of each phase."""
+
+    def __init__(self, source: KernelSource):
+        self.kernel = source.kernel
+        self.args = list(self.kernel.args)
+        self.grids = [p.grid for p in source.phases]
+
+    def __call__(self, args: Sequence[object]) -> list[tuple[int, ...]]:
+        """Per phase, the number of iterations of each mapped loop (at least 1)."""
+        known: dict[SSAValue, object] = {}
+        for value, arg in zip(self.args, args):
+            known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
+        sizes = []
+        for grid in self.grids:
+            trips = []
+            for lb, ub, step in grid:
+                lo, hi, st = (self.value(v, known) for v in (lb, ub, step))
+                trips.append(max(1, ceil_div(hi - lo, st)) if st > 0 else 1)
+            sizes.append(tuple(trips) or (1,))
+        return sizes
+
+    def value(self, v: SSAValue, known: dict[SSAValue, object]) -> int:
+        if v in known:
+            return known[v]
+        op = v.owner
+        if isinstance(op, arith.ConstantOp):
+            result = op.value.value.data
+        elif isinstance(op, memref.DimOp):
+            result = self.shape(op.source, known)[self.value(op.index, known)]
+        elif isinstance(op, arith.CmpiOp):
+            a, b = self.value(op.lhs, known), self.value(op.rhs, known)
+            result = INDEX_COMPARISONS[op.predicate.value.data](a, b)
+        elif type(op) in _INDEX_OPS:
+            result = _INDEX_OPS[type(op)](*(self.value(o, known) for o in op.operands))
+        else:
+            raise NoDeviceLowering(f"a grid bound computed by '{op.name}'")
+        known[v] = result
+        return result
+
+    def shape(self, buffer: SSAValue, known: dict[SSAValue, object]) -> tuple[int, ...]:
+        if buffer in known:
+            return known[buffer]
+        op = buffer.owner
+        if isinstance(op, memref.CollapseShapeOp):
+            inner = self.shape(op.src, known)
+            return tuple(math.prod(inner[a.value.data] for a in group) for group in op.reassociation)
+        raise NoDeviceLowering("a grid bound reads the dims of a buffer that is not an argument")
+
+
+def emit_kernel(flavor: Flavor, kernel: func.FuncOp) -> KernelSource:
+    """The source of one kernel (raises `NoDeviceLowering` for what the flavour lacks)."""
+    return CEmitter(flavor, kernel).emit()
+
+
+def emit_module(flavor: Flavor, kernels: Sequence[func.FuncOp]) -> str:
+    """One translation unit: the flavour's preamble, then every kernel's phases."""
+    return "\n".join([C_PREAMBLE, *(emit_kernel(flavor, k).text for k in kernels)])

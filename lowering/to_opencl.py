@@ -1,0 +1,52 @@
+"""Loop-level kernels → OpenCL C: the OpenCL table of the C emitter (`c_emitter`).
+
+Grid axes are the NDRange (`get_global_id`), buffers `__global` pointers, `?` dims and
+element offsets `long` arguments, math ops OpenCL built-ins. `nimble-opt -t opencl`
+prints the kernels of a module (graph-level input is first lowered to loops for the
+device: `lower-graph-to-loops{device=opencl}`, no CPU schedules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import ModuleOp
+
+from nimble.dialects import loop
+from nimble.lowering.c_emitter import C_PREAMBLE, Flavor, KernelSource, emit_kernel
+
+OPENCL = Flavor(
+    name="opencl",
+    kernel="__kernel",
+    global_space="__global",
+    restrict=" restrict",
+    grid_id="get_global_id({})",
+    grid_size="get_global_size({})",
+    grid_dims=3,
+    types={"f32": "float", "f64": "double", "f16": "half", "i64": "long", "index": "long", "i32": "int",
+           "i16": "short", "i8": "char", "i1": "uchar"},
+    functions={xmath.ExpOp: "exp", xmath.LogOp: "log", xmath.TanhOp: "tanh", xmath.SqrtOp: "sqrt",
+               xmath.ErfOp: "erf", xmath.FloorOp: "floor", xmath.CeilOp: "ceil", xmath.AbsFOp: "fabs",
+               xmath.PowFOp: "pow", xmath.SinOp: "sin", xmath.CosOp: "cos", xmath.RsqrtOp: "rsqrt"},
+    int_max="max",
+    int_min="min",
+)
+EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
+"""The extension a type needs; its pragma is emitted only where a kernel uses the type."""
+
+
+def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
+    return [f for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes]
+
+
+def opencl_sources(kernels: Sequence[func.FuncOp]) -> list[KernelSource]:
+    return [emit_kernel(OPENCL, k) for k in kernels]
+
+
+def program_text(sources: Sequence[KernelSource]) -> str:
+    """One OpenCL program holding the phases of `sources`."""
+    body = "\n".join(s.text for s in sources)
+    pragmas = [f"#pragma OPENCL EXTENSION {ext} : enable" for t, ext in EXTENSIONS.items() if f"{t} " in body]
+    return "\n".join([*pragmas, C_PREAMBLE, body])

@@ -1,0 +1,283 @@
+"""`place-devices`: each fusion group gets a device; copies appear only at real boundaries.
+
+**Which device** (recorded as `device.placement` on the `graph.fused` op):
+1. ops the user pinned (`let %y = ... on cpu`) go where they are pinned;
+2. a group that only views its input (a slice of leading rows, a reshape: no kernel) goes
+   where its input lives (decided with the domains below);
+3. a group whose kernel the device backend cannot express (an op without a device
+   lowering, a staged buffer, an unsupported type) stays on the CPU, and says why in
+   `nimble.fallback`; so do groups whose estimated work is below `min_work`:
+   output elements (a `?` dim counted as `ASSUMED_DIM`) times reduction steps per
+   element, where a launch and its copies would cost more than the device saves;
+4. every other group goes to `default`.
+Ops outside groups (shape code, control flow, calls, ADTs, CPU fallbacks such as nms)
+run on the host.
+
+**Domains** (Nimble's device-domain analysis): a value and the values it must share
+memory with — a loop's initial, carried, yielded and result values; a branch's yielded
+values and results; a call's arguments and the callee's parameters, the callee's returned
+values and the call's results; a view and the tensor it views — form one domain
+(union-find). A domain lives on the device most of its kernel-produced values are made
+on (the CPU if none). A `device.copy` is inserted, once per value and device, right after
+the value is defined, wherever a use needs the value on another device: a kernel on
+another device, a host op (which needs the CPU), or a boundary of a domain that lives
+elsewhere. Entry functions (called by no function) take and return host tensors.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nimble.dialects import device, shape
+from nimble.dialects.graph import FusedOp
+from nimble.dialects.graph.adt import MatchOp
+from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
+from nimble.dialects.loop import reduction_work
+from nimble.lowering.c_emitter import NoDeviceLowering, emit_kernel
+from nimble.lowering.graph_to_loops import kernel_groups
+from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.to_opencl import OPENCL
+from nimble.passes.manifest_alloc import is_view_group
+
+FALLBACK_ATTR = "nimble.fallback"
+ASSUMED_DIM = 64
+FLAVORS = {"opencl": OPENCL}
+"""The device backends a group can be placed on (beside the CPU)."""
+
+
+def device_kernel_problem(group: FusedOp, where: str) -> str | None:
+    """Why the group's kernel cannot run on `where` (None if it can)."""
+    if where == "cpu":
+        return None
+    try:
+        kernel = KernelBuilder(group, "placement_probe", staging=False).build()
+        emit_kernel(FLAVORS[where], kernel)
+    except (NoLoopLowering, NoDeviceLowering) as e:
+        return str(e)
+    return None
+
+
+def estimated_work(group: FusedOp) -> int:
+    elements = 0
+    for v in group.outputs:
+        n = 1
+        for d in v.type.get_shape():
+            n *= ASSUMED_DIM if d < 0 else d
+        elements += n
+    try:
+        steps = reduction_work(KernelBuilder(group, "work_probe", staging=False).build())
+    except NoLoopLowering:
+        steps = 1
+    return elements * max(1, steps)
+
+
+class _Domains:
+    """Union-find over tensor values."""
+
+    def __init__(self) -> None:
+        self.parent: dict[SSAValue, SSAValue] = {}
+
+    def find(self, v: SSAValue) -> SSAValue:
+        root = v
+        while self.parent.get(root, root) is not root:
+            root = self.parent[root]
+        while v is not root:
+            v, self.parent[v] = self.parent.get(v, v), root
+        return root
+
+    def union(self, *values: SSAValue) -> None:
+        tensors = [v for v in values if isinstance(v.type, TensorType)]
+        for v in tensors[1:]:
+            a, b = self.find(tensors[0]), self.find(v)
+            if a is not b:
+                self.parent[b] = a
+
+
+def _yields(region_block: Block) -> list[SSAValue]:
+    last = region_block.last_op
+    return list(last.operands) if isinstance(last, YieldOp) else []
+
+
+@dataclass(frozen=True)
+class PlaceDevicesPass(ModulePass):
+    """Assign every fusion group a device and insert device copies at domain boundaries."""
+
+    name = "place-devices"
+    default: str = "cpu"
+    min_work: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.default not in ("cpu", *FLAVORS):
+            raise ValueError(f"place-devices: unknown device '{self.default}' (known: cpu, {', '.join(FLAVORS)})")
+        functions = {f.sym_name.data: f for f in op.body.block.ops
+                     if isinstance(f, func.FuncOp) and f.body.blocks and "nimble.kernel" not in f.attributes}
+        groups = [g for f in functions.values() for g in kernel_groups(f)]
+        views = [g for g in groups if is_view_group(g)]
+        for g in groups:
+            if g not in views:
+                g.attributes[device.PLACEMENT] = StringAttr(self.choose(g))
+        domains = self.domains(functions, views)
+        home = self.homes(functions, groups, views, domains)
+        for g in views:
+            g.attributes[device.PLACEMENT] = StringAttr(home[domains.find(g.outputs[0])])
+        _Copies(domains, home, self.entries(functions)).insert(functions.values())
+
+    def choose(self, group: FusedOp) -> str:
+        pinned = {o.attributes[device.PLACEMENT].data for o in group.body.block.ops if device.PLACEMENT in o.attributes}
+        if len(pinned) > 1:
+            raise ValueError("a group holds ops pinned to different devices")
+        where = pinned.pop() if pinned else self.default
+        problem = device_kernel_problem(group, where)
+        if problem is None and not pinned and where != "cpu" and estimated_work(group) < self.min_work:
+            problem = f"estimated work below {self.min_work}"
+        if problem is not None:
+            group.attributes[FALLBACK_ATTR] = StringAttr(problem)
+            return "cpu"
+        return where
+
+    @staticmethod
+    def entries(functions: dict[str, func.FuncOp]) -> set[func.FuncOp]:
+        called = {c.callee.root_reference.data for f in functions.values() for c in f.walk() if isinstance(c, func.CallOp)}
+        return {f for name, f in functions.items() if name not in called}
+
+    @staticmethod
+    def domains(functions: dict[str, func.FuncOp], views: list[FusedOp]) -> _Domains:
+        d = _Domains()
+        for f in functions.values():
+            for o in f.walk():
+                if isinstance(o, WhileOp):
+                    body = o.body_region.block
+                    for k in range(len(o.outputs)):
+                        d.union(o.inits[k], o.cond_region.block.args[k], body.args[k], _yields(body)[k], o.outputs[k])
+                elif isinstance(o, IfOp | MatchOp):
+                    for k, out in enumerate(o.outputs):
+                        d.union(out, *(_yields(r.block)[k] for r in o.regions))
+                elif isinstance(o, func.CallOp) and o.callee.root_reference.data in functions:
+                    callee = functions[o.callee.root_reference.data]
+                    for arg, param in zip(o.arguments, callee.args):
+                        d.union(arg, param)
+                    for ret in (r for r in callee.walk() if isinstance(r, func.ReturnOp)):
+                        for res, v in zip(o.res, ret.operands):
+                            d.union(res, v)
+        for g in views:
+            d.union(g.inputs[0], g.outputs[0])
+        return d
+
+    @staticmethod
+    def homes(functions, groups, views, domains: _Domains) -> dict[SSAValue, str]:
+        """The device each domain lives on: where most of the kernels that make or use
+        its values run, host ops that read its data counting for the CPU."""
+        votes: dict[SSAValue, Counter] = {}
+
+        def vote(v: SSAValue, where: str) -> None:
+            if isinstance(v.type, TensorType):
+                votes.setdefault(domains.find(v), Counter())[where] += 1
+
+        kernels = [g for g in groups if g not in views]
+        for g in kernels:
+            for v in (*g.outputs, *g.inputs):
+                vote(v, g.attributes[device.PLACEMENT].data)
+        for f in functions.values():
+            for user in f.walk():
+                if not isinstance(user, _NEUTRAL) and not isinstance(user.parent_op(), FusedOp):
+                    for v in user.operands:
+                        vote(v, "cpu")
+        home: dict[SSAValue, str] = {}
+        for root, counts in votes.items():
+            best = max(counts.values())
+            home[root] = "cpu" if counts["cpu"] == best else max(counts, key=lambda k: (counts[k], k))
+        return _DefaultDict(home)
+
+
+_NEUTRAL = (FusedOp, WhileOp, IfOp, MatchOp, func.CallOp, func.ReturnOp, YieldOp, shape.DimOp, shape.OfOp)
+"""Uses that do not read a tensor's data on the host (kernels vote for their own device;
+control flow passes values on; shape ops read only the dims)."""
+
+
+class _DefaultDict(dict):
+    def __missing__(self, key: SSAValue) -> str:
+        return "cpu"
+
+
+class _Copies:
+    """Where each value is and where each use needs it; one copy per (value, device)."""
+
+    def __init__(self, domains: _Domains, home: dict[SSAValue, str], entries: set[func.FuncOp]):
+        self.domains = domains
+        self.home = home
+        self.entries = entries
+        self.copies: dict[tuple[SSAValue, str], SSAValue] = {}
+
+    def domain_device(self, v: SSAValue) -> str:
+        return self.home[self.domains.find(v)]
+
+    def where(self, v: SSAValue) -> str:
+        """The device value `v` is on where it is defined."""
+        owner = v.owner
+        if isinstance(owner, Block):
+            parent = owner.parent_op()
+            if isinstance(parent, func.FuncOp):
+                return "cpu" if parent in self.entries else self.domain_device(v)
+            if isinstance(parent, WhileOp):
+                return self.domain_device(v)
+            if isinstance(parent, FusedOp):
+                return parent.attributes[device.PLACEMENT].data
+            return "cpu"  # match case fields: ADT fields live on the host
+        if isinstance(owner, FusedOp):
+            return owner.attributes[device.PLACEMENT].data
+        if isinstance(owner, WhileOp | IfOp | MatchOp | func.CallOp):
+            return self.domain_device(v)
+        if isinstance(owner, device.CopyOp):
+            return owner.dst_device.data
+        return "cpu"
+
+    def needs(self, user: Operation, index: int, v: SSAValue) -> str | None:
+        """The device the use of `v` as operand `index` of `user` needs it on (None:
+        any, the use reads only its dims)."""
+        if isinstance(user, shape.DimOp | shape.OfOp):
+            return None
+        if isinstance(user, FusedOp):
+            return user.attributes[device.PLACEMENT].data
+        if isinstance(user, WhileOp | func.CallOp | YieldOp):
+            return self.domain_device(v) if not isinstance(user, YieldOp) or self._carries(user) else "cpu"
+        if isinstance(user, func.ReturnOp):
+            function = user.parent_op()
+            return "cpu" if function in self.entries else self.domain_device(v)
+        return "cpu"
+
+    @staticmethod
+    def _carries(y: YieldOp) -> bool:
+        return isinstance(y.parent_op(), WhileOp | IfOp | MatchOp)
+
+    def insert(self, functions) -> None:
+        for f in functions:
+            for user in list(f.walk()):
+                if isinstance(user, device.CopyOp) or isinstance(user.parent_op(), FusedOp):
+                    continue
+                for index, v in enumerate(list(user.operands)):
+                    if not isinstance(v.type, TensorType):
+                        continue
+                    have, need = self.where(v), self.needs(user, index, v)
+                    if need is not None and have != need:
+                        operands = list(user.operands)
+                        operands[index] = self.copy(v, have, need)
+                        user.operands = operands
+
+    def copy(self, v: SSAValue, have: str, need: str) -> SSAValue:
+        key = (v, need)
+        if key not in self.copies:
+            op = device.CopyOp(v, have, need)
+            owner = v.owner
+            point = InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner)
+            Rewriter.insert_op(op, point)
+            self.copies[key] = op.result
+        return self.copies[key]
+

@@ -1,0 +1,311 @@
+"""The OpenCL runtime: device choice, programs built once (cached on disk), device
+memory, and checked kernel launches from the VM.
+
+- **Device**: `choose_device(spec)`: `spec` is `P:D` (platform and device indices) or
+  a case-insensitive piece of "platform device" names; without one, the first GPU of
+  any platform, else the first device. No environment variable is read.
+- **Programs**: `OpenCLRuntime.program(source)` builds once per process and keeps the
+  device binary on disk under `cache_dir`, keyed by the SHA-256 of the source, the build
+  options, and the device and driver; a build error raises `OpenCLError` with the build
+  log and the kernels the program holds.
+- **Memory**: `ClStorage` is one device buffer (pooled by size class like host storage);
+  `ClTensor` a tensor in it (byte offset, shape, dtype), which is what VM registers hold
+  for values on the device. Data crosses only in `to_device`/`to_host` (the VM's
+  `device_copy`).
+- **Launches**: `OpenCLKernelEntry` checks a launch exactly as a CPU kernel's
+  (`KernelEntry.plan`: the group's shape functions), then runs each phase of the
+  kernel over a grid sized by the kernel's own bounds (`GridEvaluator`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+
+from nimble.runtime.allocator import size_class
+from nimble.runtime.kernels import Arg, KernelEntry
+
+DEFAULT_CACHE = Path.home() / ".cache" / "nimble" / "opencl"
+
+
+class OpenCLError(Exception):
+    """No usable OpenCL device, a program that does not build, or a failed transfer."""
+
+
+def _cl():
+    try:
+        import pyopencl as cl
+    except ImportError as e:  # pragma: no cover (pyopencl is a core dependency)
+        raise OpenCLError(f"pyopencl is not installed: {e}") from None
+    return cl
+
+
+def list_devices() -> list[tuple[str, Any]]:
+    """Every OpenCL device: ("P:D platform / device", device)."""
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as e:
+        raise OpenCLError(f"no OpenCL platform found ({e}); install a driver, e.g. Debian's pocl-opencl-icd") from None
+    found = []
+    for p, platform in enumerate(platforms):
+        try:
+            devices = platform.get_devices()
+        except cl.Error:
+            continue
+        for d, device in enumerate(devices):
+            found.append((f"{p}:{d} {platform.name.strip()} / {device.name.strip()}", device))
+    return found
+
+
+def choose_device(spec: str | None = None) -> Any:
+    cl = _cl()
+    found = list_devices()
+    if not found:
+        raise OpenCLError("no OpenCL device found; install a driver, e.g. Debian's pocl-opencl-icd")
+    if spec:
+        for label, device in found:
+            index, _, names = label.partition(" ")
+            if spec == index or spec.lower() in names.lower():
+                return device
+        raise OpenCLError(f"no OpenCL device matches '{spec}' (found: {'; '.join(l for l, _ in found)})")
+    gpus = [d for _, d in found if d.type & cl.device_type.GPU]
+    return (gpus or [d for _, d in found])[0]
+
+
+class ClStorage:
+    """One device buffer of `capacity` bytes (`size` of them asked for)."""
+
+    __slots__ = ("buffer", "size", "capacity", "runtime", "__weakref__")
+
+    def __init__(self, runtime: OpenCLRuntime, capacity: int):
+        cl = _cl()
+        self.runtime = runtime
+        self.buffer = cl.Buffer(runtime.context, cl.mem_flags.READ_WRITE, max(capacity, 64))
+        self.capacity = capacity
+        self.size = capacity
+
+
+class ClTensor:
+    """A tensor in device memory: `storage` from byte `offset`, C-contiguous."""
+
+    __slots__ = ("storage", "offset", "shape", "dtype")
+
+    def __init__(self, storage: ClStorage, offset: int, shape: tuple[int, ...], dtype: np.dtype):
+        self.storage = storage
+        self.offset = offset
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def reshape(self, shape: Sequence[int]) -> ClTensor:
+        shape = tuple(int(d) for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"cannot reshape a tensor of {self.size} elements to {list(shape)}")
+        return ClTensor(self.storage, self.offset, shape, self.dtype)
+
+    def to_host(self) -> np.ndarray:
+        return self.storage.runtime.to_host(self)
+
+    def __repr__(self) -> str:
+        return f"ClTensor({self.dtype}{list(self.shape)} at {self.offset})"
+
+
+class OpenCLRuntime:
+    """One device: its context, queue, program cache and storage pool."""
+
+    _shared: dict[str, OpenCLRuntime] = {}
+
+    def __init__(self, device: Any, cache_dir: Path | None = None):
+        cl = _cl()
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE
+        self.programs: dict[str, Any] = {}
+        self.free: dict[int, list[ClStorage]] = {}
+        self.builds = 0  # programs compiled from source (not found in the cache)
+        self.identity = f"{device.platform.name}|{device.platform.version}|{device.name}|{device.driver_version}"
+
+    @classmethod
+    def get(cls, spec: str | None = None) -> OpenCLRuntime:
+        """The runtime of the device `spec` chooses, shared within the process."""
+        key = spec or ""
+        if key not in cls._shared:
+            cls._shared[key] = cls(choose_device(spec))
+        return cls._shared[key]
+
+    @property
+    def description(self) -> str:
+        return f"{self.device.platform.name.strip()} / {self.device.name.strip()}"
+
+    # -- programs ---------------------------------------------------------------------
+
+    def program(self, source: str, options: Sequence[str] = ("-cl-std=CL1.2",), kernels: Sequence[str] = ()) -> Any:
+        cl = _cl()
+        key = hashlib.sha256("\0".join([source, *options, self.identity]).encode()).hexdigest()
+        if key in self.programs:
+            return self.programs[key]
+        path = self.cache_dir / f"{key}.bin"
+        program = None
+        if path.exists():
+            try:
+                program = cl.Program(self.context, [self.device], [path.read_bytes()]).build(options=list(options))
+            except cl.Error:
+                program = None  # a stale or damaged cache entry: rebuild from source
+        if program is None:
+            try:
+                program = cl.Program(self.context, source).build(options=list(options))
+            except cl.Error as e:
+                log = _build_log(e)
+                names = ", ".join(kernels) or "(unnamed)"
+                raise OpenCLError(f"OpenCL program for kernels {names} failed to build on {self.description}:\n{log}") from None
+            self.builds += 1
+            try:
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                binary = program.get_info(cl.program_info.BINARIES)[0]
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(binary)
+                tmp.replace(path)
+            except OSError:
+                pass  # a read-only cache directory only costs a rebuild next time
+        self.programs[key] = program
+        return program
+
+    # -- memory -------------------------------------------------------------------------
+
+    def alloc(self, size: int) -> ClStorage:
+        if size < 0:
+            raise ValueError(f"negative storage size {size}")
+        capacity = size_class(size)
+        free = self.free.get(capacity)
+        storage = free.pop() if free else ClStorage(self, capacity)
+        storage.size = size
+        return storage
+
+    def release(self, storage: ClStorage) -> None:
+        self.free.setdefault(storage.capacity, []).append(storage)
+
+    def to_device(self, array: np.ndarray) -> ClTensor:
+        cl = _cl()
+        array = np.require(array, requirements="C")  # (ascontiguousarray makes 0-d arrays 1-d)
+        tensor = ClTensor(self.alloc(array.nbytes), 0, array.shape, array.dtype)
+        if array.nbytes:
+            cl.enqueue_copy(self.queue, tensor.storage.buffer, array, is_blocking=False)
+        return tensor
+
+    def to_host(self, tensor: ClTensor) -> np.ndarray:
+        cl = _cl()
+        out = np.empty(tensor.shape, tensor.dtype)
+        if out.nbytes:
+            cl.enqueue_copy(self.queue, out, tensor.storage.buffer, src_offset=tensor.offset, is_blocking=True)
+        return out
+
+    def write(self, tensor: ClTensor, array: np.ndarray) -> None:
+        cl = _cl()
+        data = np.require(np.asarray(array, dtype=tensor.dtype), requirements="C").reshape(tensor.shape)
+        if data.nbytes:
+            cl.enqueue_copy(self.queue, tensor.storage.buffer, data, dst_offset=tensor.offset, is_blocking=True)
+
+
+def _build_log(error: Exception) -> str:
+    text = str(error)
+    return text.strip() or type(error).__name__
+
+
+class OpenCLKernelEntry(KernelEntry):
+    """A kernel compiled to OpenCL: checked like a CPU kernel, launched phase by phase."""
+
+    device = "opencl"
+    tensor_class = ClTensor
+
+    def __init__(self, name: str, runtime: OpenCLRuntime, program: Any, source: Any, group: func.FuncOp,
+                 variant: bool, work: int):
+        from nimble.lowering.c_emitter import GridEvaluator
+
+        super().__init__(name, 0, group, False, variant, work)
+        self.runtime = runtime
+        self.source = source
+        self.phases = [_cl().Kernel(program, p.name) for p in source.phases]
+        self.grid = GridEvaluator(source)
+        self.sizes: dict[tuple, list[tuple[int, ...]]] = {}
+
+    def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: Any, reference: Any) -> None:
+        plan = self.plan(args, outputs, 1)
+        if plan.empty_input:
+            host_args = [a.to_host() if isinstance(a, ClTensor) else a for a in args]
+            for out, value in zip(outputs, reference(self.group, host_args)):
+                self.runtime.write(out, value)
+            return
+        flat = self.flatten(args, outputs)
+        key = tuple(a.shape if isinstance(a, ClTensor) else a for a in flat)
+        sizes = self.sizes.get(key)
+        if sizes is None:
+            sizes = self.grid(flat)
+            if len(self.sizes) < 256:
+                self.sizes[key] = sizes
+        cl_args = self.cl_arguments(flat)
+        queue = self.runtime.queue
+        for kernel, size in zip(self.phases, sizes):
+            kernel(queue, size, None, *cl_args)
+
+    def flatten(self, args: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
+        """The launch's values in the kernel function's argument order (a shape is one
+        index argument per dim)."""
+        flat: list[Any] = []
+        for kind, value in zip(self.kinds, args):
+            if kind is Arg.SHAPE:
+                flat += [int(d) for d in value]
+            else:
+                flat.append(value)
+        return flat + list(outputs)
+
+    def cl_arguments(self, flat: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for p, value in zip(self.source.params, flat):
+            if p.kind == "buffer":
+                if not isinstance(value, ClTensor):
+                    raise self._fail(f"expected a tensor in device memory, got {type(value).__name__}")
+                out.append(value.storage.buffer)
+                out.append(np.int64(value.offset // value.dtype.itemsize))
+                out += [np.int64(value.shape[k]) for k in p.dims]
+            else:
+                out.append(np.int64(value))
+        return out
+
+
+class OpenCLModule:
+    """The OpenCL kernels of a program: generated from their loop-level IR, built as one
+    program on one device."""
+
+    def __init__(self, kernels_text: str, runtime: OpenCLRuntime):
+        from nimble.api import parse
+        from nimble.lowering.to_opencl import kernels_of, opencl_sources, program_text
+
+        self.runtime = runtime
+        module = parse(kernels_text, "<device kernels>")
+        self.sources = {s.name: s for s in opencl_sources(kernels_of(module))}
+        self.text = program_text(list(self.sources.values()))
+        self.program = runtime.program(self.text, kernels=list(self.sources))
+
+    def entry(self, name: str, group: func.FuncOp, variant: bool, work: int) -> OpenCLKernelEntry:
+        if name not in self.sources:
+            raise KeyError(name)
+        return OpenCLKernelEntry(name, self.runtime, self.program, self.sources[name], group, variant, work)

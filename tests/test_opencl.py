@@ -1,0 +1,149 @@
+"""The OpenCL runtime and backend: device choice, the program cache, build errors,
+checked launches, and generated kernels run under oclgrind (no out-of-bounds access,
+no race). Numerics of every op on OpenCL are in test_graph_reference.py and
+test_compiled_ops.py (the `opencl` target), the example models in test_examples.py."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble.reference import InterpreterError
+from nimble.runtime.opencl import OpenCLError, OpenCLRuntime, choose_device, list_devices
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DENSE = """func.func @main(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>) -> tensor<?x32xf32> {
+  %y = graph.dense %x, %w, %b : (tensor<?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+  %r = graph.relu %y : tensor<?x32xf32> -> tensor<?x32xf32>
+  func.return %r : tensor<?x32xf32>
+}"""
+
+
+def test_a_device_is_found_and_chosen_by_index_or_name():
+    found = list_devices()
+    assert found, "no OpenCL device: run scripts/install-opencl.sh"
+    label, device = found[0]
+    assert choose_device(label.split(" ")[0]) == device
+    assert choose_device(device.name.strip()[:6]) is not None
+    with pytest.raises(OpenCLError, match="no OpenCL device matches 'no-such-device'"):
+        choose_device("no-such-device")
+
+
+def test_programs_are_cached_on_disk_by_source(tmp_path):
+    source = "__kernel void twice(__global float *a) { a[get_global_id(0)] *= 2.0f; }"
+    first = OpenCLRuntime(choose_device(), tmp_path)
+    first.program(source)
+    assert first.builds == 1 and len(list(tmp_path.glob("*.bin"))) == 1
+    second = OpenCLRuntime(choose_device(), tmp_path)  # a new process would see the same
+    program = second.program(source)
+    assert second.builds == 0
+    data = np.arange(4, dtype=np.float32)
+    tensor = second.to_device(data)
+    program.twice(second.queue, (4,), None, tensor.storage.buffer)
+    np.testing.assert_array_equal(tensor.to_host(), data * 2)
+    second.program(source + "\n")  # another source: another build
+    assert second.builds == 1
+
+
+def test_a_damaged_cache_entry_is_rebuilt(tmp_path):
+    source = "__kernel void k(__global float *a) { a[0] = 1.0f; }"
+    OpenCLRuntime(choose_device(), tmp_path).program(source)
+    for entry in tmp_path.glob("*.bin"):
+        entry.write_bytes(b"not a binary")
+    runtime = OpenCLRuntime(choose_device(), tmp_path)
+    runtime.program(source)
+    assert runtime.builds == 1
+
+
+def test_build_errors_name_the_kernels_and_show_the_log(tmp_path):
+    runtime = OpenCLRuntime(choose_device(), tmp_path)
+    with pytest.raises(OpenCLError) as e:
+        runtime.program("__kernel void broken(__global float *a) { a[0] = undefined_name; }", kernels=["broken"])
+    assert "broken" in str(e.value) and "undefined_name" in str(e.value)
+
+
+def test_bad_shapes_on_the_device_are_an_error_not_a_crash(rng):
+    exe = nimble.compile(DENSE, target="opencl")
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    w, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    with pytest.raises(InterpreterError, match="tensor<32x64xf32>"):
+        exe(x, w[:, :63].copy(), b)
+    np.testing.assert_allclose(exe(x, w, b), np.maximum(x @ w.T + b, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_empty_inputs_run_on_the_device_target(rng):
+    exe = nimble.compile(DENSE, target="opencl")
+    w, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    assert exe(np.zeros((0, 64), np.float32), w, b).shape == (0, 32)
+
+
+def test_the_device_can_be_chosen_at_compile_and_load(tmp_path, rng):
+    label = list_devices()[0][0].split(" ")[0]
+    exe = nimble.compile(DENSE, target="opencl", opencl_device=label)
+    exe.save(tmp_path / "m.nbc")
+    loaded = nimble.load(tmp_path / "m.nbc", opencl_device=label)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    w, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    np.testing.assert_array_equal(loaded(x, w, b), exe(x, w, b))
+    with pytest.raises(OpenCLError, match="no OpenCL device matches"):
+        nimble.load(tmp_path / "m.nbc", opencl_device="no-such-device")
+
+
+# Generated kernels under oclgrind: every kind of loop nest the backend emits, at sizes
+# that are 1 and not multiples of anything.
+_UNDER_OCLGRIND = textwrap.dedent('''
+    import numpy as np, nimble
+    rng = np.random.default_rng(0)
+    models = {
+        "dense": (%r, lambda n: [rng.standard_normal((n, 64)), rng.standard_normal((32, 64)), rng.standard_normal(32)]),
+        "conv": ("""func.func @main(%%x: tensor<1x3x?x?xf32>, %%w: tensor<4x3x3x3xf32>) -> tensor<1x4x?x?xf32> {
+      %%y = graph.conv2d %%x, %%w {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x?x?xf32>
+      %%p = graph.max_pool2d %%y {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>} : tensor<1x4x?x?xf32> -> tensor<1x4x?x?xf32>
+      func.return %%p : tensor<1x4x?x?xf32>
+    }""", lambda n: [rng.standard_normal((1, 3, n + 2, n + 4)), rng.standard_normal((4, 3, 3, 3))]),
+        "norms": ("""func.func @main(%%x: tensor<?x?xf32>, %%g: tensor<?xf32>, %%b: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>) {
+      %%s = graph.softmax %%x {axis = -1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+      %%l = graph.layer_norm %%x, %%g, %%b {epsilon = 1.0e-05 : f64} : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+      %%m = graph.reduce_max %%x {axes = array<i64: 0>} : tensor<?x?xf32> -> tensor<?xf32>
+      func.return %%s, %%l, %%m : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>
+    }""", lambda n: [rng.standard_normal((n, n + 6)), rng.standard_normal(n + 6), rng.standard_normal(n + 6)]),
+        "layout": ("""func.func @main(%%x: tensor<?x5xf32>, %%y: tensor<?x3xf32>) -> (tensor<?x8xf32>, tensor<5x?xf32>) {
+      %%c = graph.concat %%x, %%y {axis = 1 : i64} : (tensor<?x5xf32>, tensor<?x3xf32>) -> tensor<?x8xf32>
+      %%t = graph.transpose %%x [1, 0] : tensor<?x5xf32> -> tensor<5x?xf32>
+      func.return %%c, %%t : tensor<?x8xf32>, tensor<5x?xf32>
+    }""", lambda n: [rng.standard_normal((n, 5)), rng.standard_normal((n, 3))]),
+    }
+    for name, (text, make) in models.items():
+        exe = nimble.compile(text, target="opencl")
+        module = nimble.parse(text)
+        assert all(k.device == "opencl" for k in exe.program.kernels), (name, exe.program.kernels)
+        for n in (1, 3, 7):
+            args = [a.astype(np.float32) for a in make(n)]
+            for got, want in zip(exe.run(*args), nimble.interpret(module, *args)):
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    print("ran", len(models), "models")
+''') % DENSE
+_OCLGRIND_ERRORS = ("Invalid read", "Invalid write", "data race", "FATAL", "Work-group divergence", "error")
+
+
+def test_generated_kernels_have_no_out_of_bounds_access_or_race(tmp_path):
+    assert shutil.which("oclgrind"), "oclgrind is missing: run scripts/install-opencl.sh"
+    script = tmp_path / "kernels.py"
+    script.write_text(_UNDER_OCLGRIND)
+    done = subprocess.run(["oclgrind", "--data-races", sys.executable, str(script)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    # oclgrind exits 0 even when it reports errors: its report is on stderr. (Its
+    # --uninitialized check stops at LLVM's `freeze` instruction, which pocl's and
+    # oclgrind's own front ends emit for ordinary loops: out of bounds and races only.)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ran 4 models" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    found = [line for line in done.stderr.splitlines() if any(e in line for e in _OCLGRIND_ERRORS)]
+    assert not found, done.stderr[-5000:]
