@@ -65,17 +65,23 @@ class Flavor:
     functions: dict[type[Operation], str]  # math op -> function name
     int_max: str  # integer max/min builtins
     int_min: str
+    tile: tuple[int, int] | None = None
+    """Register tile (rows, lanes) per thread for the two innermost grid loops, where
+    the body allows it (`c_tiles`); None: one element per thread."""
 
 
 @dataclass(frozen=True)
 class Param:
     """One argument of the emitted function, in order: `kind` is `buffer` (pointer,
-    offset, then `dims`: the axes that are `?`) or `index`."""
+    offset, then `dims`: the axes that are `?`), `index`, or `scratch` (a pointer to
+    device memory the host provides for a staging buffer of the kernel, `alloc`: one
+    after the kernel function's own arguments)."""
 
     kind: str
     name: str
     ctype: str = ""
     dims: tuple[int, ...] = ()
+    alloc: loop.AllocOp | None = None
 
 
 @dataclass
@@ -83,6 +89,8 @@ class Phase:
     name: str
     grid: list[tuple[SSAValue, SSAValue, SSAValue]]
     """(lower, upper, step) of each mapped loop, innermost (grid axis 0) first."""
+    tile: tuple[int, ...] = ()
+    """Iterations per thread along each grid axis (a register tile), 1 where absent."""
     body: list[str] = field(default_factory=list)
 
 
@@ -238,6 +246,8 @@ class CEmitter:
                 parts.append(f"{self.f.global_space} {p.ctype} *{self.f.restrict} {p.name}")
                 parts.append(f"long {p.name}_off")
                 parts += [f"long {p.name}_d{k}" for k in p.dims]
+            elif p.kind == "scratch":
+                parts.append(f"{self.f.global_space} {p.ctype} *{self.f.restrict} {p.name}")
             else:
                 parts.append(f"long {p.name}")
         return f"{self.f.kernel} void {name}({', '.join(parts)})"
@@ -251,12 +261,26 @@ class CEmitter:
             else:
                 self.names[arg] = p.name
 
+    def bind_scratch(self, p: Param) -> None:
+        """A staging buffer, at its place in the prologue (after its dims)."""
+        t = p.alloc.memref.type
+        sizes = iter(p.alloc.dynamic_sizes)
+        dims = [self.v(next(sizes)) if d < 0 else str(d) for d in t.get_shape()]
+        self.buffers[p.alloc.memref] = _Buffer(p.name, dims)
+
     def emit(self) -> KernelSource:
         params = self.params()
         block = self.kernel.body.block
-        pure = [op for op in block.ops if _is_pure_scalar(op)]
+        for op in block.ops:
+            if isinstance(op, loop.AllocOp) and op.level.data == "dram":
+                if not all(_host_computable(d) for d in op.dynamic_sizes):
+                    raise NoDeviceLowering(f"a staging buffer of @{self.name} sized by values the host cannot compute")
+                params.append(Param("scratch", f"s{len(params)}", self.ctype(op.memref.type.element_type), alloc=op))
+        staged = {p.alloc: p for p in params if p.kind == "scratch"}
+        pure = [op for op in block.ops if _is_pure_scalar(op) or op in staged]
         loops = [op for op in block.ops if isinstance(op, loop.ForeachOp)]
-        serial = [op for op in block.ops if op not in pure and not isinstance(op, loop.ForeachOp | func.ReturnOp)]
+        serial = [op for op in block.ops if op not in pure and op not in staged
+                  and not isinstance(op, loop.ForeachOp | func.ReturnOp)]
         if serial and loops:
             first_loop = list(block.ops).index(loops[0])
             if any(list(block.ops).index(op) > first_loop for op in serial):
@@ -273,12 +297,20 @@ class CEmitter:
               nest: loop.ForeachOp | None, name: str) -> Phase:
         self.names, self.buffers, self.lines, self.depth = {}, {}, [], 1
         self.bind_params(params)
+        staged = {p.alloc: p for p in params if p.kind == "scratch"}
         for op in pure:
-            self.op(op)
+            if op in staged:
+                self.bind_scratch(staged[op])
+            else:
+                self.op(op)
         mapped = self.grid_loops(nest) if nest is not None else []
         if nest is not None and not mapped:
             serial = [nest]
         grid = [_trip(m) for m in reversed(mapped)]
+        if len(mapped) >= 2 and self.f.tile is not None and all(_is_one(m.step) for m in mapped[-2:]):
+            tiled = self.tiled_phase(params, name, mapped)
+            if tiled is not None:
+                return Phase(name, grid, tile=(self.f.tile[1], self.f.tile[0]), body=tiled)
         opened = 0
         for axis, m in zip(range(len(mapped) - 1, -1, -1), mapped):
             iv = self.fresh("i")
@@ -298,7 +330,62 @@ class CEmitter:
             self.depth -= 1
             self.line("}")
         body = [self.signature(params, name) + " {", *self.lines, "}", ""]
-        return Phase(name, grid, body)
+        return Phase(name, grid, body=body)
+
+    def open_grid_loop(self, m: loop.ForeachOp, axis: int, inner: Operation | None) -> None:
+        """A grid-stride loop over grid axis `axis`, and `m`'s body but `inner`."""
+        iv = self.fresh("i")
+        self.names[m.iv] = iv
+        lb, ub, st = self.v(m.lower), self.v(m.upper), self.v(m.step)
+        gid, gsz = self.f.grid_id.format(axis), self.f.grid_size.format(axis)
+        self.line(f"for (long {iv} = {lb} + (long){gid} * {st}; {iv} < {ub}; {iv} += (long){gsz} * {st}) {{")
+        self.depth += 1
+        for op in m.body.block.ops:
+            if op is not inner and not isinstance(op, loop.YieldOp):
+                self.op(op)
+
+    def tiled_phase(self, params: list[Param], name: str, mapped: list[loop.ForeachOp]) -> list[str] | None:
+        """The phase with a register tile on its two innermost grid loops, or None if
+        their body does not vectorise (nothing emitted then)."""
+        from nimble.lowering.c_tiles import NotTileable, TileEmitter
+
+        rows, lanes = self.f.tile
+        state = (len(self.lines), dict(self.names), dict(self.buffers), self.depth)
+        outer_loops, (rows_loop, lanes_loop) = mapped[:-2], mapped[-2:]
+        try:
+            for axis, m in zip(range(len(mapped) - 1, 1, -1), outer_loops):
+                self.open_grid_loop(m, axis, mapped[mapped.index(m) + 1])
+            i0, j0 = self.fresh("i"), self.fresh("j")
+            ni, nj = self.v(rows_loop.upper), self.v(lanes_loop.upper)
+            self.line(f"long {i0} = {self.v(rows_loop.lower)} + (long){self.f.grid_id.format(1)} * {rows};")
+            self.line(f"long {j0} = {self.v(lanes_loop.lower)} + (long){self.f.grid_id.format(0)} * {lanes};")
+            self.line(f"if ({i0} + {rows} <= {ni} && {j0} + {lanes} <= {nj}) {{")
+            self.depth += 1
+            TileEmitter(self, rows_loop, lanes_loop, rows, lanes, i0, j0).emit()
+        except NotTileable:
+            at, self.names, self.buffers, self.depth = state
+            del self.lines[at:]
+            return None
+        self.depth -= 1
+        self.line("} else {")
+        self.depth += 1
+        i, j = self.fresh("i"), self.fresh("j")
+        self.names[rows_loop.iv], self.names[lanes_loop.iv] = i, j
+        self.line(f"for (long {i} = {i0}; {i} < {self.f.int_min}({i0} + {rows}, {ni}); {i}++) {{")
+        self.depth += 1
+        for op in rows_loop.body.block.ops:
+            if op is not lanes_loop and not isinstance(op, loop.YieldOp):
+                self.op(op)
+        self.line(f"for (long {j} = {j0}; {j} < {self.f.int_min}({j0} + {lanes}, {nj}); {j}++) {{")
+        self.depth += 1
+        self.region(lanes_loop.body.block)
+        for _ in range(3):
+            self.depth -= 1
+            self.line("}")
+        for _ in outer_loops:
+            self.depth -= 1
+            self.line("}")
+        return [self.signature(params, name) + " {", *self.lines, "}", ""]
 
     def grid_loops(self, nest: loop.ForeachOp) -> list[loop.ForeachOp]:
         """The leading perfectly nested loops of `nest` that go on the grid: each one's
@@ -506,6 +593,11 @@ def _host_computable(value: SSAValue) -> bool:
     return False
 
 
+def _is_one(value: SSAValue) -> bool:
+    op = value.owner
+    return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and op.value.value.data == 1
+
+
 def _trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
     return (loop_op.lower, loop_op.upper, loop_op.step)
 
@@ -524,6 +616,9 @@ _INDEX_OPS: dict[type[Operation], Callable[..., int]] = {
 }
 
 
+_ITEMSIZE = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "index": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
+
+
 class GridEvaluator:
     """Evaluates a kernel's top-level index code on a launch's arguments (arrays by
     shape, ints), to size the grid of each phase."""
@@ -532,6 +627,7 @@ class GridEvaluator:
         self.kernel = source.kernel
         self.args = list(self.kernel.args)
         self.grids = [p.grid for p in source.phases]
+        self.tiles = [p.tile for p in source.phases]
 
     def __call__(self, args: Sequence[object]) -> list[tuple[int, ...]]:
         """Per phase, the number of iterations of each mapped loop (at least 1)."""
@@ -539,13 +635,27 @@ class GridEvaluator:
         for value, arg in zip(self.args, args):
             known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
         sizes = []
-        for grid in self.grids:
+        for grid, tile in zip(self.grids, self.tiles):
             trips = []
-            for lb, ub, step in grid:
+            for axis, (lb, ub, step) in enumerate(grid):
                 lo, hi, st = (self.value(v, known) for v in (lb, ub, step))
-                trips.append(max(1, ceil_div(hi - lo, st)) if st > 0 else 1)
+                per_thread = tile[axis] if axis < len(tile) else 1
+                trips.append(max(1, ceil_div(ceil_div(hi - lo, st), per_thread)) if st > 0 else 1)
             sizes.append(tuple(trips) or (1,))
         return sizes
+
+    def scratch_bytes(self, args: Sequence[object], allocs: Sequence[loop.AllocOp]) -> list[int]:
+        """The size of each staging buffer for a launch on `args`."""
+        known: dict[SSAValue, object] = {}
+        for value, arg in zip(self.args, args):
+            known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
+        out = []
+        for alloc in allocs:
+            sizes = iter(alloc.dynamic_sizes)
+            t = alloc.memref.type
+            n = math.prod(self.value(next(sizes), known) if d < 0 else d for d in t.get_shape())
+            out.append(max(n, 1) * _ITEMSIZE[type_key(t.element_type)])
+        return out
 
     def value(self, v: SSAValue, known: dict[SSAValue, object]) -> int:
         if v in known:

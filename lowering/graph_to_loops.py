@@ -70,7 +70,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         placement = group.attributes.get(device.PLACEMENT)
         where = placement.data if isinstance(placement, StringAttr) else "cpu"
         try:
-            kernel = KernelBuilder(group, name, staging=where == "cpu").build()
+            kernel = KernelBuilder(group, name).build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue

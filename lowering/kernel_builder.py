@@ -115,12 +115,8 @@ class _Pixels:
 class KernelBuilder:
     """Turns one fused group into one kernel function (see the module docstring)."""
 
-    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False, staging: bool = True):
+    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False):
         self.no_stretch = no_stretch
-        self.may_stage = staging
-        """Stage operands in scratch buffers inside the kernel (conv2d's im2col): a CPU
-        kernel can; a grid of device threads cannot (nothing orders the fill before the
-        reads), so device kernels compute such ops directly."""
         """Assume no `?` dim is stretched by broadcasting (see `index_rules.broadcast_sites`)."""
         self.group = group
         self.block = group.body.block

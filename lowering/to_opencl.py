@@ -32,6 +32,7 @@ OPENCL = Flavor(
                xmath.PowFOp: "pow", xmath.SinOp: "sin", xmath.CosOp: "cos", xmath.RsqrtOp: "rsqrt"},
     int_max="max",
     int_min="min",
+    tile=(8, 16),
 )
 EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
 """The extension a type needs; its pragma is emitted only where a kernel uses the type."""

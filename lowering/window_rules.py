@@ -90,7 +90,7 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
 
 def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSAValue:
-    if op.groups.value.data == 1 and op.weight in kb.buffers and kb.may_stage:
+    if op.groups.value.data == 1 and op.weight in kb.buffers:
         # im2col: a staged patch buffer, then a matrix product over (c, kh, kw), which
         # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
         n, o, oh, ow = idx

@@ -24,6 +24,7 @@ from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
 from nimble.diagnostics import OpError
 from nimble.reference import InterpreterError, where
+from nimble.runtime.opencl import OpenCLError
 from nimble.runtime.bytecode import BytecodeError
 
 BYTECODE_SUFFIX = ".nbc"
@@ -82,14 +83,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
     p.add_argument("--threads", type=int)
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
+    p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device: P:D indices or part of its name "
+                   "(default: the first GPU, else the first device)")
     args = p.parse_args(argv)
     if args.dynamic_size is not None:
         args.dim.insert(0, str(args.dynamic_size))
     try:
         t0 = time.perf_counter()
         bytecode = args.file.endswith(BYTECODE_SUFFIX)
-        exe = load(args.file, args.threads, args.entry) if bytecode else \
-            compile(args.file, target=args.target, entry=args.entry, threads=args.threads)
+        exe = load(args.file, args.threads, args.entry, args.opencl_device) if bytecode else \
+            compile(args.file, target=args.target, entry=args.entry, threads=args.threads,
+                    opencl_device=args.opencl_device)
         t_compile = time.perf_counter() - t0
         values = build_inputs(exe, exe.entry, args)
         times = []
@@ -104,11 +108,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nimble.api import interpret, parse
 
             expected = interpret(parse(args.file), *values, entry=exe.entry)
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError) as e:
+    except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError,
+            OpenCLError) as e:
         print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
     what = "loaded" if bytecode else f"compiled {len(exe.kernel_names)} kernels"
+    if exe.opencl is not None:
+        on_device = sum(k.device == "opencl" for k in exe.program.kernels)
+        what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
     print(f"{what} in {t_compile:.2f} s; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}); "
           f"host fallbacks: {len(exe.fallbacks)}")
     if profile is not None:
@@ -127,16 +135,18 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("-o", "--output", help="output path (default: the model's name with .nbc)")
     p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
     p.add_argument("--entry")
+    p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device to build the kernels for while compiling")
     args = p.parse_args(argv)
     output = args.output or args.file.rsplit(".", 1)[0] + BYTECODE_SUFFIX
     try:
-        exe = compile(args.file, target=args.target, entry=args.entry)
+        exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device)
         exe.save(output)
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError) as e:
+    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError, OpenCLError) as e:
         print(f"nimble-compile: error: {_located(e)}", file=sys.stderr)
         return 1
-    print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels, "
-          f"{len(exe.program.constants)} constants")
+    on_device = sum(k.device != "cpu" for k in exe.program.kernels)
+    print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels "
+          f"({on_device} OpenCL), {len(exe.program.constants)} constants")
     return 0
 
 

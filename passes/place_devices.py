@@ -53,12 +53,17 @@ FLAVORS = {"opencl": OPENCL}
 """The device backends a group can be placed on (beside the CPU)."""
 
 
+def group_name(group: FusedOp) -> str:
+    """A name for a group in messages: its ops."""
+    return "_".join(o.name.split(".")[-1] for o in group.body.block.ops if o is not group.body.block.last_op)
+
+
 def device_kernel_problem(group: FusedOp, where: str) -> str | None:
     """Why the group's kernel cannot run on `where` (None if it can)."""
     if where == "cpu":
         return None
     try:
-        kernel = KernelBuilder(group, "placement_probe", staging=False).build()
+        kernel = KernelBuilder(group, group_name(group)).build()
         emit_kernel(FLAVORS[where], kernel)
     except (NoLoopLowering, NoDeviceLowering) as e:
         return str(e)
@@ -73,7 +78,7 @@ def estimated_work(group: FusedOp) -> int:
             n *= ASSUMED_DIM if d < 0 else d
         elements += n
     try:
-        steps = reduction_work(KernelBuilder(group, "work_probe", staging=False).build())
+        steps = reduction_work(KernelBuilder(group, group_name(group)).build())
     except NoLoopLowering:
         steps = 1
     return elements * max(1, steps)

@@ -245,7 +245,11 @@ class OpenCLKernelEntry(KernelEntry):
         self.source = source
         self.phases = [_cl().Kernel(program, p.name) for p in source.phases]
         self.grid = GridEvaluator(source)
-        self.sizes: dict[tuple, list[tuple[int, ...]]] = {}
+        self.sizes: dict[tuple, tuple[list[tuple[int, ...]], list[int]]] = {}
+        self.staging = [p.alloc for p in source.params if p.kind == "scratch"]
+        self.scratch: list[ClStorage | None] = [None] * len(self.staging)
+        """Device memory for the kernel's staging buffers (im2col), kept between launches
+        and grown when a launch needs more (launches on one queue run in order)."""
 
     def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: Any, reference: Any) -> None:
         plan = self.plan(args, outputs, 1)
@@ -256,12 +260,17 @@ class OpenCLKernelEntry(KernelEntry):
             return
         flat = self.flatten(args, outputs)
         key = tuple(a.shape if isinstance(a, ClTensor) else a for a in flat)
-        sizes = self.sizes.get(key)
-        if sizes is None:
-            sizes = self.grid(flat)
+        found = self.sizes.get(key)
+        if found is None:
+            found = (self.grid(flat), self.grid.scratch_bytes(flat, self.staging))
             if len(self.sizes) < 256:
-                self.sizes[key] = sizes
+                self.sizes[key] = found
+        sizes, scratch_bytes = found
         cl_args = self.cl_arguments(flat)
+        for i, nbytes in enumerate(scratch_bytes):
+            if self.scratch[i] is None or self.scratch[i].capacity < nbytes:
+                self.scratch[i] = self.runtime.alloc(nbytes)
+            cl_args.append(self.scratch[i].buffer)
         queue = self.runtime.queue
         for kernel, size in zip(self.phases, sizes):
             kernel(queue, size, None, *cl_args)
@@ -279,7 +288,7 @@ class OpenCLKernelEntry(KernelEntry):
 
     def cl_arguments(self, flat: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
-        for p, value in zip(self.source.params, flat):
+        for p, value in zip((p for p in self.source.params if p.kind != "scratch"), flat):
             if p.kind == "buffer":
                 if not isinstance(value, ClTensor):
                     raise self._fail(f"expected a tensor in device memory, got {type(value).__name__}")
