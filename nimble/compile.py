@@ -129,9 +129,12 @@ class Executable:
 
     @property
     def fallbacks(self) -> list[str]:
-        """Ops the VM runs by their reference semantics (no kernel lowering)."""
+        """Ops the VM runs by their reference semantics (no kernel lowering, no device
+        implementation)."""
+        from nimble.runtime.vm import device_op
+
         return [f"{f.sym_name.data}: {f.attributes[HOST_FUNCTION].data}" for f in self.vm.host_functions
-                if GROUP_OF not in f.attributes]
+                if GROUP_OF not in f.attributes and device_op(f) is None]
 
     def run(self, *args: Any, entry: str | None = None) -> list[Any]:
         """All results of function `entry` (default: the compiled entry), as a list."""

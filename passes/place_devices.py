@@ -40,6 +40,7 @@ from nimble.dialects import device, shape
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.adt import MatchOp
 from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
+from nimble.dialects.graph.vision import NmsOp
 from nimble.dialects.loop import reduction_work
 from nimble.lowering.c_emitter import NoDeviceLowering, emit_kernel
 from nimble.lowering.graph_to_loops import kernel_groups
@@ -48,6 +49,9 @@ from nimble.lowering.to_opencl import OPENCL
 from nimble.passes.manifest_alloc import is_view_group
 
 FALLBACK_ATTR = "nimble.fallback"
+DEVICE_OPS: dict[type[Operation], tuple[str, ...]] = {NmsOp: ("opencl",)}
+"""Ops outside fusion groups that a device runs by an implementation of its own
+(`runtime.opencl_vision`), and the devices that have one."""
 ASSUMED_DIM = 64
 FLAVORS = {"opencl": OPENCL}
 """The device backends a group can be placed on (beside the CPU)."""
@@ -126,6 +130,10 @@ class PlaceDevicesPass(ModulePass):
                      if isinstance(f, func.FuncOp) and f.body.blocks and "nimble.kernel" not in f.attributes}
         groups = [g for f in functions.values() for g in kernel_groups(f)]
         views = [g for g in groups if is_view_group(g)]
+        for f in functions.values():
+            for o in f.walk():
+                if type(o) in DEVICE_OPS and self.default in DEVICE_OPS[type(o)] and device.PLACEMENT not in o.attributes:
+                    o.attributes[device.PLACEMENT] = StringAttr(self.default)
         for g in groups:
             if g not in views:
                 g.attributes[device.PLACEMENT] = StringAttr(self.choose(g))
@@ -193,8 +201,9 @@ class PlaceDevicesPass(ModulePass):
         for f in functions.values():
             for user in f.walk():
                 if not isinstance(user, _NEUTRAL) and not isinstance(user.parent_op(), FusedOp):
-                    for v in user.operands:
-                        vote(v, "cpu")
+                    where = _placed(user) or "cpu"
+                    for v in (*user.operands, *(user.results if where != "cpu" else ())):
+                        vote(v, where)
         home: dict[SSAValue, str] = {}
         for root, counts in votes.items():
             best = max(counts.values())
@@ -205,6 +214,12 @@ class PlaceDevicesPass(ModulePass):
 _NEUTRAL = (FusedOp, WhileOp, IfOp, MatchOp, func.CallOp, func.ReturnOp, YieldOp, shape.DimOp, shape.OfOp)
 """Uses that do not read a tensor's data on the host (kernels vote for their own device;
 control flow passes values on; shape ops read only the dims)."""
+
+
+def _placed(op: Operation) -> str | None:
+    """The device an op outside a group was placed on (`DEVICE_OPS`), if any."""
+    mark = op.attributes.get(device.PLACEMENT)
+    return mark.data if isinstance(mark, StringAttr) and type(op) in DEVICE_OPS else None
 
 
 class _DefaultDict(dict):
@@ -242,7 +257,7 @@ class _Copies:
             return self.domain_device(v)
         if isinstance(owner, device.CopyOp):
             return owner.dst_device.data
-        return "cpu"
+        return _placed(owner) or "cpu"
 
     def needs(self, user: Operation, index: int, v: SSAValue) -> str | None:
         """The device the use of `v` as operand `index` of `user` needs it on (None:
@@ -256,7 +271,7 @@ class _Copies:
         if isinstance(user, func.ReturnOp):
             function = user.parent_op()
             return "cpu" if function in self.entries else self.domain_device(v)
-        return "cpu"
+        return _placed(user) or "cpu"
 
     @staticmethod
     def _carries(y: YieldOp) -> bool:

@@ -73,6 +73,20 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
+def device_op(function: Any) -> tuple[Any, Any] | None:
+    """(op, its OpenCL implementation) when a host function is one op placed on OpenCL
+    that has one (`runtime.opencl_vision`); None otherwise."""
+    from nimble.dialects.device import PLACEMENT
+    from nimble.runtime.opencl_vision import device_ops
+
+    op = function.body.block.first_op
+    placed = op.attributes.get(PLACEMENT) if op is not None else None
+    if placed is None or placed.data != "opencl":
+        return None
+    run = device_ops().get(type(op))
+    return (op, run) if run is not None else None
+
+
 class VirtualMachine:
     """Runs the functions of one program."""
 
@@ -306,6 +320,22 @@ class VirtualMachine:
 
     def _i_invoke_host(self, dsts, host, args):
         function = self.host_functions[host]
+        on_device = device_op(function)
+        if on_device is not None:
+            op, run = on_device
+            runtime = self.device_runtime()
+
+            def device_step(r):
+                values = [r[a] for a in args]
+                if not all(isinstance(v, ClTensor) for v in values):
+                    raise _Fatal(f"'{op.name}' placed on OpenCL was given a tensor in host memory")
+                try:
+                    results = run(runtime, op, values)
+                except ValueError as e:
+                    raise _Fatal(str(e)) from None
+                for d, v in zip(dsts, results):
+                    r[d] = v
+            return device_step
 
         def step(r):
             results = self.run_host(function, [r[a] for a in args])

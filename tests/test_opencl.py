@@ -120,11 +120,16 @@ _UNDER_OCLGRIND = textwrap.dedent('''
       %%t = graph.transpose %%x [1, 0] : tensor<?x5xf32> -> tensor<5x?xf32>
       func.return %%c, %%t : tensor<?x8xf32>, tensor<5x?xf32>
     }""", lambda n: [rng.standard_normal((n, 5)), rng.standard_normal((n, 3))]),
+        "nms": ("""func.func @main(%%b: tensor<?x4xf32>, %%s: tensor<?xf32>) -> tensor<?xi64> {
+      %%k = graph.nms %%b, %%s {iou_threshold = 3.0e-01 : f64, max_output = 5 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+      func.return %%k : tensor<?xi64>
+    }""", lambda n: [np.concatenate([c := rng.uniform(0, 4, (5 * n, 2)), c + 2], 1), rng.random(5 * n)]),
     }
     for name, (text, make) in models.items():
         exe = nimble.compile(text, target="opencl")
         module = nimble.parse(text)
         assert all(k.device == "opencl" for k in exe.program.kernels), (name, exe.program.kernels)
+        assert not exe.fallbacks, (name, exe.fallbacks)
         for n in (1, 3, 7):
             args = [a.astype(np.float32) for a in make(n)]
             for got, want in zip(exe.run(*args), nimble.interpret(module, *args)):
@@ -144,6 +149,63 @@ def test_generated_kernels_have_no_out_of_bounds_access_or_race(tmp_path):
     # --uninitialized check stops at LLVM's `freeze` instruction, which pocl's and
     # oclgrind's own front ends emit for ordinary loops: out of bounds and races only.)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "ran 4 models" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "ran 5 models" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     found = [line for line in done.stderr.splitlines() if any(e in line for e in _OCLGRIND_ERRORS)]
     assert not found, done.stderr[-5000:]
+
+
+NMS = """func.func @main(%boxes: tensor<?x4xf32>, %logits: tensor<?xf32>) -> tensor<?xi64> {{
+  %scores = graph.sigmoid %logits : tensor<?xf32> -> tensor<?xf32>
+  %keep = graph.nms %boxes, %scores {{iou_threshold = {iou} : f64{extra}}} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+  func.return %keep : tensor<?xi64>
+}}"""
+
+
+def numpy_nms(boxes, scores, iou, score_threshold=None, max_output=None):
+    """An independent greedy NMS: the whole IoU matrix first, then one pass."""
+    b = boxes.astype(np.float64)
+    x1, y1 = np.minimum(b[:, 0], b[:, 2]), np.minimum(b[:, 1], b[:, 3])
+    x2, y2 = np.maximum(b[:, 0], b[:, 2]), np.maximum(b[:, 1], b[:, 3])
+    iw = np.clip(np.minimum(x2[:, None], x2[None]) - np.maximum(x1[:, None], x1[None]), 0, None)
+    ih = np.clip(np.minimum(y2[:, None], y2[None]) - np.maximum(y1[:, None], y1[None]), 0, None)
+    inter = iw * ih
+    area = (x2 - x1) * (y2 - y1)
+    union = area[:, None] + area[None] - inter
+    overlap = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0) > iou
+    order = sorted(range(len(scores)), key=lambda i: (np.isnan(scores[i]), -scores[i] if not np.isnan(scores[i]) else 0, i))
+    if score_threshold is not None:
+        order = [i for i in order if scores[i] > np.float32(score_threshold)]
+    keep, removed = [], np.zeros(len(scores), bool)
+    for i in order:
+        if max_output is not None and len(keep) >= max_output:
+            break
+        if not removed[i]:
+            keep.append(i)
+            removed |= overlap[i]
+    return np.array(keep, np.int64)
+
+
+@pytest.mark.parametrize("n", [1, 2, 31, 33, 100, 257])
+@pytest.mark.parametrize("extra", ["", ", score_threshold = 0.4 : f64, max_output = 7 : i64"])
+def test_nms_on_the_device_matches_the_reference_and_numpy(n, extra, rng):
+    text = NMS.format(iou=0.45, extra=extra)
+    exe = nimble.compile(text, target="opencl")
+    assert not exe.fallbacks, exe.fallbacks  # nms runs on the device, not by the reference
+    xy = rng.uniform(0, 20, (n, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(1, 8, (n, 2))], 1).astype(np.float32)
+    boxes[::5] = boxes[::5, [2, 3, 0, 1]]  # some boxes given by the other diagonal
+    logits = rng.standard_normal(n).astype(np.float32)
+    logits[1::7] = logits[0]  # ties: kept in index order
+    if n > 3:
+        logits[3] = np.nan  # NaN scores sort last (and never pass a threshold)
+    got = exe(boxes, logits)
+    expected = nimble.interpret(nimble.parse(text), boxes, logits)[0]
+    np.testing.assert_array_equal(got, expected)
+    scores = 1 / (1 + np.exp(-logits.astype(np.float32)))
+    threshold, limit = (0.4, 7) if extra else (None, None)
+    np.testing.assert_array_equal(got, numpy_nms(boxes, scores, 0.45, threshold, limit))
+
+
+def test_nms_with_no_boxes_on_the_device():
+    exe = nimble.compile(NMS.format(iou=0.5, extra=""), target="opencl")
+    assert exe(np.zeros((0, 4), np.float32), np.zeros(0, np.float32)).shape == (0,)

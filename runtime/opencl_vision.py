@@ -1,0 +1,161 @@
+"""Vision operators that are not loop nests, on an OpenCL device: non-maximum suppression.
+
+`graph.nms` placed on the device (`place-devices`) runs here, in the GPU design of
+torchvision's CUDA kernel:
+
+1. `nms_rank`: one work item per box ranks it among the candidates (score above the
+   threshold) by (NaN last, descending score, index) — the order of the reference's
+   stable argsort — in O(N) comparisons, and writes itself at its rank: a parallel sort.
+   Slots past the candidates keep -1.
+2. `nms_mask`: one work item per (candidate a, 32 candidates b) sets bit b of row a when
+   b comes after a and their IoU (in double, as the reference) exceeds the threshold:
+   all IoUs in parallel, as a bit matrix.
+3. `nms_scan`: one work item walks the candidates in order, keeping a candidate that no
+   kept one suppressed and or-ing its mask row into the removed bits (N²/32 word
+   operations), writing the kept indices and their count.
+
+The count is read back (8 bytes) to give the result its shape: the output is allocated
+at its upper bound `min(N, max_output)` and viewed at the count, like every
+data-dependent result. Devices without double precision, and inputs above `MAX_BOXES`
+(the bit matrix grows as N²/8 bytes), run the reference on the host instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nimble.runtime.opencl import ClTensor, OpenCLRuntime
+
+MAX_BOXES = 16384
+WORD = 32
+
+NMS_SOURCE = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+static inline int nb_candidate(float s, int has_threshold, float threshold) {
+  return has_threshold ? s > threshold : 1;
+}
+
+/* Rank of box i among the candidates: how many come before it (NaN scores last, then
+   by descending score, ties by index). */
+__kernel void nms_rank(__global const float *scores, long scores_off, long n, int has_threshold, float threshold,
+                       __global long *order) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  scores += scores_off;
+  float si = scores[i];
+  if (!nb_candidate(si, has_threshold, threshold)) return;
+  long rank = 0;
+  for (long j = 0; j < n; j++) {
+    float sj = scores[j];
+    if (j == i || !nb_candidate(sj, has_threshold, threshold)) continue;
+    int before = isnan(si) ? (!isnan(sj) || j < i) : (!isnan(sj) && (sj > si || (sj == si && j < i)));
+    rank += before;
+  }
+  order[rank] = i;
+}
+
+static inline double nb_iou(__global const float *a, __global const float *b) {
+  double ax1 = fmin((double)a[0], (double)a[2]), ay1 = fmin((double)a[1], (double)a[3]);
+  double ax2 = fmax((double)a[0], (double)a[2]), ay2 = fmax((double)a[1], (double)a[3]);
+  double bx1 = fmin((double)b[0], (double)b[2]), by1 = fmin((double)b[1], (double)b[3]);
+  double bx2 = fmax((double)b[0], (double)b[2]), by2 = fmax((double)b[1], (double)b[3]);
+  double iw = fmax(fmin(ax2, bx2) - fmax(ax1, bx1), 0.0);
+  double ih = fmax(fmin(ay2, by2) - fmax(ay1, by1), 0.0);
+  double inter = iw * ih;
+  double uni = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter;
+  return uni > 0.0 ? inter / uni : 0.0;
+}
+
+/* Bit b of mask[a][w] (b = 32 w + bit): candidate b comes after a and overlaps it. */
+__kernel void nms_mask(__global const float *boxes, long boxes_off, __global const long *order, long n, long words,
+                       double iou_threshold, __global uint *mask) {
+  long a = get_global_id(1), w = get_global_id(0);
+  if (a >= n || w >= words) return;
+  long ia = order[a];
+  uint bits = 0;
+  if (ia >= 0) {
+    boxes += boxes_off;
+    for (int bit = 0; bit < 32; bit++) {
+      long b = w * 32 + bit;
+      if (b <= a || b >= n) continue;
+      long ib = order[b];
+      if (ib >= 0 && nb_iou(boxes + 4 * ia, boxes + 4 * ib) > iou_threshold) bits |= 1u << bit;
+    }
+  }
+  mask[a * words + w] = bits;
+}
+
+/* The greedy pass: keep a candidate no kept one suppressed; its row joins the removed. */
+__kernel void nms_scan(__global const long *order, long n, __global const uint *mask, long words, long limit,
+                       __global uint *removed, __global long *keep, __global long *count) {
+  if (get_global_id(0) != 0) return;
+  for (long w = 0; w < words; w++) removed[w] = 0;
+  long kept = 0;
+  for (long a = 0; a < n && kept < limit; a++) {
+    long i = order[a];
+    if (i < 0) break;
+    if ((removed[a / 32] >> (a % 32)) & 1u) continue;
+    keep[kept++] = i;
+    for (long w = a / 32; w < words; w++) removed[w] |= mask[a * words + w];
+  }
+  *count = kept;
+}
+"""
+
+
+def supports(runtime: OpenCLRuntime) -> bool:
+    """Whether the device can run these kernels (double precision for the IoUs)."""
+    return bool(getattr(runtime.device, "double_fp_config", 0))
+
+
+def nms(runtime: OpenCLRuntime, boxes: ClTensor, scores: ClTensor, iou_threshold: float,
+        score_threshold: float | None, max_output: int | None, reference: Any) -> ClTensor:
+    """The kept indices by descending score, in device memory (see the module doc)."""
+    import pyopencl as cl
+
+    n = int(scores.shape[0])
+    limit = n if max_output is None else min(n, int(max_output))
+    if boxes.shape != (n, 4) or boxes.dtype != np.float32 or scores.dtype != np.float32:
+        raise ValueError(f"nms on the device takes f32 boxes [N, 4] and scores [N], got {boxes!r} and {scores!r}")
+    if n > MAX_BOXES or not supports(runtime) or n == 0 or limit == 0:
+        kept = reference(boxes.to_host(), scores.to_host())
+        return runtime.to_device(kept)
+    program = runtime.program(NMS_SOURCE, kernels=["nms_rank", "nms_mask", "nms_scan"])
+    words = -(-n // WORD)
+    queue = runtime.queue
+    order = runtime.alloc(n * 8)
+    mask = runtime.alloc(n * words * 4)
+    removed = runtime.alloc(words * 4)
+    count = runtime.alloc(8)
+    keep = runtime.alloc(limit * 8)
+    cl.enqueue_fill_buffer(queue, order.buffer, np.int64(-1), 0, n * 8)
+    has_threshold = score_threshold is not None
+    rank, mask_kernel, scan = (cl.Kernel(program, k) for k in ("nms_rank", "nms_mask", "nms_scan"))
+    rank(queue, (n,), None, scores.storage.buffer, np.int64(scores.offset // 4), np.int64(n),
+         np.int32(has_threshold), np.float32(score_threshold if has_threshold else 0.0), order.buffer)
+    mask_kernel(queue, (words, n), None, boxes.storage.buffer, np.int64(boxes.offset // 4), order.buffer, np.int64(n),
+                np.int64(words), np.float64(iou_threshold), mask.buffer)
+    scan(queue, (1,), None, order.buffer, np.int64(n), mask.buffer, np.int64(words), np.int64(limit),
+         removed.buffer, keep.buffer, count.buffer)
+    kept = np.empty(1, np.int64)
+    cl.enqueue_copy(queue, kept, count.buffer, is_blocking=True)
+    for storage in (order, mask, removed, count):
+        runtime.release(storage)
+    return ClTensor(keep, 0, (int(kept[0]),), np.int64)
+
+
+def _nms_op(runtime: OpenCLRuntime, op: Any, args: list[Any]) -> list[Any]:
+    boxes, scores = args
+    score_threshold = op.score_threshold.value.data if op.score_threshold is not None else None
+    max_output = op.max_output.value.data if op.max_output is not None else None
+    return [nms(runtime, boxes, scores, op.iou_threshold.value.data, score_threshold, max_output,
+                lambda b, s: op.reference(b, s)[0])]
+
+
+def device_ops() -> dict[type, Any]:
+    """Graph ops with an OpenCL implementation here: op class -> run(runtime, op, args)."""
+    from nimble.dialects.graph.vision import NmsOp
+
+    return {NmsOp: _nms_op}
