@@ -68,6 +68,11 @@ class Flavor:
     tile: tuple[int, int] | None = None
     """Register tile (rows, lanes) per thread for the two innermost grid loops, where
     the body allows it (`c_tiles`); None: one element per thread."""
+    vector_widths: tuple[int, ...] = (2, 4, 8, 16)
+
+    def __post_init__(self) -> None:
+        if self.tile is not None and (self.tile[0] < 1 or self.tile[1] not in self.vector_widths):
+            raise ValueError(f"{self.name}: a register tile needs rows >= 1 and lanes in {self.vector_widths}")
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,6 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
         if where != "cpu":
             kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
-            continue  # device kernels index every operand as written: no variant needed
         sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
         if any(_on_last_axis(site) for site in sites) or (sites and len(group.outputs) > 1):
             # Shape-specialised variant: `?` dims never stretched, so every access is
@@ -90,6 +89,8 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()
             variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
+            if where != "cpu":
+                variant.attributes[loop.DEVICE_MARK] = StringAttr(where)
             Rewriter.insert_op(variant, InsertPoint.after(anchor))
             anchor = variant
             group.attributes[VARIANT_ATTR] = SymbolRefAttr(f"{name}_ns")
