@@ -130,13 +130,13 @@ class PlaceDevicesPass(ModulePass):
                      if isinstance(f, func.FuncOp) and f.body.blocks and "nimble.kernel" not in f.attributes}
         groups = [g for f in functions.values() for g in kernel_groups(f)]
         views = [g for g in groups if is_view_group(g)]
-        for f in functions.values():
-            for o in f.walk():
-                if type(o) in DEVICE_OPS and self.default in DEVICE_OPS[type(o)] and device.PLACEMENT not in o.attributes:
-                    o.attributes[device.PLACEMENT] = StringAttr(self.default)
         for g in groups:
             if g not in views:
                 g.attributes[device.PLACEMENT] = StringAttr(self.choose(g))
+        for f in functions.values():
+            for o in f.walk():
+                if type(o) in DEVICE_OPS and device.PLACEMENT not in o.attributes and self.wants_device_op(o):
+                    o.attributes[device.PLACEMENT] = StringAttr(self.default)
         domains = self.domains(functions, views)
         home = self.homes(functions, groups, views, domains)
         for g in views:
@@ -155,6 +155,17 @@ class PlaceDevicesPass(ModulePass):
             group.attributes[FALLBACK_ATTR] = StringAttr(problem)
             return "cpu"
         return where
+
+    def wants_device_op(self, op: Operation) -> bool:
+        """A `DEVICE_OPS` op goes to the default device when it has an implementation
+        there and, under a work threshold (`hetero`), only when the kernels making its
+        operands run there too (else the copies would cost more than it saves)."""
+        if self.default not in DEVICE_OPS[type(op)]:
+            return False
+        if self.min_work == 0:
+            return True
+        owners = [v.owner for v in op.operands]
+        return all(isinstance(o, FusedOp) and o.attributes[device.PLACEMENT].data == self.default for o in owners)
 
     @staticmethod
     def entries(functions: dict[str, func.FuncOp]) -> set[func.FuncOp]:

@@ -1,15 +1,22 @@
 // RUN: nimble-opt %s --split-input-file -t opencl | filecheck %s
 
-// Two loops over `?` dims: both on the NDRange (innermost = axis 0), as grid-stride
-// loops; a buffer is a pointer, an element offset and its `?` dims.
+// Two loops over `?` dims: the inner two grid loops become a register tile per thread
+// (8 rows x 16 lanes: `float16` values along the contiguous axis, one copy per row);
+// a tile that overhangs the iteration space runs the scalar body for what is inside.
 // CHECK-LABEL: __kernel void scale_p0(__global float * restrict a0, long a0_off, long a0_d0, long a0_d1, __global float * restrict a1, long a1_off, long a1_d0, long a1_d1) {
 // CHECK: long [[N:v[0-9]+]] = a0_d0;
 // CHECK: long [[M:v[0-9]+]] = a0_d1;
-// CHECK: for (long [[I:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(1) * [[S:v[0-9]+]]; [[I]] < [[N]]; [[I]] += (long)get_global_size(1) * [[S]]) {
-// CHECK-NEXT: for (long [[J:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * [[S]]; [[J]] < [[M]]; [[J]] += (long)get_global_size(0) * [[S]]) {
-// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[I]]) * a0_d1 + [[J]]];
-// CHECK-NEXT: float [[Y:v[0-9]+]] = [[X]] * {{v[0-9]+}};
-// CHECK-NEXT: (a1 + a1_off)[([[I]]) * a1_d1 + [[J]]] = [[Y]];
+// CHECK: long [[I:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(1) * 8;
+// CHECK-NEXT: long [[J:j[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * 16;
+// CHECK-NEXT: if ([[I]] + 8 <= [[N]] && [[J]] + 16 <= [[M]]) {
+// CHECK-NEXT: float16 [[X0:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[J]]);
+// CHECK: float16 [[X7:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 7)) * a0_d1 + [[J]]);
+// CHECK-NEXT: float16 [[Y0:v[0-9]+]] = [[X0]] * (float16)({{v[0-9]+}});
+// CHECK: vstore16([[Y0]], 0, (a1 + a1_off) + (([[I]] + 0)) * a1_d1 + [[J]]);
+// CHECK: } else {
+// CHECK-NEXT: for (long [[II:i[0-9]+]] = [[I]]; [[II]] < min([[I]] + 8, [[N]]); [[II]]++) {
+// CHECK-NEXT: for (long [[JJ:j[0-9]+]] = [[J]]; [[JJ]] < min([[J]] + 16, [[M]]); [[JJ]]++) {
+// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[II]]) * a0_d1 + [[JJ]]];
 func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "scale"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -21,6 +28,72 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.ke
       %x = memref.load %a[%i, %j] : memref<?x?xf32>
       %y = arith.mulf %x, %two : f32
       memref.store %y, %b[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// A matrix product: the reduction runs once per tile (unrolled and jammed), one
+// vector accumulator per row, the row operand a scalar, the lane operand a vector.
+// CHECK-LABEL: __kernel void matmul_p0(
+// CHECK: if ({{.*}}) {
+// CHECK-NEXT: float16 [[ACC0:acc[0-9]+]] = (float16)({{v[0-9]+}});
+// CHECK-COUNT-7: float16 {{acc[0-9]+}} = (float16)({{v[0-9]+}});
+// CHECK-NEXT: for (long [[K:i[0-9]+]] = {{v[0-9]+}}; [[K]] < {{v[0-9]+}}; [[K]] += {{v[0-9]+}}) {
+// CHECK-NEXT: float [[A0:v[0-9]+]] = *((a0 + a0_off) + (([[I:i[0-9]+]] + 0)) * 32 + [[K]]);
+// CHECK: float16 [[B:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + [[J:j[0-9]+]]);
+// CHECK-NEXT: float16 [[P0:v[0-9]+]] = (float16)([[A0]]) * [[B]];
+// CHECK: [[ACC0]] = [[ACC0]] + [[P0]];
+// CHECK: vstore16([[ACC0]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + [[J]]);
+func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32>) attributes {nimble.kernel = "matmul"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %n = memref.dim %a, %c0 : memref<?x32xf32>
+  %m = memref.dim %b, %c1 : memref<32x?xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %n step %c1 {
+    loop.foreach %j = %c0 to %m step %c1 {
+      %s = loop.reduce %k = %c0 to %c32 step %c1 combine(add) init(%zero) : f32 {
+        %x = memref.load %a[%i, %k] : memref<?x32xf32>
+        %y = memref.load %b[%k, %j] : memref<32x?xf32>
+        %p = arith.mulf %x, %y : f32
+        loop.yield %p : f32
+      }
+      memref.store %s, %c[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// A body that does not vectorise (the lanes would run along a strided axis): both
+// loops go on the NDRange as grid-stride loops (innermost = axis 0), so any grid size
+// computes the same result.
+// CHECK-LABEL: __kernel void transpose_p0(
+// CHECK: long [[N:v[0-9]+]] = a0_d0;
+// CHECK: long [[M:v[0-9]+]] = a0_d1;
+// CHECK-NOT: vload
+// CHECK: for (long [[I:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(1) * [[S:v[0-9]+]]; [[I]] < [[N]]; [[I]] += (long)get_global_size(1) * [[S]]) {
+// CHECK-NEXT: for (long [[J:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * [[S]]; [[J]] < [[M]]; [[J]] += (long)get_global_size(0) * [[S]]) {
+// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[I]]) * a0_d1 + [[J]]];
+// CHECK-NEXT: (a1 + a1_off)[([[J]]) * a1_d1 + [[I]]] = [[X]];
+func.func @transpose(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "transpose"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf32>
+  %m = memref.dim %a, %c1 : memref<?x?xf32>
+  loop.foreach %i = %c0 to %n step %c1 {
+    loop.foreach %j = %c0 to %m step %c1 {
+      %x = memref.load %a[%i, %j] : memref<?x?xf32>
+      memref.store %x, %b[%j, %i] : memref<?x?xf32>
       loop.yield
     }
     loop.yield

@@ -105,21 +105,51 @@ func.func @two_layers(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf3
 
 // -----
 
-// CHECK-LABEL: func.func @host_op
+// CHECK-LABEL: func.func @nms_on_device
 // CHECK-SAME: (%[[BOXES:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[LOGITS:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xi64> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = device.copy %[[LOGITS]] from "cpu" to "opencl" : tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT: %[[SCORES:[A-Za-z0-9_$.-]+]] = graph.fused (%[[LOGITS_1:[A-Za-z0-9_$.-]+]] = %[[V0]]) : (tensor<?xf32>) -> tensor<?xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = device.copy %[[BOXES]] from "cpu" to "opencl" : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = device.copy %[[LOGITS]] from "cpu" to "opencl" : tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT: %[[SCORES:[A-Za-z0-9_$.-]+]] = graph.fused (%[[LOGITS_1:[A-Za-z0-9_$.-]+]] = %[[V1]]) : (tensor<?xf32>) -> tensor<?xf32> {
 // CHECK-NEXT: %[[SCORES_1:[A-Za-z0-9_$.-]+]] = graph.sigmoid %[[LOGITS_1]] : tensor<?xf32> -> tensor<?xf32>
 // CHECK-NEXT: graph.yield %[[SCORES_1]] : tensor<?xf32>
 // CHECK-NEXT: } attributes {device.placement = "opencl"}
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = device.copy %[[SCORES]] from "opencl" to "cpu" : tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT: %[[KEEP:[A-Za-z0-9_$.-]+]] = graph.nms %[[BOXES]], %[[V1]] {iou_threshold = 5.000000e-01 : f32, score_threshold = 0.000000e+00 : f32, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
-// CHECK-NEXT: func.return %[[KEEP]] : tensor<?xi64>
+// CHECK-NEXT: %[[KEEP:[A-Za-z0-9_$.-]+]] = graph.nms %[[V0]], %[[SCORES]] {device.placement = "opencl", iou_threshold = 5.000000e-01 : f32, score_threshold = 0.000000e+00 : f32, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = device.copy %[[KEEP]] from "opencl" to "cpu" : tensor<?xi64> -> tensor<?xi64>
+// CHECK-NEXT: func.return %[[V2]] : tensor<?xi64>
 // CHECK-NEXT: }
-// An op without a device lowering (nms runs on the host): its input comes back to the
-// CPU, its output stays there for the host op that uses it.
-func.func @host_op(%boxes: tensor<?x4xf32>, %logits: tensor<?xf32>) -> tensor<?xi64> {
+// nms has an OpenCL implementation: it takes its operands on the device (the scores
+// straight from the kernel that made them), and only its result comes back.
+func.func @nms_on_device(%boxes: tensor<?x4xf32>, %logits: tensor<?xf32>) -> tensor<?xi64> {
   %scores = graph.sigmoid %logits : tensor<?xf32> -> tensor<?xf32>
   %keep = graph.nms %boxes, %scores {iou_threshold = 5.000000e-01 : f32, score_threshold = 0.0 : f32, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
   func.return %keep : tensor<?xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @host_op
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8xf32>) -> tensor<?x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = device.copy %[[X]] from "cpu" to "opencl" : tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[V0]]) : (tensor<?x8xf32>) -> tensor<?x8xf32> {
+// CHECK-NEXT: %[[T_1:[A-Za-z0-9_$.-]+]] = graph.tanh %[[X_1]] : tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK-NEXT: graph.yield %[[T_1]] : tensor<?x8xf32>
+// CHECK-NEXT: } attributes {device.placement = "opencl"}
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = shape.of %[[T]] : tensor<?x8xf32> -> !shape.shape<2>
+// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.zeros %[[S]] {dtype = f32} : !shape.shape<2> -> tensor<?x8xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = device.copy %[[Z]] from "cpu" to "opencl" : tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[T_1]] = %[[T]], %[[Z_1:[A-Za-z0-9_$.-]+]] = %[[V1]]) : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32> {
+// CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = graph.add %[[T_1]], %[[Z_1]] : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: graph.yield %[[Y_1]] : tensor<?x8xf32>
+// CHECK-NEXT: } attributes {device.placement = "opencl"}
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = device.copy %[[Y]] from "opencl" to "cpu" : tensor<?x8xf32> -> tensor<?x8xf32>
+// CHECK-NEXT: func.return %[[V2]] : tensor<?x8xf32>
+// CHECK-NEXT: }
+// A host op (zeros: no kernel) reads only the shape of a device tensor (no copy); its
+// result goes to the device for the kernel that uses it.
+func.func @host_op(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %t = graph.tanh %x : tensor<?x8xf32> -> tensor<?x8xf32>
+  %s = shape.of %t : tensor<?x8xf32> -> !shape.shape<2>
+  %z = graph.zeros %s {dtype = f32} : !shape.shape<2> -> tensor<?x8xf32>
+  %y = graph.add %t, %z : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  func.return %y : tensor<?x8xf32>
 }
