@@ -100,6 +100,7 @@ class VirtualMachine:
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
         self.opencl = opencl  # the OpenCL kernels (`runtime.opencl.OpenCLModule`), if any
+        self.resident_constants: dict[int, ClTensor] = {}  # program constants copied to the device
         self.host_functions = []
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
@@ -503,6 +504,8 @@ class VirtualMachine:
                 r[dst] = np.array(v, copy=True) if isinstance(v, np.ndarray) else v
             return same
         opencl = self.device_runtime()
+        constants = {id(c): c for c in self.program.constants}
+        resident = self.resident_constants
 
         def step(r):
             v = r[src]
@@ -510,6 +513,11 @@ class VirtualMachine:
                 if not isinstance(v, ClTensor):
                     raise _Fatal(f"device_copy from {src_device}: r{src} is not in {src_device} memory")
                 r[dst] = opencl.to_host(v)
+            elif constants.get(id(v)) is v:
+                # The program's constants never change: each goes to the device once.
+                if id(v) not in resident:
+                    resident[id(v)] = opencl.to_device(v)
+                r[dst] = resident[id(v)]
             else:
                 if not isinstance(v, np.ndarray):
                     raise _Fatal(f"device_copy from cpu: r{src} is not a host tensor")

@@ -209,3 +209,17 @@ def test_nms_on_the_device_matches_the_reference_and_numpy(n, extra, rng):
 def test_nms_with_no_boxes_on_the_device():
     exe = nimble.compile(NMS.format(iou=0.5, extra=""), target="opencl")
     assert exe(np.zeros((0, 4), np.float32), np.zeros(0, np.float32)).shape == (0,)
+
+
+def test_constants_go_to_the_device_once(rng):
+    text = """func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = graph.constant dense<[[1.0, 2.0, 3.0, 4.0], [0.5, 0.5, 0.5, 0.5], [0.0, 1.0, 0.0, 1.0], [2.0, 0.0, 2.0, 0.0]]> : tensor<4x4xf32>
+  %y = graph.matmul %x, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}"""
+    exe = nimble.compile(text, target="opencl")
+    expected_w = nimble.interpret(nimble.parse(text), np.eye(4, dtype=np.float32))[0]
+    for n in (1, 5, 3):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        np.testing.assert_allclose(exe(x), x @ expected_w, rtol=1e-5, atol=1e-6)
+    assert len(exe.vm.resident_constants) == 1
