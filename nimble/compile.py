@@ -97,7 +97,8 @@ class Executable:
         self.entry = entry
         self.stats = stats
         self.opencl = _opencl_module(program, opencl_device)
-        self.vm = VirtualMachine(program, jit.addresses, threads, base_dir, keep_alive=jit, opencl=self.opencl)
+        self.vm = VirtualMachine(program, jit.addresses, threads, base_dir, keep_alive=jit, opencl=self.opencl,
+                                 opencl_device=opencl_device)
         self.signatures = self.vm.signatures
         if entry not in self.vm.index:
             raise ValueError(f"the module has no function @{entry}")
@@ -194,15 +195,13 @@ def _opencl_module(program: Program, device: str | None) -> Any:
     """The program's OpenCL kernels built for `device` (None if it has none)."""
     if not program.device_kernels:
         return None
-    from nimble.runtime.opencl import OpenCLModule, OpenCLRuntime
+    from nimble.runtime.opencl import OpenCLError, OpenCLModule, OpenCLRuntime
 
     try:
         return OpenCLModule(program.device_kernels, OpenCLRuntime.get(device))
-    except BytecodeError:
+    except (BytecodeError, OpenCLError):
         raise
     except Exception as e:  # noqa: BLE001 (a damaged kernels text fails to parse in many ways)
-        if type(e).__name__ in ("OpenCLError",):
-            raise
         raise BytecodeError(f"device kernels: {type(e).__name__}: {e}") from None
 
 

@@ -36,12 +36,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import device, shape
+from nimble.dialects import device, loop, shape
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.adt import MatchOp
 from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
 from nimble.dialects.graph.vision import NmsOp
-from nimble.dialects.loop import reduction_work
 from nimble.lowering.c_emitter import NoDeviceLowering, emit_kernel
 from nimble.lowering.graph_to_loops import kernel_groups
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
@@ -62,30 +61,28 @@ def group_name(group: FusedOp) -> str:
     return "_".join(o.name.split(".")[-1] for o in group.body.block.ops if o is not group.body.block.last_op)
 
 
-def device_kernel_problem(group: FusedOp, where: str) -> str | None:
-    """Why the group's kernel cannot run on `where` (None if it can)."""
-    if where == "cpu":
-        return None
+def probe(group: FusedOp, where: str) -> tuple[str | None, int]:
+    """Why the group's kernel cannot run on `where` (None if it can: the kernel is built
+    and, for a device, emitted), and its estimated work: output elements (a `?` dim
+    counted as `ASSUMED_DIM`) times reduction steps per element."""
     try:
         kernel = KernelBuilder(group, group_name(group)).build()
-        emit_kernel(FLAVORS[where], kernel)
-    except (NoLoopLowering, NoDeviceLowering) as e:
-        return str(e)
-    return None
-
-
-def estimated_work(group: FusedOp) -> int:
+    except NoLoopLowering as e:
+        return str(e), 0
     elements = 0
     for v in group.outputs:
         n = 1
         for d in v.type.get_shape():
             n *= ASSUMED_DIM if d < 0 else d
         elements += n
+    work = elements * max(1, loop.reduction_work(kernel))
+    if where == "cpu":
+        return None, work
     try:
-        steps = reduction_work(KernelBuilder(group, group_name(group)).build())
-    except NoLoopLowering:
-        steps = 1
-    return elements * max(1, steps)
+        emit_kernel(FLAVORS[where], kernel)
+    except NoDeviceLowering as e:
+        return str(e), work
+    return None, work
 
 
 class _Domains:
@@ -127,7 +124,7 @@ class PlaceDevicesPass(ModulePass):
         if self.default not in ("cpu", *FLAVORS):
             raise ValueError(f"place-devices: unknown device '{self.default}' (known: cpu, {', '.join(FLAVORS)})")
         functions = {f.sym_name.data: f for f in op.body.block.ops
-                     if isinstance(f, func.FuncOp) and f.body.blocks and "nimble.kernel" not in f.attributes}
+                     if isinstance(f, func.FuncOp) and f.body.blocks and loop.KERNEL_MARK not in f.attributes}
         groups = [g for f in functions.values() for g in kernel_groups(f)]
         views = [g for g in groups if is_view_group(g)]
         for g in groups:
@@ -148,9 +145,9 @@ class PlaceDevicesPass(ModulePass):
         if len(pinned) > 1:
             raise ValueError("a group holds ops pinned to different devices")
         where = pinned.pop() if pinned else self.default
-        problem = device_kernel_problem(group, where)
-        if problem is None and not pinned and where != "cpu" and estimated_work(group) < self.min_work:
-            problem = f"estimated work below {self.min_work}"
+        problem, work = probe(group, where)
+        if problem is None and not pinned and where != "cpu" and work < self.min_work:
+            problem = f"estimated work {work} below {self.min_work}"
         if problem is not None:
             group.attributes[FALLBACK_ATTR] = StringAttr(problem)
             return "cpu"

@@ -174,7 +174,7 @@ class OpenCLRuntime:
             try:
                 program = cl.Program(self.context, source).build(options=list(options))
             except cl.Error as e:
-                log = _build_log(e)
+                log = str(e).strip() or type(e).__name__  # pyopencl puts the build log in the message
                 names = ", ".join(kernels) or "(unnamed)"
                 raise OpenCLError(f"OpenCL program for kernels {names} failed to build on {self.description}:\n{log}") from None
             self.builds += 1
@@ -223,11 +223,6 @@ class OpenCLRuntime:
         data = np.require(np.asarray(array, dtype=tensor.dtype), requirements="C").reshape(tensor.shape)
         if data.nbytes:
             cl.enqueue_copy(self.queue, tensor.storage.buffer, data, dst_offset=tensor.offset, is_blocking=True)
-
-
-def _build_log(error: Exception) -> str:
-    text = str(error)
-    return text.strip() or type(error).__name__
 
 
 class OpenCLKernelEntry(KernelEntry):

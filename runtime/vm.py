@@ -91,7 +91,7 @@ class VirtualMachine:
     """Runs the functions of one program."""
 
     def __init__(self, program: Program, kernel_addresses: dict[str, int], threads: int | None = None,
-                 base_dir: str = ".", keep_alive: Any = None, opencl: Any = None):
+                 base_dir: str = ".", keep_alive: Any = None, opencl: Any = None, opencl_device: str | None = None):
 
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 500))
         self.program = program
@@ -100,6 +100,7 @@ class VirtualMachine:
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
         self.opencl = opencl  # the OpenCL kernels (`runtime.opencl.OpenCLModule`), if any
+        self.opencl_device = opencl_device
         self.resident_constants: dict[int, ClTensor] = {}  # program constants copied to the device
         self.host_functions = []
         self.interpreter = None
@@ -365,7 +366,7 @@ class VirtualMachine:
 
         if self.opencl is not None:
             return self.opencl.runtime
-        return OpenCLRuntime.get()
+        return OpenCLRuntime.get(self.opencl_device)
 
     def _i_alloc_tensor(self, dst, storage, offset, dtype, shape):
         dt = dtype_of(dtype)
