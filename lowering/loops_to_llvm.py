@@ -404,7 +404,11 @@ class _FunctionLowering:
             saved = self.block
             self.block = self.entry
             size = self.const(_product(t.get_shape()), i64)
-            ptr = self.emit(llvm.AllocaOp(size, element, alignment=64))
+            slot = self.emit(llvm.AllocaOp(size, element, alignment=64))
+            # llvmlite types an alloca (`float*`), and a typed pointer takes no vector
+            # stores (`<16 x float>`); through an integer it becomes an opaque `ptr`
+            # like every other buffer (LLVM folds the round trip away).
+            ptr = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(slot, i64))))
             self.block = saved
         self.buffers[op.memref] = _Buffer(ptr, dims)
 

@@ -16,12 +16,16 @@ from xdsl.utils.exceptions import VerifyException
 
 
 def parse(source: str | os.PathLike[str], name: str | None = None, verify: bool = True) -> ModuleOp:
-    """Parse a model into a verified module: a path to a `.nb` (Nimble text format) or
-    `.mlir` file, or MLIR text.
+    """Parse a model into a verified module: a path to a `.nb` (Nimble text format),
+    `.mlir` or `.onnx` file, or MLIR text.
 
     Raises `FrontendError` (`.nb`: every error, file:line:col), xdsl's `ParseError`
     (MLIR, with file:line:col) or `VerifyException` (naming the op).
     """
+    if isinstance(source, str | os.PathLike) and os.fspath(source).endswith(".onnx"):
+        from nimble.frontend.onnx import import_onnx
+
+        return import_onnx(source)
     text, name = _read(source, name)
     if name.endswith(".nb"):
         return parse_nb(text, name)
@@ -33,7 +37,7 @@ def parse(source: str | os.PathLike[str], name: str | None = None, verify: bool 
     return module
 
 
-MODEL_SUFFIXES = (".nb", ".mlir")
+MODEL_SUFFIXES = (".nb", ".mlir", ".onnx")
 
 
 def _read(source: str | os.PathLike[str], name: str | None) -> tuple[str, str]:

@@ -177,15 +177,26 @@ class NimbleOptMain(xDSLOptMain):
                 print(pass_summary(self.available_passes[name]()))
             return 0
         name = self.args.input_file or "<stdin>"
-        try:
-            if self.args.input_file is None:
-                text = sys.stdin.read()
-            else:
-                with open(self.args.input_file, encoding="utf-8") as f:
-                    text = f.read()
-        except (OSError, UnicodeDecodeError) as e:
-            print(f"nimble-opt: error: cannot read input '{name}': {e}", file=sys.stderr)
-            return 1
+        if self.args.input_file is not None and self.frontend_for(name) == "onnx":
+            # A binary model: imported, then processed as the MLIR text of its graph IR.
+            from nimble.frontend.onnx import OnnxImportError, import_onnx
+
+            try:
+                text = str(import_onnx(self.args.input_file))
+            except OnnxImportError as e:
+                print(f"nimble-opt: error: {name}: {e}", file=sys.stderr)
+                return 1
+            self.args.frontend = "mlir"
+        else:
+            try:
+                if self.args.input_file is None:
+                    text = sys.stdin.read()
+                else:
+                    with open(self.args.input_file, encoding="utf-8") as f:
+                        text = f.read()
+            except (OSError, UnicodeDecodeError) as e:
+                print(f"nimble-opt: error: cannot read input '{name}': {e}", file=sys.stderr)
+                return 1
         frontend = self.frontend_for(name)
         if frontend != "mlir" and frontend not in self.available_frontends:
             known = ", ".join(sorted({"mlir", *self.available_frontends}))

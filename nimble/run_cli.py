@@ -24,6 +24,7 @@ from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
 from nimble.diagnostics import OpError
 from nimble.reference import InterpreterError, where
+from nimble.frontend.onnx import OnnxImportError
 from nimble.runtime.opencl import OpenCLError
 from nimble.runtime.bytecode import BytecodeError
 
@@ -71,7 +72,7 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
-    p.add_argument("file", help="a model (.nb, .mlir) or a bytecode module (.nbc)")
+    p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
     p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
     p.add_argument("--entry", default="main")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
@@ -109,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             expected = interpret(parse(args.file), *values, entry=exe.entry)
     except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError,
-            OpenCLError) as e:
+            OpenCLError, OnnxImportError) as e:
         print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
@@ -141,7 +142,8 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     try:
         exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device)
         exe.save(output)
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError, OpenCLError) as e:
+    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError, OpenCLError,
+            OnnxImportError) as e:
         print(f"nimble-compile: error: {_located(e)}", file=sys.stderr)
         return 1
     on_device = sum(k.device != "cpu" for k in exe.program.kernels)

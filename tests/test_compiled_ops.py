@@ -116,3 +116,17 @@ def test_roi_align_compiled(ratio, size, target, rng):
     idx = np.array([0, 1, 1, 0, 1], np.int64)
     np.testing.assert_allclose(exe(feat, rois, idx), nimble.interpret(nimble.parse(text), feat, rois, idx)[0],
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm", "opencl"])
+def test_conv_with_small_static_shapes(target, rng):
+    """Static shapes make the im2col buffer a stack slot; its vector stores once failed
+    to compile (llvmlite types an alloca's pointer)."""
+    text = """func.func @main(%x: tensor<1x1x5x5xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x5x5xf32> {
+  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x5x5xf32>
+  func.return %y : tensor<1x1x5x5xf32>
+}"""
+    exe = nimble.compile(text, target=target)
+    _on_target(exe, target)
+    x, w = rng.standard_normal((1, 1, 5, 5)).astype(np.float32), rng.standard_normal((1, 1, 3, 3)).astype(np.float32)
+    np.testing.assert_allclose(exe(x, w), nimble.interpret(nimble.parse(text), x, w)[0], rtol=1e-5, atol=1e-6)

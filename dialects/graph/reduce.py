@@ -55,6 +55,12 @@ class ReduceOp(UnaryTensorOp):
         return [as_tensor(y, self.result.type.element_type)]
 
 
+def _lowest(dtype: np.dtype) -> Any:
+    if dtype == np.bool_:
+        return False
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
     """Sum over `axes`.
@@ -79,13 +85,15 @@ class ReduceMeanOp(ReduceOp):
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
-    """Maximum over `axes` (reducing an empty axis is a run-time error).
+    """Maximum over `axes`; over an empty axis, the lowest value of the type (-inf for
+    floats, as ONNX's ReduceMax).
 
     Example: `%m = graph.reduce_max %x {axes = array<i64: 0>} : tensor<?x4xf32> -> tensor<4xf32>`
     """
 
     name = "graph.reduce_max"
-    FN: ClassVar[Callable[..., Any]] = staticmethod(np.max)
+    FN: ClassVar[Callable[..., Any]] = staticmethod(
+        lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims, initial=_lowest(x.dtype)))
 
 
 @irdl_op_definition

@@ -1,0 +1,174 @@
+"""ONNX import: the node conformance cases that pass stay passing; models built with
+onnx.helper (and exported from PyTorch when it is installed) match numpy and ONNX
+Runtime at several sizes of their dynamic axes; errors list every problem at once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import nimble
+from nimble.frontend.onnx import OnnxImportError, import_onnx
+from nimble.onnx_conformance import node_cases, run_case
+from nimble.reference import InterpreterError
+
+EXPECTED = Path(__file__).resolve().parent / "onnx_conformance_pass.txt"
+
+
+def test_conformance_cases_that_passed_still_pass():
+    listed = {line.strip() for line in EXPECTED.read_text().splitlines() if line.strip()}
+    cases = [c for c in node_cases() if c.name in listed]
+    assert len(cases) == len(listed), f"cases missing from the installed onnx: {listed - {c.name for c in cases}}"
+    failed = [r for r in map(run_case, cases) if r.status != "pass"]
+    assert not failed, "\n".join(f"{r.name}: {r.status}: {r.message}" for r in failed[:20])
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, [numpy_helper.from_array(a, n) for n, a in initializers])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def _mlp(rng):
+    w1, b1 = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    w2, b2 = rng.standard_normal((10, 32)).astype(np.float32), rng.standard_normal(10).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h"]),
+             helper.make_node("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
+             helper.make_node("Softmax", ["logits"], ["p"], axis=-1)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])],
+                   [helper.make_tensor_value_info("p", TensorProto.FLOAT, ["batch", 10])],
+                   [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)])
+
+    def reference(x):
+        logits = np.maximum(x @ w1 + b1, 0) @ w2.T + b2
+        e = np.exp(logits - logits.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    return model, reference
+
+
+def _cnn(rng):
+    w = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    fc, fb = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("GlobalAveragePool", ["m"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"], axis=1),
+             helper.make_node("Gemm", ["f", "fc", "fb"], ["y"], transB=1)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
+                   [("w", w), ("b", b), ("fc", fc), ("fb", fb)])
+    return model, None
+
+
+def _ort(model):
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return lambda *args: session.run(None, {i.name: a for i, a in zip(session.get_inputs(), args)})
+
+
+@pytest.mark.parametrize("batch", [1, 3, 7])
+def test_mlp_with_a_dynamic_batch_matches_numpy_and_onnxruntime(batch, rng):
+    model, reference = _mlp(rng)
+    exe = nimble.compile(import_onnx(model))
+    x = rng.standard_normal((batch, 64)).astype(np.float32)
+    got = exe(x)
+    np.testing.assert_allclose(got, reference(x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got, _ort(model)(x)[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("size", [(1, 6, 6), (2, 9, 13)])
+def test_cnn_with_dynamic_image_size_matches_onnxruntime(size, rng):
+    model, _ = _cnn(rng)
+    exe = nimble.compile(import_onnx(model))
+    n, h, w = size
+    x = rng.standard_normal((n, 3, h, w)).astype(np.float32)
+    np.testing.assert_allclose(exe(x), _ort(model)(x)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_dims_sharing_a_name_are_tied(rng):
+    nodes = [helper.make_node("Add", ["a", "b"], ["c"])]
+    model = _model(nodes, [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 4]),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", 4])],
+                   [helper.make_tensor_value_info("c", TensorProto.FLOAT, ["n", 4])])
+    exe = nimble.compile(import_onnx(model))
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(exe(a, a), a + a)
+    with pytest.raises(InterpreterError, match="dims named 'n' differ"):
+        exe(a, rng.standard_normal((1, 4)).astype(np.float32))
+
+
+def test_initializers_are_constants_of_the_bytecode_not_text(rng, tmp_path):
+    model, reference = _mlp(rng)
+    exe = nimble.compile(import_onnx(model))
+    assert len(exe.program.constants) == 4
+    assert "dense<" not in exe.program.host_text
+    exe.save(tmp_path / "mlp.nbc")
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    np.testing.assert_allclose(nimble.load(tmp_path / "mlp.nbc")(x), reference(x), rtol=1e-4, atol=1e-5)
+
+
+def test_every_unsupported_op_is_listed_at_once():
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"], name="hm1"),
+             helper.make_node("Mod", ["b", "b"], ["c"], name="mod"), helper.make_node("Hardmax", ["c"], ["d"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                   [helper.make_tensor_value_info("d", TensorProto.FLOAT, [2, 3])])
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(model)
+    text = str(e.value)
+    assert "'Hardmax' used by 2 node(s): hm1, #3 -> d" in text and "'Mod' used by 1 node(s): mod" in text
+
+
+def test_tools_take_onnx_files(tmp_path, rng):
+    model, _ = _mlp(rng)
+    path = tmp_path / "mlp.onnx"
+    onnx.save(model, str(path))
+    opt = subprocess.run([sys.executable, "-m", "nimble.opt", str(path), "-p", "infer-shapes"],
+                         capture_output=True, text=True)
+    assert opt.returncode == 0, opt.stderr
+    assert "graph.softmax" in opt.stdout
+    run = subprocess.run([sys.executable, "-m", "nimble.run_cli", str(path), "--dim", "5", "--check"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "float32[5, 10]" in run.stdout
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    failed = subprocess.run([sys.executable, "-m", "nimble.run_cli", str(bad)], capture_output=True, text=True)
+    assert failed.returncode == 1 and "not an ONNX model" in failed.stderr and "Traceback" not in failed.stderr
+
+
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_pytorch_exported_mlp_and_cnn_match_onnxruntime(batch, tmp_path, rng):
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.fc = torch.nn.Linear(8, 5)
+
+        def forward(self, x):
+            y = torch.nn.functional.max_pool2d(torch.relu(self.conv(x)), 2)
+            return torch.softmax(self.fc(y.mean(dim=(2, 3))), dim=-1)
+
+    net = Net().eval()
+    path = tmp_path / "net.onnx"
+    x = torch.randn(batch, 3, 12, 12)
+    torch.onnx.export(net, (x,), str(path), input_names=["x"], output_names=["y"], opset_version=17,
+                      dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}}, dynamo=False)
+    model = onnx.load(str(path))
+    exe = nimble.compile(str(path))
+    for h, w in ((12, 12), (9, 14)):
+        xi = rng.standard_normal((batch, 3, h, w)).astype(np.float32)
+        np.testing.assert_allclose(exe(xi), _ort(model)(xi)[0], rtol=1e-4, atol=1e-5)
