@@ -132,17 +132,19 @@ def test_tools_take_onnx_files(tmp_path, rng):
     model, _ = _mlp(rng)
     path = tmp_path / "mlp.onnx"
     onnx.save(model, str(path))
+    # (cwd outside the checkout: its `nimble/` folder is not the installed package)
     opt = subprocess.run([sys.executable, "-m", "nimble.opt", str(path), "-p", "infer-shapes"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=tmp_path)
     assert opt.returncode == 0, opt.stderr
     assert "graph.softmax" in opt.stdout
     run = subprocess.run([sys.executable, "-m", "nimble.run_cli", str(path), "--dim", "5", "--check"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "float32[5, 10]" in run.stdout
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
-    failed = subprocess.run([sys.executable, "-m", "nimble.run_cli", str(bad)], capture_output=True, text=True)
+    failed = subprocess.run([sys.executable, "-m", "nimble.run_cli", str(bad)], capture_output=True, text=True,
+                            cwd=tmp_path)
     assert failed.returncode == 1 and "not an ONNX model" in failed.stderr and "Traceback" not in failed.stderr
 
 

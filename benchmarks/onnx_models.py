@@ -1,0 +1,122 @@
+"""Models imported from ONNX, timed against ONNX Runtime in the same run.
+
+    python benchmarks/onnx_models.py [--threads N] [--quick]
+
+Each model is exported to ONNX (from PyTorch when it is installed: ResNet-18 and a small
+transformer-style MLP block; always: an MLP and a CNN built with onnx.helper), imported
+by Nimble, compiled for LLVM, checked against ONNX Runtime on the same inputs, then both
+are timed in turns (best of N). Ratios > 1 mean Nimble is faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import time
+
+THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(THREADS)
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import nimble  # noqa: E402
+from nimble.frontend.onnx import import_onnx  # noqa: E402
+
+
+def best_of(fns: dict[str, object], repeat: int) -> dict[str, float]:
+    best = {k: float("inf") for k in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+def helper_mlp(rng) -> onnx.ModelProto:
+    inits = [("w1", rng.standard_normal((512, 1024))), ("b1", rng.standard_normal(1024)),
+             ("w2", rng.standard_normal((256, 1024))), ("b2", rng.standard_normal(256))]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h"]), helper.make_node("Gemm", ["h", "w2", "b2"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 512])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 256])],
+                              [numpy_helper.from_array((a * 0.05).astype(np.float32), n) for n, a in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def helper_cnn(rng) -> onnx.ModelProto:
+    inits = [("w1", rng.standard_normal((32, 3, 3, 3)) * 0.2), ("w2", rng.standard_normal((64, 32, 3, 3)) * 0.05)]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2"], ["c2"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("GlobalAveragePool", ["r2"], ["y"])]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 1, 1])],
+                              [numpy_helper.from_array(a.astype(np.float32), n) for n, a in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def torch_models():
+    """(name, model proto, input shape) exported from PyTorch, if installed."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    out = []
+
+    class Block(torch.nn.Module):  # a transformer feed-forward block with a residual and layer norm
+        def __init__(self):
+            super().__init__()
+            self.up, self.down, self.norm = torch.nn.Linear(256, 1024), torch.nn.Linear(1024, 256), torch.nn.LayerNorm(256)
+
+        def forward(self, x):
+            return self.norm(x + self.down(torch.nn.functional.gelu(self.up(x))))
+
+    for name, net, shape, axes in [("ffn block (torch)", Block(), (64, 256), {0: "s"})]:
+        buffer = io.BytesIO()
+        torch.onnx.export(net.eval(), (torch.randn(*shape),), buffer, input_names=["x"], output_names=["y"],
+                          opset_version=17, dynamic_axes={"x": axes}, dynamo=False)
+        out.append((name, onnx.load_from_string(buffer.getvalue()), shape))
+    return out
+
+
+def run(name: str, model: onnx.ModelProto, shape, repeat: int, rng) -> None:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = THREADS
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    exe = nimble.compile(import_onnx(model), threads=THREADS)
+    x = rng.standard_normal(shape).astype(np.float32)
+    feed = {session.get_inputs()[0].name: x}
+    np.testing.assert_allclose(exe(x), session.run(None, feed)[0], rtol=1e-3, atol=1e-3)
+    t = best_of({"nimble": lambda: exe(x), "ort": lambda: session.run(None, feed)}, repeat)
+    print(f"{name:28s} {str(list(shape)):18s} nimble {t['nimble'] * 1e3:8.3f} ms   onnxruntime {t['ort'] * 1e3:8.3f} ms"
+          f"   x{t['ort'] / t['nimble']:5.2f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true")
+    a = parser.parse_args()
+    rng = np.random.default_rng(0)
+    repeat = 5 if a.quick else 20
+    print(f"threads: {THREADS}")
+    for batch in (1, 32):
+        run("mlp 512-1024-256 (helper)", helper_mlp(rng), (batch, 512), repeat, rng)
+    for size in (32, 64) if a.quick else (32, 112):
+        run("cnn 2 convs (helper)", helper_cnn(rng), (1, 3, size, size), repeat, rng)
+    for name, model, shape in torch_models():
+        run(name, model, shape, repeat, rng)
+
+
+if __name__ == "__main__":
+    main()
