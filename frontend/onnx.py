@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,7 @@ class Importer:
         self.model = model
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[str, np.ndarray] = {}  # values known at import time
+        self.shapes: dict[str, Sym] = {}  # int64 tensors that are shapes or dims (`Shape` and friends)
         self.block: Block | None = None
         self.node: Any = None
 
@@ -183,14 +185,30 @@ class Importer:
             self.values[t.name] = self.const(array)
         for node in g.node:
             self.node = node
+            attrs = _attributes(node)
+            symbolic = SHAPE_CONVERTERS.get(node.op_type)
+            result = symbolic(self, node, attrs) if symbolic is not None else None
+            if result is not None:  # a shape computation, followed symbolically
+                self.shapes[node.output[0]] = result
+                continue
+            if node.output[0] in self.values:  # a tensor op on a shape, built by its shape converter
+                continue
+            if node.op_type not in CONVERTERS:
+                raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
+            for x in node.input:
+                if x in self.shapes and x not in self.values:
+                    raise OnnxImportError(f"{self.where()}: takes '{x}', a shape computed at run time, as a tensor "
+                                          "(only shape ops may use it)")
             outputs = CONVERTERS[node.op_type](self, node, [self.values.get(x) if x else None for x in node.input],
-                                               _attributes(node))
+                                               attrs)
             for name, value in zip(node.output, outputs):
                 if name:
                     self.values[name] = value
         self.node = None
         results = []
         for o in g.output:
+            if o.name in self.shapes and o.name not in self.values:
+                raise OnnxImportError(f"graph output '{o.name}' is a shape computed at run time (not supported)")
             if o.name not in self.values:
                 raise OnnxImportError(f"graph output '{o.name}' is not computed by any node")
             results.append(self.values[o.name])
@@ -647,6 +665,245 @@ def _prelu(b, n, xs, a):
     return [b.op(graph.WhereOp, [b.op(graph.LessOp, [x, _scalar(b, 0, x)]), b.op(graph.MulOp, [x, slope]), x])]
 
 
+# ---------------------------------------------------------------------------------------
+# Shape computations: int64 tensors holding dims (`Shape`, then Gather/Concat/... of it)
+# are followed symbolically as lists of dims (ints or `index` values) and become
+# `shape.from_dims` where a tensor op takes them (ConstantOfShape, Reshape, Expand).
+
+
+@dataclass
+class Sym:
+    items: list[int | SSAValue]
+    scalar: bool = False
+
+
+def _sym(b, name: str) -> Sym | None:
+    """The dims an input holds, if it is a shape value or a small integer constant."""
+    if not name:
+        return None
+    if name in b.shapes:
+        return b.shapes[name]
+    array = b.constants.get(name)
+    if array is not None and np.issubdtype(array.dtype, np.integer) and array.ndim <= 1:
+        return Sym([int(v) for v in np.atleast_1d(array)], array.ndim == 0)
+    return None
+
+
+def _index_of(b, item: int | SSAValue) -> SSAValue:
+    return b.index(item) if isinstance(item, int) else item
+
+
+def _shape_value(b, sym: Sym) -> SSAValue:
+    return b.emit(shape.FromDimsOp([_index_of(b, d) for d in sym.items])).result
+
+
+def _sym_shape(b, n, a):
+    x = b.values.get(n.input[0])
+    if x is None:
+        return None
+    dims = x.type.get_shape()
+    start, end = a.get("start", 0), a.get("end", len(dims))
+    items = [d if d >= 0 else b.emit(shape.DimOp(x, k)).result for k, d in enumerate(dims)]
+    return Sym(items[slice(start, end)])
+
+
+def _sym_gather(b, n, a):
+    data = b.shapes.get(n.input[0])
+    if data is None or a.get("axis", 0) != 0:
+        return None
+    index = b.static(n.input[1], "the index into a shape")
+    picked = [data.items[int(i)] for i in np.atleast_1d(index)]
+    return Sym(picked, index.ndim == 0)
+
+
+def _sym_unsqueeze(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    return Sym(sym.items) if sym is not None and sym.scalar else None
+
+
+def _sym_squeeze(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    return Sym(sym.items, True) if sym is not None and len(sym.items) == 1 and not sym.scalar else None
+
+
+def _sym_concat(b, n, a):
+    parts = [_sym(b, x) for x in n.input]
+    if not any(x in b.shapes for x in n.input) or any(p is None for p in parts) or a.get("axis", 0) not in (0, -1):
+        return None
+    return Sym([d for p in parts for d in p.items])
+
+
+def _sym_cast(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    integer = a.get("to") in (_onnx().TensorProto.INT64, _onnx().TensorProto.INT32)
+    return Sym(list(sym.items), sym.scalar) if sym is not None and integer else None
+
+
+def _sym_slice(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    if sym is None:
+        return None
+    starts, ends = (int(b.static(n.input[k], "a shape slice's bounds")[0]) for k in (1, 2))
+    step = int(b.static(n.input[4], "a shape slice's step")[0]) if len(n.input) > 4 and n.input[4] else 1
+    return Sym(sym.items[slice(starts, None if ends >= 2**62 else ends, step)])
+
+
+_SYM_ARITH = {"Add": ("add", arith.AddiOp), "Sub": ("sub", arith.SubiOp), "Mul": ("mul", arith.MuliOp),
+              "Div": ("div", arith.DivSIOp)}
+
+
+def _sym_arith(b, n, a):
+    if not any(x in b.shapes for x in n.input[:2]):
+        return None
+    lhs, rhs = (_sym(b, x) for x in n.input[:2])
+    if lhs is None or rhs is None:
+        return None
+    kind, cls = _SYM_ARITH[n.op_type]
+    count = max(len(lhs.items), len(rhs.items))
+    pick = lambda s, k: s.items[0] if len(s.items) == 1 else s.items[k]  # noqa: E731 (broadcast a single dim)
+    items: list[int | SSAValue] = []
+    for k in range(count):
+        x, y = pick(lhs, k), pick(rhs, k)
+        if isinstance(x, int) and isinstance(y, int):
+            items.append({"add": x + y, "sub": x - y, "mul": x * y, "div": int(x / y) if y else 0}[kind])
+        else:
+            items.append(b.emit(cls(_index_of(b, x), _index_of(b, y))).result)
+    return Sym(items, lhs.scalar and rhs.scalar)
+
+
+def _sym_constant_of_shape(b, n, a):
+    sym = _sym(b, n.input[0])
+    if sym is None:
+        return None
+    value = _onnx().numpy_helper.to_array(a["value"]) if "value" in a else np.zeros(1, np.float32)
+    element = _dense(value.reshape(-1)[:1]).get_element_type()
+    fill = value.reshape(-1)[0].item()
+    b.values[n.output[0]] = b.op(graph.FullOp, [_shape_value(b, sym)], element,
+                                 value=float(fill) if isinstance(fill, float) else int(fill))
+    return None
+
+
+def _sym_reshape(b, n, a):
+    sym = b.shapes.get(n.input[1])
+    x = b.values.get(n.input[0])
+    if sym is None or x is None:
+        return None
+    items = list(sym.items)
+    if not a.get("allowzero", 0):
+        for k, d in enumerate(items):
+            if isinstance(d, int) and d == 0:
+                items[k] = x.type.get_shape()[k] if x.type.get_shape()[k] >= 0 else b.emit(shape.DimOp(x, k)).result
+    if all(isinstance(d, int) for d in items):
+        b.values[n.output[0]] = b.op(graph.ReshapeOp, [x], shape=items)
+    else:
+        if any(isinstance(d, int) and d < 0 for d in items):
+            raise OnnxImportError(f"{b.where()}: a -1 in a shape computed at run time is not supported")
+        b.values[n.output[0]] = b.op(graph.DynamicReshapeOp, [x, _shape_value(b, Sym(items))])
+    return None
+
+
+def _sym_expand(b, n, a):
+    sym = _sym(b, n.input[1])
+    x = b.values.get(n.input[0])
+    if sym is None or x is None:
+        return None
+    dims = x.type.get_shape()
+    rank = max(len(dims), len(sym.items))
+    target: list[int | SSAValue] = []
+    for k in range(rank):
+        want = sym.items[k - (rank - len(sym.items))] if k >= rank - len(sym.items) else 1
+        have_axis = k - (rank - len(dims))
+        have = dims[have_axis] if have_axis >= 0 else 1
+        if isinstance(want, int) and want == 1 and have_axis >= 0:  # bidirectional: the input's dim
+            want = have if have >= 0 else b.emit(shape.DimOp(x, have_axis)).result
+        target.append(want)
+    b.values[n.output[0]] = b.op(graph.BroadcastToOp, [x, _shape_value(b, Sym(target))])
+    return None
+
+
+SHAPE_CONVERTERS: dict[str, Callable[[Importer, Any, dict[str, Any]], Sym | None]] = {
+    "Shape": _sym_shape, "Gather": _sym_gather, "Unsqueeze": _sym_unsqueeze, "Squeeze": _sym_squeeze,
+    "Concat": _sym_concat, "Cast": _sym_cast, "Slice": _sym_slice, "ConstantOfShape": _sym_constant_of_shape,
+    "Reshape": _sym_reshape, "Expand": _sym_expand, **{k: _sym_arith for k in _SYM_ARITH},
+}
+"""Converters that follow shape values; each returns the symbolic result, or None when
+its inputs are not shape values (the op is then converted as a tensor op), or defines
+the node's tensor output itself (ConstantOfShape, Reshape, Expand) and returns None."""
+
+
+def _lstm(b, n, xs, a):
+    """A forward LSTM as a `graph.while` over the time steps: the input projection of all
+    steps is one matmul before the loop; the loop body is the cell (recurrent matmul,
+    gates, state update), which `fuse-ops` fuses into one kernel."""
+    unsupported = [k for k in ("activations", "clip", "input_forget") if a.get(k)]
+    if a.get("direction", b"forward") not in (b"forward", "forward"):
+        unsupported.append(f"direction {a['direction']!r}")
+    if a.get("layout", 0):
+        unsupported.append("layout=1")
+    optional = {name: xs[k] if len(xs) > k else None for k, name in ((3, "B"), (4, "sequence_lens"), (5, "initial_h"),
+                                                                    (6, "initial_c"), (7, "P"))}
+    if optional["sequence_lens"] is not None:
+        unsupported.append("sequence_lens")
+    if optional["P"] is not None:
+        unsupported.append("peepholes (P)")
+    if unsupported:
+        raise OnnxImportError(f"{b.where()}: {', '.join(unsupported)} not supported")
+    x, w, r = xs[0], xs[1], xs[2]
+    hidden = a.get("hidden_size", r.type.get_shape()[-1])
+    t = x.type.element_type
+    first = lambda v: b.op(graph.SqueezeOp, [v], axes=[0])  # noqa: E731 (drop the direction axis)
+    w_t = b.op(graph.TransposeOp, [first(w)], perm=[1, 0])  # [input, 4h]
+    r_t = b.op(graph.TransposeOp, [first(r)], perm=[1, 0])  # [hidden, 4h]
+    projected = b.op(graph.MatmulOp, [x, w_t])  # [T, batch, 4h], all steps at once
+    if optional["B"] is not None:
+        wb, rb = b.op(graph.SplitOp, [first(optional["B"])], axis=0, num=2)
+        projected = b.op(graph.AddOp, [projected, b.op(graph.AddOp, [wb, rb])])
+    steps = b.emit(shape.DimOp(x, 0)).result
+    batch = b.emit(shape.DimOp(x, 1)).result
+    state_shape = b.emit(shape.FromDimsOp([batch, b.index(hidden)])).result
+    states = [first(optional[k]) if optional[k] is not None else b.op(graph.ZerosOp, [state_shape], t)
+              for k in ("initial_h", "initial_c")]
+    none_yet = b.op(graph.ZerosOp, [b.emit(shape.FromDimsOp([b.index(0), batch, b.index(hidden)])).result], t)
+    state_type = TensorType(t, [x.type.get_shape()[1], hidden])
+    ys_type = TensorType(t, [DYNAMIC_INDEX, x.type.get_shape()[1], hidden])
+    carried = [IndexType(), state_type, state_type, ys_type]
+    cond, body = Block(arg_types=carried), Block(arg_types=carried)
+    outer = b.block
+    b.block = cond
+    more = b.emit(arith.CmpiOp(cond.args[0], steps, "slt")).result
+    b.emit(graph.ConditionOp.create(operands=[more]))
+    b.block = body
+    i, h, c, ys = body.args
+    next_i = b.emit(arith.AddiOp(i, b.index(1))).result
+    step_type = TensorType(t, [1, *projected.type.get_shape()[1:]])
+    row = b.emit(graph.SliceOp(projected, [i, 0, 0], [next_i, END, END], [1, 1, 1], step_type)).results[0]
+    gates = b.op(graph.AddOp, [first(row), b.op(graph.MatmulOp, [h, r_t])])
+    gi, go, gf, gc = b.op(graph.SplitOp, [gates], axis=1, num=4)
+    sig = lambda v: b.op(graph.SigmoidOp, [v])  # noqa: E731
+    tanh = lambda v: b.op(graph.TanhOp, [v])  # noqa: E731
+    c_next = b.op(graph.AddOp, [b.op(graph.MulOp, [sig(gf), c]), b.op(graph.MulOp, [sig(gi), tanh(gc)])])
+    h_next = b.op(graph.MulOp, [sig(go), tanh(c_next)])
+    ys_next = b.op(graph.ConcatOp, [ys, b.op(graph.UnsqueezeOp, [h_next], axes=[0])], axis=0)
+    b.emit(graph.YieldOp([next_i, *_conform(b, [h_next, c_next, ys_next], carried[1:])]))
+    b.block = outer
+    loop_op = b.emit(graph.WhileOp([b.index(0), *_conform(b, [*states, none_yet], carried[1:])], carried,
+                                   Region(cond), Region(body)))
+    _, h_last, c_last, ys_all = loop_op.results
+    y = b.op(graph.UnsqueezeOp, [ys_all], axes=[1])  # [T, directions=1, batch, hidden]
+    unsqueeze0 = lambda v: b.op(graph.UnsqueezeOp, [v], axes=[0])  # noqa: E731
+    return [y, unsqueeze0(h_last), unsqueeze0(c_last)]
+
+
+def _conform(b, values: list[SSAValue], types: Sequence[Attribute]) -> list[SSAValue]:
+    """Values relaxed to the (less static) carried types of a loop."""
+    out = []
+    for v, t in zip(values, types):
+        if v.type != t:
+            v = b.emit(graph.CastOp.create(operands=[v], result_types=[t])).results[0]
+        out.append(v)
+    return out
+
+
 CONVERTERS: dict[str, Converter] = {
     **{k: _unary(v) for k, v in _UNARY.items()},
     **{k: _binary(v) for k, v in _BINARY.items()},
@@ -668,6 +925,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
+    "LSTM": _lstm,
 }
 """Every ONNX op type the importer converts."""
 
@@ -708,7 +966,7 @@ def check_supported(model: Any) -> None:
             problems.append(f"operator set domain '{entry.domain}' is not supported")
     unsupported: dict[str, list[str]] = {}
     for i, node in enumerate(model.graph.node):
-        if node.domain not in ("", "ai.onnx") or node.op_type not in CONVERTERS:
+        if node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS and node.op_type not in SHAPE_CONVERTERS):
             unsupported.setdefault(node.op_type, []).append(node.name or f"#{i} -> {', '.join(node.output)}")
     for op_type, nodes in sorted(unsupported.items()):
         shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")

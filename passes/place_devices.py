@@ -5,10 +5,11 @@
 2. a group that only views its input (a slice of leading rows, a reshape: no kernel) goes
    where its input lives (decided with the domains below);
 3. a group whose kernel the device backend cannot express (an op without a device
-   lowering, a staged buffer, an unsupported type) stays on the CPU, and says why in
-   `nimble.fallback`; so do groups whose estimated work is below `min_work`:
-   output elements (a `?` dim counted as `ASSUMED_DIM`) times reduction steps per
-   element, where a launch and its copies would cost more than the device saves;
+   lowering, an unsupported type) stays on the CPU, and says why in `nimble.fallback`;
+   so do groups whose estimated work is below `min_work`: output elements (a `?` dim
+   counted as `ASSUMED_DIM`) times reduction steps per element, where a launch and its
+   copies would cost more than the device saves — unless every use of their results is
+   a kernel on the device (then they follow their consumers);
 4. every other group goes to `default`.
 Ops outside groups (shape code, control flow, calls, ADTs, CPU fallbacks such as nms)
 run on the host.
@@ -48,6 +49,7 @@ from nimble.lowering.to_opencl import OPENCL
 from nimble.passes.manifest_alloc import is_view_group
 
 FALLBACK_ATTR = "nimble.fallback"
+_SMALL_WORK = "estimated work"
 DEVICE_OPS: dict[type[Operation], tuple[str, ...]] = {NmsOp: ("opencl",)}
 """Ops outside fusion groups that a device runs by an implementation of its own
 (`runtime.opencl_vision`), and the devices that have one."""
@@ -130,6 +132,7 @@ class PlaceDevicesPass(ModulePass):
         for g in groups:
             if g not in views:
                 g.attributes[device.PLACEMENT] = StringAttr(self.choose(g))
+        self.follow_consumers([g for g in groups if g not in views])
         for f in functions.values():
             for o in f.walk():
                 if type(o) in DEVICE_OPS and device.PLACEMENT not in o.attributes and self.wants_device_op(o):
@@ -147,11 +150,30 @@ class PlaceDevicesPass(ModulePass):
         where = pinned.pop() if pinned else self.default
         problem, work = probe(group, where)
         if problem is None and not pinned and where != "cpu" and work < self.min_work:
-            problem = f"estimated work {work} below {self.min_work}"
+            problem = f"{_SMALL_WORK} {work} below {self.min_work}"
         if problem is not None:
             group.attributes[FALLBACK_ATTR] = StringAttr(problem)
             return "cpu"
         return where
+
+    def follow_consumers(self, kernels: list[FusedOp]) -> None:
+        """A group kept on the CPU only for its small work goes to the device when
+        everything that uses its results runs there: the copy of its output would cost
+        more than running it where its consumers are (the LSTM's concat before the
+        cell's dense). Repeated until nothing moves, so chains of small groups follow."""
+        moved = True
+        while moved:
+            moved = False
+            for g in kernels:
+                reason = g.attributes.get(FALLBACK_ATTR)
+                if not (isinstance(reason, StringAttr) and reason.data.startswith(_SMALL_WORK)):
+                    continue
+                users = [u.operation for v in g.outputs for u in v.uses]
+                if users and all(isinstance(u, FusedOp) and u.attributes[device.PLACEMENT].data == self.default
+                                 for u in users):
+                    g.attributes[device.PLACEMENT] = StringAttr(self.default)
+                    del g.attributes[FALLBACK_ATTR]
+                    moved = True
 
     def wants_device_op(self, op: Operation) -> bool:
         """A `DEVICE_OPS` op goes to the default device when it has an implementation

@@ -174,3 +174,49 @@ def test_pytorch_exported_mlp_and_cnn_match_onnxruntime(batch, tmp_path, rng):
     for h, w in ((12, 12), (9, 14)):
         xi = rng.standard_normal((batch, 3, h, w)).astype(np.float32)
         np.testing.assert_allclose(exe(xi), _ort(model)(xi)[0], rtol=1e-4, atol=1e-5)
+
+
+def _lstm_model(rng, hidden=16, inputs=8, with_states=True):
+    w = (rng.standard_normal((1, 4 * hidden, inputs)) * 0.3).astype(np.float32)
+    r = (rng.standard_normal((1, 4 * hidden, hidden)) * 0.3).astype(np.float32)
+    b = (rng.standard_normal((1, 8 * hidden)) * 0.1).astype(np.float32)
+    names = ["x", "W", "R", "B", "", "h0", "c0"] if with_states else ["x", "W", "R", "B"]
+    node = helper.make_node("LSTM", names, ["y", "yh", "yc"], hidden_size=hidden)
+    graph_inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["t", "n", inputs])]
+    if with_states:
+        graph_inputs += [helper.make_tensor_value_info(k, TensorProto.FLOAT, [1, "n", hidden]) for k in ("h0", "c0")]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["t", 1, "n", hidden]),
+               helper.make_tensor_value_info("yh", TensorProto.FLOAT, [1, "n", hidden]),
+               helper.make_tensor_value_info("yc", TensorProto.FLOAT, [1, "n", hidden])]
+    return _model([node], graph_inputs, outputs, [("W", w), ("R", r), ("B", b)], opset=14)
+
+
+@pytest.mark.parametrize("with_states", [True, False])
+def test_lstm_becomes_a_loop_over_a_fused_cell_and_matches_onnxruntime(with_states, rng):
+    model = _lstm_model(rng, with_states=with_states)
+    module = import_onnx(model)
+    assert any(op.name == "graph.while" for op in module.walk())
+    exe = nimble.compile(module)
+    # One kernel projects the input of every step (hoisted), one is the fused cell.
+    assert sum(k.startswith("main_matmul") for k in exe.kernel_names) == 2, exe.kernel_names
+    ort_run = _ort(model)
+    for t, n in ((1, 1), (5, 3), (9, 2)):
+        args = [rng.standard_normal((t, n, 8)).astype(np.float32)]
+        if with_states:
+            args += [rng.standard_normal((1, n, 16)).astype(np.float32) for _ in range(2)]
+        for got, want in zip(exe.run(*args), ort_run(*args)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_pytorch_exported_lstm_with_a_dynamic_time_axis(tmp_path, rng):
+    torch = pytest.importorskip("torch")
+    lstm = torch.nn.LSTM(8, 16).eval()
+    path = tmp_path / "lstm.onnx"
+    torch.onnx.export(lstm, (torch.randn(5, 2, 8),), str(path), input_names=["x"], output_names=["y", "h", "c"],
+                      opset_version=17, dynamic_axes={"x": {0: "t", 1: "n"}}, dynamo=False)
+    model = onnx.load(str(path))
+    exe = nimble.compile(str(path))
+    for t, n in ((1, 1), (7, 3)):
+        x = rng.standard_normal((t, n, 8)).astype(np.float32)
+        for got, want in zip(exe.run(x), _ort(model)(x)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
