@@ -1,0 +1,228 @@
+"""ONNX models → graph IR: `import_onnx(path_or_model)`.
+
+The graph's inputs become the parameters of `@main` (initializers excluded): a
+`dim_value` is a static dim, a `dim_param` or unknown dim is `?`, and dims sharing a
+`dim_param` name are tied (a `shape.assert` at entry, like named dims in `.nb`).
+Initializers and `Constant` nodes become `graph.constant`s (the bytecode keeps them in
+its constant section). Each node is converted by the entry of `CONVERTERS` for its op
+type (one function per op, or per family of ops, reading ONNX attributes with their
+defaults); inputs that ONNX passes as tensors but the graph dialect takes as attributes
+(a reshape's shape, slice bounds, axes) must be constants. Before anything is built,
+every node is checked: an unsupported op type, or a model above the opsets this
+importer knows, is one `OnnxImportError` listing every problem with the nodes it is in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from nimble.dialects import graph, shape
+from nimble.frontend.attributes import to_property
+from nimble.frontend.onnx.common import (
+    MIN_OPSET,
+    NeedsConstant,
+    OnnxImportError,
+    dense,
+    onnx_package,
+    tensor_type,
+)
+from nimble.frontend.onnx.ops import CONVERTERS
+from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+# ---------------------------------------------------------------------------------------
+# The importer
+
+
+class Importer:
+    """Builds `@main` from an ONNX graph, one node at a time."""
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.values: dict[str, SSAValue] = {}
+        self.constants: dict[str, np.ndarray] = {}  # values known at import time
+        self.shapes: dict[str, Sym] = {}  # int64 tensors that are shapes or dims (`Shape` and friends)
+        self.block: Block | None = None
+        self.node: Any = None
+
+    # -- building ---------------------------------------------------------------------
+
+    def emit(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def op(self, cls: type[Operation], operands: Sequence[SSAValue], element: Attribute | None = None,
+           **props: Any) -> SSAValue | list[SSAValue]:
+        """A graph op with inferred result types; keyword properties are Python values
+        (or attributes) encoded as the op declares them."""
+        try:
+            properties = {k: v if isinstance(v, Attribute) else to_property(cls, k, v) for k, v in props.items()
+                          if v is not None}
+            types = cls.result_types_for(list(operands), properties, element)
+            op = cls.create(operands=list(operands), result_types=types, properties=properties)
+            op.verify()
+        except (VerifyException, ValueError, KeyError) as e:
+            raise OnnxImportError(f"{self.where()}: {e}") from None
+        self.emit(op)
+        return op.results[0] if len(op.results) == 1 else list(op.results)
+
+    def const(self, array: np.ndarray) -> SSAValue:
+        array = np.asarray(array)
+        return self.emit(graph.ConstantOp(dense(array))).results[0]
+
+    def index(self, value: int) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+
+    def static(self, name: str, what: str) -> np.ndarray:
+        """The value of input `name`, which the graph dialect needs at compile time."""
+        if name not in self.constants:
+            raise NeedsConstant(f"{self.where()}: {what} must be a constant (an initializer or a Constant node)", name)
+        return self.constants[name]
+
+    def where(self) -> str:
+        n = self.node
+        if n is None:
+            return "model"
+        return f"node '{n.name or n.output[0]}' ({n.op_type})"
+
+    # -- the graph ---------------------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        g = self.model.graph
+        initializers = {t.name for t in g.initializer}
+        inputs = [i for i in g.input if i.name not in initializers]
+        named: dict[str, list[tuple[int, int]]] = {}
+        types = [tensor_type(i.type, f"input '{i.name}'", named, k) for k, i in enumerate(inputs)]
+        self.block = Block(arg_types=types)
+        for i, arg in zip(inputs, self.block.args):
+            self.values[i.name] = arg
+            arg.name_hint = _hint(i.name)
+        self.tie_named_dims(named)
+        numpy_helper = onnx_package().numpy_helper
+        for t in g.initializer:
+            array = numpy_helper.to_array(t)
+            self.constants[t.name] = array
+            self.values[t.name] = self.const(array)
+        for node in g.node:
+            self.node = node
+            attrs = _attributes(node)
+            symbolic = SHAPE_CONVERTERS.get(node.op_type)
+            result = symbolic(self, node, attrs) if symbolic is not None else None
+            if result is not None:  # a shape computation, followed symbolically
+                self.shapes[node.output[0]] = result
+                continue
+            if node.output[0] in self.values:  # a tensor op on a shape, built by its shape converter
+                continue
+            if node.op_type not in CONVERTERS:
+                raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
+            for x in node.input:
+                if x in self.shapes and x not in self.values:
+                    raise OnnxImportError(f"{self.where()}: takes '{x}', a shape computed at run time, as a tensor "
+                                          "(only shape ops may use it)")
+            outputs = CONVERTERS[node.op_type](self, node, [self.values.get(x) if x else None for x in node.input],
+                                               attrs)
+            for name, value in zip(node.output, outputs):
+                if name:
+                    self.values[name] = value
+        self.node = None
+        results = []
+        for o in g.output:
+            if o.name in self.shapes and o.name not in self.values:
+                raise OnnxImportError(f"graph output '{o.name}' is a shape computed at run time (not supported)")
+            if o.name not in self.values:
+                raise OnnxImportError(f"graph output '{o.name}' is not computed by any node")
+            results.append(self.values[o.name])
+        self.block.add_op(func.ReturnOp(*results))
+        fn = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in results]), Region(self.block))
+        return ModuleOp([fn])
+
+    def tie_named_dims(self, named: dict[str, list[tuple[int, int]]]) -> None:
+        """Dims that share a `dim_param` must agree at run time."""
+        for name, places in named.items():
+            (p0, a0), *rest = places
+            first = self.emit(shape.DimOp(self.block.args[p0], a0)).result
+            for p, a in rest:
+                other = self.emit(shape.DimOp(self.block.args[p], a)).result
+                same = self.emit(arith.CmpiOp(first, other, "eq")).result
+                self.emit(shape.AssertOp(same, f"dims named '{name}' differ", [first, other]))
+
+
+def _hint(name: str) -> str | None:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else None
+
+
+def _attributes(node: Any) -> dict[str, Any]:
+    helper = onnx_package().helper
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+
+
+def load_model(source: str | os.PathLike[str] | Any) -> Any:
+    onnx = onnx_package()
+    if isinstance(source, onnx.ModelProto):
+        return source
+    try:
+        return onnx.load(os.fspath(source))
+    except Exception as e:  # noqa: BLE001 (protobuf reports a bad file in many ways)
+        raise OnnxImportError(f"{source}: not an ONNX model ({type(e).__name__}: {e})") from None
+
+
+def upgraded(model: Any) -> Any:
+    """A model of an opset below `MIN_OPSET` converted up to it by onnx's version
+    converter (the converters here follow opset 13 and later)."""
+    onnx = onnx_package()
+    version = max((e.version for e in model.opset_import if e.domain in ("", "ai.onnx")), default=MIN_OPSET)
+    if version >= MIN_OPSET:
+        return model
+    try:
+        return onnx.version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # noqa: BLE001 (the converter fails in many ways)
+        raise OnnxImportError(f"opset {version} is below {MIN_OPSET} and onnx's converter could not upgrade the "
+                              f"model ({type(e).__name__}: {e}); re-export it with opset >= {MIN_OPSET}") from None
+
+
+def check_supported(model: Any) -> None:
+    """One error listing every unsupported op type (with the nodes using it) and opset."""
+    problems = []
+    for entry in model.opset_import:
+        if entry.domain not in ("", "ai.onnx"):
+            problems.append(f"operator set domain '{entry.domain}' is not supported")
+    unsupported: dict[str, list[str]] = {}
+    for i, node in enumerate(model.graph.node):
+        if node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS and node.op_type not in SHAPE_CONVERTERS):
+            unsupported.setdefault(node.op_type, []).append(node.name or f"#{i} -> {', '.join(node.output)}")
+    for op_type, nodes in sorted(unsupported.items()):
+        shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+        problems.append(f"unsupported op type '{op_type}' used by {len(nodes)} node(s): {shown}")
+    if problems:
+        raise OnnxImportError("cannot import the model:\n  " + "\n  ".join(problems))
+
+
+def import_onnx(source: str | os.PathLike[str] | Any) -> ModuleOp:
+    """The graph IR of an ONNX model (a path or a `ModelProto`): one function `@main`."""
+    model = load_model(source)
+    check_supported(model)
+    model = upgraded(model)
+    module = Importer(model).run()
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise OnnxImportError(f"the imported module does not verify: {e}") from None
+    module.attributes["nimble.source"] = StringAttr("onnx")
+    return module

@@ -1,0 +1,463 @@
+"""Converters of ONNX tensor ops: one function per op type or family, and the table
+`CONVERTERS` the importer reads. Ops the graph dialect lacks are composed of its ops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from nimble.dialects import graph
+from nimble.dialects.graph.slice import END
+from nimble.frontend.onnx.common import (
+    OnnxImportError,
+    dtype_of,
+    element_types,
+    onnx_package,
+    rank_of,
+    scalar,
+)
+from nimble.frontend.onnx.recurrent import lstm
+from xdsl.dialects.builtin import (
+    i1,
+)
+from xdsl.ir import Operation, SSAValue
+
+# ---------------------------------------------------------------------------------------
+# Converters: (importer, node, inputs, attributes) -> outputs
+
+
+Converter = Callable[[Any, Any, list[SSAValue | None], dict[str, Any]], list[SSAValue]]
+
+_UNARY: dict[str, type[Operation]] = {
+    "Abs": graph.AbsOp, "Neg": graph.NegOp, "Exp": graph.ExpOp, "Log": graph.LogOp, "Sqrt": graph.SqrtOp,
+    "Tanh": graph.TanhOp, "Sigmoid": graph.SigmoidOp, "Relu": graph.ReluOp, "Erf": graph.ErfOp, "Not": graph.NotOp,
+}
+_BINARY: dict[str, type[Operation]] = {
+    "Add": graph.AddOp, "Sub": graph.SubOp, "Mul": graph.MulOp, "Div": graph.DivOp,
+    "And": graph.AndOp, "Or": graph.OrOp, "Equal": graph.EqualOp, "Less": graph.LessOp, "Greater": graph.GreaterOp,
+}
+_VARIADIC: dict[str, type[Operation]] = {"Max": graph.MaximumOp, "Min": graph.MinimumOp, "Sum": graph.AddOp}
+_REDUCE: dict[str, type[Operation]] = {"ReduceSum": graph.ReduceSumOp, "ReduceMean": graph.ReduceMeanOp,
+                                       "ReduceMax": graph.ReduceMaxOp}
+_AXES_AS_INPUT = {"ReduceSum": 13}  # opset from which axes is an input (the others: 18)
+
+
+def _unary(cls):
+    return lambda b, n, xs, a: [b.op(cls, [xs[0]])]
+
+
+def _binary(cls):
+    return lambda b, n, xs, a: [b.op(cls, xs[:2])]
+
+
+def _variadic(cls):
+    def convert(b, n, xs, a):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = b.op(cls, [acc, x])
+        return [acc]
+    return convert
+
+
+def _pow(b, n, xs, a):
+    base, exponent = xs[0], xs[1]
+    if exponent.type.element_type != base.type.element_type:  # the result has the base's type
+        exponent = b.op(graph.CastOp, [exponent], base.type.element_type)
+    return [b.op(graph.PowOp, [base, exponent])]
+
+
+def _identity(b, n, xs, a):
+    return [xs[0]]
+
+
+def _constant(b, n, xs, a):
+    numpy_helper = onnx_package().numpy_helper
+    if "value" in a:
+        array = numpy_helper.to_array(a["value"])
+    elif "value_float" in a:
+        array = np.array(a["value_float"], np.float32)
+    elif "value_int" in a:
+        array = np.array(a["value_int"], np.int64)
+    elif "value_floats" in a:
+        array = np.array(a["value_floats"], np.float32)
+    elif "value_ints" in a:
+        array = np.array(a["value_ints"], np.int64)
+    else:
+        raise OnnxImportError(f"{b.where()}: only tensor, float(s) and int(s) values are supported")
+    b.constants[n.output[0]] = array
+    return [b.const(array)]
+
+
+def _cast(b, n, xs, a):
+    element = element_types().get(a["to"])
+    if element is None:
+        raise OnnxImportError(f"{b.where()}: cast to {onnx_package().TensorProto.DataType.Name(a['to'])} is not supported")
+    return [b.op(graph.CastOp, [xs[0]], element)]
+
+
+def _reciprocal(b, n, xs, a):
+    one = b.const(np.array(1, dtype_of(xs[0])))
+    return [b.op(graph.DivOp, [one, xs[0]])]
+
+
+def _compare_or_equal(cls):
+    """LessOrEqual / GreaterOrEqual: the strict comparison or equality."""
+    def convert(b, n, xs, a):
+        return [b.op(graph.OrOp, [b.op(cls, xs[:2]), b.op(graph.EqualOp, xs[:2])])]
+    return convert
+
+
+def _where(b, n, xs, a):
+    return [b.op(graph.WhereOp, xs[:3])]
+
+
+def _clip(b, n, xs, a):
+    bounds = {}
+    for key, x in (("min", xs[1] if len(xs) > 1 else None), ("max", xs[2] if len(xs) > 2 else None)):
+        if x is not None:
+            bounds[key] = float(b.static(n.input[1 if key == "min" else 2], f"Clip's {key}"))
+    return [b.op(graph.ClipOp, [xs[0]], **bounds)]
+
+
+def _leaky_relu(b, n, xs, a):
+    x = xs[0]
+    alpha = b.const(np.array(a.get("alpha", 0.01), dtype_of(x)))
+    zero = b.const(np.array(0, dtype_of(x)))
+    return [b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, zero]), x, b.op(graph.MulOp, [x, alpha])])]
+
+
+def _gelu(b, n, xs, a):
+    if a.get("approximate", b"none") not in (b"none", "none"):
+        raise OnnxImportError(f"{b.where()}: only the exact Gelu is supported")
+    return [b.op(graph.GeluOp, [xs[0]])]
+
+
+def _matmul(b, n, xs, a):
+    return [b.op(graph.MatmulOp, xs[:2])]
+
+
+def _gemm(b, n, xs, a):
+    x, w = xs[0], xs[1]
+    if a.get("transA", 0):
+        x = b.op(graph.TransposeOp, [x], perm=[1, 0])
+    if a.get("transB", 0):
+        w = b.op(graph.TransposeOp, [w], perm=[1, 0])
+    y = b.op(graph.MatmulOp, [x, w])
+    alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
+    if alpha != 1.0:
+        y = b.op(graph.MulOp, [y, b.const(np.array(alpha, dtype_of(y)))])
+    if len(xs) > 2 and xs[2] is not None:
+        c = xs[2]
+        if beta != 1.0:
+            c = b.op(graph.MulOp, [c, b.const(np.array(beta, dtype_of(c)))])
+        y = b.op(graph.AddOp, [y, c])
+    return [y]
+
+
+def _window(b, a, kernel: Sequence[int]) -> dict[str, Any]:
+    if len(kernel) != 2:
+        raise OnnxImportError(f"{b.where()}: only 2-D windows are supported")
+    if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
+        raise OnnxImportError(f"{b.where()}: auto_pad {a['auto_pad']!r} is not supported")
+    if a.get("ceil_mode", 0):
+        raise OnnxImportError(f"{b.where()}: ceil_mode=1 is not supported")
+    return {"strides": list(a.get("strides", [1, 1])), "padding": list(a.get("pads", [0, 0, 0, 0])),
+            "dilations": list(a.get("dilations", [1, 1]))}
+
+
+def _conv(b, n, xs, a):
+    w = xs[1]
+    kernel = a.get("kernel_shape", w.type.get_shape()[2:])
+    props = _window(b, a, kernel)
+    operands = [xs[0], w] + ([xs[2]] if len(xs) > 2 and xs[2] is not None else [])
+    return [b.op(graph.Conv2dOp, operands, groups=a.get("group", 1), **props)]
+
+
+def _max_pool(b, n, xs, a):
+    if len(n.output) > 1 and n.output[1]:
+        raise OnnxImportError(f"{b.where()}: the Indices output is not supported")
+    return [b.op(graph.MaxPool2dOp, [xs[0]], kernel=list(a["kernel_shape"]), **_window(b, a, a["kernel_shape"]))]
+
+
+def _avg_pool(b, n, xs, a):
+    props = _window(b, a, a["kernel_shape"])
+    return [b.op(graph.AvgPool2dOp, [xs[0]], kernel=list(a["kernel_shape"]),
+                 count_include_pad=bool(a.get("count_include_pad", 0)), **props)]
+
+
+def _global_avg_pool(b, n, xs, a):
+    return [b.op(graph.GlobalAvgPool2dOp, [xs[0]])]
+
+
+def _batch_norm(b, n, xs, a):
+    if a.get("training_mode", 0):
+        raise OnnxImportError(f"{b.where()}: training mode is not supported")
+    return [b.op(graph.BatchNormOp, xs[:5], epsilon=float(a.get("epsilon", 1e-5)))]
+
+
+def _softmax(b, n, xs, a):
+    return [b.op(graph.SoftmaxOp, [xs[0]], axis=a.get("axis", -1))]
+
+
+def _layer_norm(b, n, xs, a):
+    x, scale = xs[0], xs[1]
+    axis, epsilon = a.get("axis", -1), float(a.get("epsilon", 1e-5))
+    bias = xs[2] if len(xs) > 2 and xs[2] is not None else b.const(np.zeros(scale.type.get_shape(), dtype_of(x)))
+    y = b.op(graph.LayerNormOp, [x, scale, bias], axis=axis, epsilon=epsilon)
+    if len(n.output) == 1 or not any(n.output[1:]):
+        return [y]
+    # The optional Mean and InvStdDev outputs (over the normalised dims, kept as 1s).
+    rank = rank_of(x)
+    axes = list(range(axis % rank, rank))
+    mean = b.op(graph.ReduceMeanOp, [x], axes=axes, keepdims=True)
+    centred = b.op(graph.SubOp, [x, mean])
+    variance = b.op(graph.ReduceMeanOp, [b.op(graph.MulOp, [centred, centred])], axes=axes, keepdims=True)
+    eps = b.const(np.array(epsilon, dtype_of(x)))
+    return [y, mean, b.op(graph.RsqrtOp, [b.op(graph.AddOp, [variance, eps])])]
+
+
+def _reshape(b, n, xs, a):
+    target = [int(d) for d in b.static(n.input[1], "the target shape")]
+    source = xs[0].type.get_shape()
+    if not a.get("allowzero", 0):
+        for i, d in enumerate(target):
+            if d == 0:
+                if i >= len(source) or source[i] < 0:
+                    raise OnnxImportError(f"{b.where()}: a 0 in the target shape copies an unknown dim")
+                target[i] = source[i]
+    return [b.op(graph.ReshapeOp, [xs[0]], shape=target)]
+
+
+def _flatten(b, n, xs, a):
+    shape_ = xs[0].type.get_shape()
+    axis = a.get("axis", 1)
+    axis = axis + len(shape_) if axis < 0 else axis
+    head, tail = shape_[:axis], shape_[axis:]
+    inner = int(np.prod(tail)) if all(d >= 0 for d in tail) else -1
+    outer = int(np.prod(head)) if all(d >= 0 for d in head) else -1
+    if inner < 0 and outer < 0:
+        raise OnnxImportError(f"{b.where()}: both sides of the flatten axis have unknown dims")
+    return [b.op(graph.ReshapeOp, [xs[0]], shape=[outer, inner])]
+
+
+def _transpose(b, n, xs, a):
+    perm = list(a.get("perm", range(rank_of(xs[0]) - 1, -1, -1)))
+    return [b.op(graph.TransposeOp, [xs[0]], perm=perm)]
+
+
+def _concat(b, n, xs, a):
+    return [b.op(graph.ConcatOp, [x for x in xs if x is not None], axis=a["axis"])]
+
+
+def _axes(b, n, a, index: int, what: str) -> list[int] | None:
+    if "axes" in a:
+        return [int(x) for x in a["axes"]]
+    if len(n.input) > index and n.input[index]:
+        axes = [int(x) for x in b.static(n.input[index], what)]
+        return axes or None  # an empty axes input means none given
+    return None
+
+
+def _squeeze(b, n, xs, a):
+    axes = _axes(b, n, a, 1, "Squeeze's axes")
+    if axes is None:
+        shape_ = xs[0].type.get_shape()
+        if any(d < 0 for d in shape_):
+            raise OnnxImportError(f"{b.where()}: Squeeze without axes needs every dim known")
+        axes = [i for i, d in enumerate(shape_) if d == 1]
+    rank = rank_of(xs[0])
+    return [b.op(graph.SqueezeOp, [xs[0]], axes=sorted(x % rank for x in axes))]
+
+
+def _unsqueeze(b, n, xs, a):
+    axes = _axes(b, n, a, 1, "Unsqueeze's axes")
+    rank = rank_of(xs[0]) + len(axes)
+    return [b.op(graph.UnsqueezeOp, [xs[0]], axes=sorted(x % rank for x in axes))]
+
+
+def _split(b, n, xs, a):
+    axis = a.get("axis", 0)
+    sizes = _axes(b, n, {"axes": a["split"]} if "split" in a else {}, 1, "Split's sizes")
+    if sizes is not None:
+        return b.op(graph.SplitOp, [xs[0]], axis=axis, sizes=sizes) if len(sizes) > 1 else [xs[0]]
+    count = a.get("num_outputs", len(n.output))
+    result = b.op(graph.SplitOp, [xs[0]], axis=axis, num=count)
+    return result if isinstance(result, list) else [result]
+
+
+def _slice(b, n, xs, a):
+    x = xs[0]
+    rank = rank_of(x)
+    starts = [int(v) for v in b.static(n.input[1], "Slice's starts")]
+    ends = [int(v) for v in b.static(n.input[2], "Slice's ends")]
+    axes = [int(v) for v in b.static(n.input[3], "Slice's axes")] if len(n.input) > 3 and n.input[3] \
+        else list(range(len(starts)))
+    steps = [int(v) for v in b.static(n.input[4], "Slice's steps")] if len(n.input) > 4 and n.input[4] \
+        else [1] * len(starts)
+    full_starts, full_ends, full_steps = [0] * rank, [END] * rank, [1] * rank
+    for s, e, axis, step in zip(starts, ends, axes, steps):
+        if step <= 0:
+            raise OnnxImportError(f"{b.where()}: only positive slice steps are supported")
+        axis %= rank
+        full_starts[axis], full_ends[axis], full_steps[axis] = s, (END if e >= 2**62 else e), step
+    return [b.op(graph.SliceOp, [x], static_starts=full_starts, static_ends=full_ends, steps=full_steps)]
+
+
+def _gather(b, n, xs, a):
+    return [b.op(graph.GatherOp, xs[:2], axis=a.get("axis", 0))]
+
+
+def _reduce(cls, name):
+    def convert(b, n, xs, a):
+        axes = _axes(b, n, a, 1, f"{name}'s axes")
+        if axes is None:
+            if a.get("noop_with_empty_axes", 0):
+                return [xs[0]]
+            axes = list(range(rank_of(xs[0])))
+        rank = rank_of(xs[0])
+        return [b.op(cls, [xs[0]], axes=sorted(x % rank for x in axes), keepdims=bool(a.get("keepdims", 1)))]
+    return convert
+
+
+def _argmax(b, n, xs, a):
+    if a.get("select_last_index", 0):
+        raise OnnxImportError(f"{b.where()}: select_last_index=1 is not supported")
+    return [b.op(graph.ArgmaxOp, [xs[0]], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)))]
+
+
+def _cast_like(b, n, xs, a):
+    return [b.op(graph.CastOp, [xs[0]], xs[1].type.element_type)]
+
+
+def _dropout(b, n, xs, a):
+    if len(n.input) > 2 and n.input[2] and bool(b.static(n.input[2], "Dropout's training_mode")):
+        raise OnnxImportError(f"{b.where()}: training mode is not supported")
+    if len(n.output) > 1 and n.output[1]:
+        raise OnnxImportError(f"{b.where()}: the mask output is not supported")
+    return [xs[0]]
+
+
+def _composite_reduce(before, reduce_cls, after, name):
+    """Reductions ONNX has and the graph dialect spells as a reduction between two
+    elementwise steps (ReduceMin = -max(-x), ReduceL2 = sqrt(sum(x*x)), ...)."""
+    inner = _reduce(reduce_cls, name)
+
+    def convert(b, n, xs, a):
+        x = before(b, xs[0]) if before else xs[0]
+        (y,) = inner(b, n, [x, *xs[1:]], a)
+        return [after(b, y) if after else y]
+    return convert
+
+
+def _neg(b, x):
+    return b.op(graph.NegOp, [x])
+
+
+def _square(b, x):
+    return b.op(graph.MulOp, [x, x])
+
+
+def _log_sum_exp(b, n, xs, a):
+    x = xs[0]
+    axes = _axes(b, n, a, 1, "ReduceLogSumExp's axes") or list(range(rank_of(x)))
+    rank = rank_of(x)
+    axes = sorted(v % rank for v in axes)
+    top = b.op(graph.ReduceMaxOp, [x], axes=axes, keepdims=True)
+    total = b.op(graph.ReduceSumOp, [b.op(graph.ExpOp, [b.op(graph.SubOp, [x, top])])], axes=axes,
+                 keepdims=bool(a.get("keepdims", 1)))
+    if not a.get("keepdims", 1):
+        top = b.op(graph.SqueezeOp, [top], axes=axes)
+    return [b.op(graph.AddOp, [b.op(graph.LogOp, [total]), top])]
+
+
+def _log_softmax(b, n, xs, a):
+    x, axis = xs[0], a.get("axis", -1)
+    top = b.op(graph.ReduceMaxOp, [x], axes=[axis % rank_of(x)], keepdims=True)
+    shifted = b.op(graph.SubOp, [x, top])
+    total = b.op(graph.ReduceSumOp, [b.op(graph.ExpOp, [shifted])], axes=[axis % rank_of(x)], keepdims=True)
+    return [b.op(graph.SubOp, [shifted, b.op(graph.LogOp, [total])])]
+
+
+def _xor(b, n, xs, a):
+    return [b.op(graph.NotOp, [b.op(graph.EqualOp, xs[:2])])]
+
+
+def _argmin(b, n, xs, a):
+    if a.get("select_last_index", 0):
+        raise OnnxImportError(f"{b.where()}: select_last_index=1 is not supported")
+    x = xs[0]
+    if x.type.element_type == i1:
+        raise OnnxImportError(f"{b.where()}: ArgMin of booleans is not supported")
+    return [b.op(graph.ArgmaxOp, [b.op(graph.NegOp, [x])], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)))]
+
+
+def _activation(f):
+    """An elementwise activation written with graph ops: f(b, x, attributes)."""
+    return lambda b, n, xs, a: [f(b, xs[0], a)]
+
+
+def _softplus(b, x, a):  # log(1 + exp(x)), stable: max(x, 0) + log(1 + exp(-|x|))
+    zero, one = scalar(b, 0, x), scalar(b, 1, x)
+    tail = b.op(graph.LogOp, [b.op(graph.AddOp, [one, b.op(graph.ExpOp, [b.op(graph.NegOp, [b.op(graph.AbsOp, [x])])])])])
+    return b.op(graph.AddOp, [b.op(graph.MaximumOp, [x, zero]), tail])
+
+
+def _softsign(b, x, a):
+    return b.op(graph.DivOp, [x, b.op(graph.AddOp, [scalar(b, 1, x), b.op(graph.AbsOp, [x])])])
+
+
+def _hard_sigmoid(b, x, a):
+    alpha, beta = a.get("alpha", 0.2), a.get("beta", 0.5)
+    y = b.op(graph.AddOp, [b.op(graph.MulOp, [x, scalar(b, alpha, x)]), scalar(b, beta, x)])
+    return b.op(graph.ClipOp, [y], min=0.0, max=1.0)
+
+
+def _hard_swish(b, x, a):
+    return b.op(graph.MulOp, [x, _hard_sigmoid(b, x, {"alpha": 1 / 6, "beta": 0.5})])
+
+
+def _elu(b, x, a):
+    alpha = scalar(b, a.get("alpha", 1.0), x)
+    negative = b.op(graph.MulOp, [alpha, b.op(graph.SubOp, [b.op(graph.ExpOp, [x]), scalar(b, 1, x)])])
+    return b.op(graph.WhereOp, [b.op(graph.LessOp, [x, scalar(b, 0, x)]), negative, x])
+
+
+def _selu(b, x, a):
+    alpha, gamma = a.get("alpha", 1.67326319217681884765625), a.get("gamma", 1.05070102214813232421875)
+    return b.op(graph.MulOp, [_elu(b, x, {"alpha": alpha}), scalar(b, gamma, x)])
+
+
+def _thresholded_relu(b, x, a):
+    return b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, scalar(b, a.get("alpha", 1.0), x)]), x, scalar(b, 0, x)])
+
+
+def _prelu(b, n, xs, a):
+    x, slope = xs[0], xs[1]
+    return [b.op(graph.WhereOp, [b.op(graph.LessOp, [x, scalar(b, 0, x)]), b.op(graph.MulOp, [x, slope]), x])]
+
+
+CONVERTERS: dict[str, Converter] = {
+    **{k: _unary(v) for k, v in _UNARY.items()},
+    **{k: _binary(v) for k, v in _BINARY.items()},
+    **{k: _variadic(v) for k, v in _VARIADIC.items()},
+    **{k: _reduce(v, k) for k, v in _REDUCE.items()},
+    "LessOrEqual": _compare_or_equal(graph.LessOp), "GreaterOrEqual": _compare_or_equal(graph.GreaterOp),
+    "Pow": _pow, "Identity": _identity, "Constant": _constant, "Cast": _cast, "Reciprocal": _reciprocal, "Where": _where,
+    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
+    "MaxPool": _max_pool, "AveragePool": _avg_pool, "GlobalAveragePool": _global_avg_pool,
+    "BatchNormalization": _batch_norm, "Softmax": _softmax, "LayerNormalization": _layer_norm,
+    "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
+    "ArgMin": _argmin, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor, "LogSoftmax": _log_softmax,
+    "ReduceMin": _composite_reduce(_neg, graph.ReduceMaxOp, _neg, "ReduceMin"),
+    "ReduceSumSquare": _composite_reduce(_square, graph.ReduceSumOp, None, "ReduceSumSquare"),
+    "ReduceL1": _composite_reduce(lambda b, x: b.op(graph.AbsOp, [x]), graph.ReduceSumOp, None, "ReduceL1"),
+    "ReduceL2": _composite_reduce(_square, graph.ReduceSumOp, lambda b, y: b.op(graph.SqrtOp, [y]), "ReduceL2"),
+    "ReduceLogSum": _composite_reduce(None, graph.ReduceSumOp, lambda b, y: b.op(graph.LogOp, [y]), "ReduceLogSum"),
+    "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
+    "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
+    "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
+    "LSTM": lstm,
+}
+"""Every ONNX op type the importer converts."""

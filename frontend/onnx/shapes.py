@@ -1,0 +1,183 @@
+"""Shape computations in ONNX models, followed symbolically.
+
+int64 tensors holding dims (`Shape`, then Gather/Concat/... of it) are lists of dims
+(ints or `index` values) here and become `shape.from_dims` where a tensor op takes them
+(ConstantOfShape, Reshape, Expand).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from nimble.dialects import graph, shape
+from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+# ---------------------------------------------------------------------------------------
+# Shape computations: int64 tensors holding dims (`Shape`, then Gather/Concat/... of it)
+# are followed symbolically as lists of dims (ints or `index` values) and become
+# `shape.from_dims` where a tensor op takes them (ConstantOfShape, Reshape, Expand).
+
+
+@dataclass
+class Sym:
+    items: list[int | SSAValue]
+    scalar: bool = False
+
+
+def _sym(b, name: str) -> Sym | None:
+    """The dims an input holds, if it is a shape value or a small integer constant."""
+    if not name:
+        return None
+    if name in b.shapes:
+        return b.shapes[name]
+    array = b.constants.get(name)
+    if array is not None and np.issubdtype(array.dtype, np.integer) and array.ndim <= 1:
+        return Sym([int(v) for v in np.atleast_1d(array)], array.ndim == 0)
+    return None
+
+
+def _index_of(b, item: int | SSAValue) -> SSAValue:
+    return b.index(item) if isinstance(item, int) else item
+
+
+def _shape_value(b, sym: Sym) -> SSAValue:
+    return b.emit(shape.FromDimsOp([_index_of(b, d) for d in sym.items])).result
+
+
+def _sym_shape(b, n, a):
+    x = b.values.get(n.input[0])
+    if x is None:
+        return None
+    dims = x.type.get_shape()
+    start, end = a.get("start", 0), a.get("end", len(dims))
+    items = [d if d >= 0 else b.emit(shape.DimOp(x, k)).result for k, d in enumerate(dims)]
+    return Sym(items[slice(start, end)])
+
+
+def _sym_gather(b, n, a):
+    data = b.shapes.get(n.input[0])
+    if data is None or a.get("axis", 0) != 0:
+        return None
+    index = b.static(n.input[1], "the index into a shape")
+    picked = [data.items[int(i)] for i in np.atleast_1d(index)]
+    return Sym(picked, index.ndim == 0)
+
+
+def _sym_unsqueeze(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    return Sym(sym.items) if sym is not None and sym.scalar else None
+
+
+def _sym_squeeze(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    return Sym(sym.items, True) if sym is not None and len(sym.items) == 1 and not sym.scalar else None
+
+
+def _sym_concat(b, n, a):
+    parts = [_sym(b, x) for x in n.input]
+    if not any(x in b.shapes for x in n.input) or any(p is None for p in parts) or a.get("axis", 0) not in (0, -1):
+        return None
+    return Sym([d for p in parts for d in p.items])
+
+
+def _sym_cast(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    integer = a.get("to") in (onnx_package().TensorProto.INT64, onnx_package().TensorProto.INT32)
+    return Sym(list(sym.items), sym.scalar) if sym is not None and integer else None
+
+
+def _sym_slice(b, n, a):
+    sym = b.shapes.get(n.input[0])
+    if sym is None:
+        return None
+    starts, ends = (int(b.static(n.input[k], "a shape slice's bounds")[0]) for k in (1, 2))
+    step = int(b.static(n.input[4], "a shape slice's step")[0]) if len(n.input) > 4 and n.input[4] else 1
+    return Sym(sym.items[slice(starts, None if ends >= 2**62 else ends, step)])
+
+
+_SYM_ARITH = {"Add": ("add", arith.AddiOp), "Sub": ("sub", arith.SubiOp), "Mul": ("mul", arith.MuliOp),
+              "Div": ("div", arith.DivSIOp)}
+
+
+def _sym_arith(b, n, a):
+    if not any(x in b.shapes for x in n.input[:2]):
+        return None
+    lhs, rhs = (_sym(b, x) for x in n.input[:2])
+    if lhs is None or rhs is None:
+        return None
+    kind, cls = _SYM_ARITH[n.op_type]
+    count = max(len(lhs.items), len(rhs.items))
+    pick = lambda s, k: s.items[0] if len(s.items) == 1 else s.items[k]  # noqa: E731 (broadcast a single dim)
+    items: list[int | SSAValue] = []
+    for k in range(count):
+        x, y = pick(lhs, k), pick(rhs, k)
+        if isinstance(x, int) and isinstance(y, int):
+            items.append({"add": x + y, "sub": x - y, "mul": x * y, "div": int(x / y) if y else 0}[kind])
+        else:
+            items.append(b.emit(cls(_index_of(b, x), _index_of(b, y))).result)
+    return Sym(items, lhs.scalar and rhs.scalar)
+
+
+def _sym_constant_of_shape(b, n, a):
+    sym = _sym(b, n.input[0])
+    if sym is None:
+        return None
+    value = onnx_package().numpy_helper.to_array(a["value"]) if "value" in a else np.zeros(1, np.float32)
+    element = dense(value.reshape(-1)[:1]).get_element_type()
+    fill = value.reshape(-1)[0].item()
+    b.values[n.output[0]] = b.op(graph.FullOp, [_shape_value(b, sym)], element,
+                                 value=float(fill) if isinstance(fill, float) else int(fill))
+    return None
+
+
+def _sym_reshape(b, n, a):
+    sym = b.shapes.get(n.input[1])
+    x = b.values.get(n.input[0])
+    if sym is None or x is None:
+        return None
+    items = list(sym.items)
+    if not a.get("allowzero", 0):
+        for k, d in enumerate(items):
+            if isinstance(d, int) and d == 0:
+                items[k] = x.type.get_shape()[k] if x.type.get_shape()[k] >= 0 else b.emit(shape.DimOp(x, k)).result
+    if all(isinstance(d, int) for d in items):
+        b.values[n.output[0]] = b.op(graph.ReshapeOp, [x], shape=items)
+    else:
+        if any(isinstance(d, int) and d < 0 for d in items):
+            raise OnnxImportError(f"{b.where()}: a -1 in a shape computed at run time is not supported")
+        b.values[n.output[0]] = b.op(graph.DynamicReshapeOp, [x, _shape_value(b, Sym(items))])
+    return None
+
+
+def _sym_expand(b, n, a):
+    sym = _sym(b, n.input[1])
+    x = b.values.get(n.input[0])
+    if sym is None or x is None:
+        return None
+    dims = x.type.get_shape()
+    rank = max(len(dims), len(sym.items))
+    target: list[int | SSAValue] = []
+    for k in range(rank):
+        want = sym.items[k - (rank - len(sym.items))] if k >= rank - len(sym.items) else 1
+        have_axis = k - (rank - len(dims))
+        have = dims[have_axis] if have_axis >= 0 else 1
+        if isinstance(want, int) and want == 1 and have_axis >= 0:  # bidirectional: the input's dim
+            want = have if have >= 0 else b.emit(shape.DimOp(x, have_axis)).result
+        target.append(want)
+    b.values[n.output[0]] = b.op(graph.BroadcastToOp, [x, _shape_value(b, Sym(target))])
+    return None
+
+
+SHAPE_CONVERTERS: dict[str, Callable[[Any, Any, dict[str, Any]], Sym | None]] = {
+    "Shape": _sym_shape, "Gather": _sym_gather, "Unsqueeze": _sym_unsqueeze, "Squeeze": _sym_squeeze,
+    "Concat": _sym_concat, "Cast": _sym_cast, "Slice": _sym_slice, "ConstantOfShape": _sym_constant_of_shape,
+    "Reshape": _sym_reshape, "Expand": _sym_expand, **{k: _sym_arith for k in _SYM_ARITH},
+}
+"""Converters that follow shape values; each returns the symbolic result, or None when
+its inputs are not shape values (the op is then converted as a tensor op), or defines
+the node's tensor output itself (ConstantOfShape, Reshape, Expand) and returns None."""
