@@ -19,6 +19,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
 from nimble.dialects import graph, shape
 from nimble.frontend.attributes import to_property
 from nimble.frontend.onnx.common import (
@@ -31,16 +42,6 @@ from nimble.frontend.onnx.common import (
 )
 from nimble.frontend.onnx.ops import CONVERTERS
 from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import (
-    FunctionType,
-    IndexType,
-    IntegerAttr,
-    ModuleOp,
-    StringAttr,
-)
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.utils.exceptions import VerifyException
 
 # ---------------------------------------------------------------------------------------
 # The importer

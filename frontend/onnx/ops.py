@@ -7,6 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import i1
+from xdsl.ir import Operation, SSAValue
+
 from nimble.dialects import graph
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import (
@@ -18,10 +21,6 @@ from nimble.frontend.onnx.common import (
     scalar,
 )
 from nimble.frontend.onnx.recurrent import lstm
-from xdsl.dialects.builtin import (
-    i1,
-)
-from xdsl.ir import Operation, SSAValue
 
 # ---------------------------------------------------------------------------------------
 # Converters: (importer, node, inputs, attributes) -> outputs

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nimble.dialects import graph, shape
-from nimble.dialects.graph.slice import END
-from nimble.frontend.onnx.common import OnnxImportError
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -14,6 +11,10 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from nimble.dialects import graph, shape
+from nimble.dialects.graph.slice import END
+from nimble.frontend.onnx.common import OnnxImportError
 
 
 def lstm(b, n, xs, a):

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from nimble.dialects import graph, shape
-from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
+
+from nimble.dialects import graph, shape
+from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
 
 # ---------------------------------------------------------------------------------------
 # Shape computations: int64 tensors holding dims (`Shape`, then Gather/Concat/... of it)
