@@ -220,3 +220,25 @@ def test_pytorch_exported_lstm_with_a_dynamic_time_axis(tmp_path, rng):
         x = rng.standard_normal((t, n, 8)).astype(np.float32)
         for got, want in zip(exe.run(x), _ort(model)(x)):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("linear_before_reset", [0, 1])
+def test_gru_matches_onnxruntime(linear_before_reset, rng):
+    hidden, inputs = 16, 8
+    w = (rng.standard_normal((1, 3 * hidden, inputs)) * 0.3).astype(np.float32)
+    r = (rng.standard_normal((1, 3 * hidden, hidden)) * 0.3).astype(np.float32)
+    b = (rng.standard_normal((1, 6 * hidden)) * 0.1).astype(np.float32)
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "yh"], hidden_size=hidden,
+                            linear_before_reset=linear_before_reset)
+    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["t", "n", inputs]),
+                            helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, "n", hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["t", 1, "n", hidden]),
+                    helper.make_tensor_value_info("yh", TensorProto.FLOAT, [1, "n", hidden])],
+                   [("W", w), ("R", r), ("B", b)], opset=14)
+    exe = nimble.compile(import_onnx(model))
+    ort_run = _ort(model)
+    for t, n in ((1, 1), (6, 3)):
+        args = [rng.standard_normal((t, n, inputs)).astype(np.float32),
+                rng.standard_normal((1, n, hidden)).astype(np.float32)]
+        for got, want in zip(exe.run(*args), ort_run(*args)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
