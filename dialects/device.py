@@ -17,10 +17,10 @@ device.launch @cell_dense_0 (%x, %w) outs (%h) : (tensor<?x64xf32>, tensor<512x6
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -43,7 +43,19 @@ fallback op, or a kernel's fusion group: `device.group_of` names the kernel)."""
 GROUP_OF = "device.group_of"
 """On a host function holding a kernel's fusion group: the kernels it checks shapes for."""
 PLACEMENT = "device.placement"
-"""On a graph op: the device the user pinned it to (`let %y = ... on cpu` in `.nb`)."""
+"""On a graph op: the device the user pinned it to (`let %y = ... on cpu` in `.nb`); on a
+fusion group or an op outside groups: the device `place-devices` chose."""
+
+
+def placement_of(op: Operation) -> str | None:
+    """The device an op is pinned to or placed on (`PLACEMENT`), if any."""
+    attr = op.attributes.get(PLACEMENT)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def pinned_devices(ops: Iterable[Operation]) -> set[str]:
+    """The devices some of `ops` are pinned to."""
+    return {d for d in map(placement_of, ops) if d is not None}
 ALIGNMENT = 64
 """Default storage alignment in bytes: one cache line, one AVX-512 vector."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
@@ -47,6 +47,12 @@ DEVICE_MARK = "nimble.device"
 NO_STRETCH_MARK = "nimble.no_stretch"
 """On a kernel built assuming no `?` dim is broadcast from 1 (the shape-specialised
 variant): valid only for calls where that holds."""
+
+
+def kernels_of(module: Operation, device: str | None = None) -> list[func.FuncOp]:
+    """The kernel functions of a module (those compiled for `device`, if given)."""
+    return [f for f in module.regions[0].block.ops if isinstance(f, func.FuncOp) and KERNEL_MARK in f.attributes
+            and (device is None or kernel_device(f) == device)]
 
 
 def kernel_device(kernel: Operation) -> str:

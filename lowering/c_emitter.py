@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import is_side_effect_free
 
 from nimble.dialects import loop
 from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
@@ -316,22 +317,11 @@ class CEmitter:
             tiled = self.tiled_phase(params, name, mapped)
             if tiled is not None:
                 return Phase(name, grid, tile=(self.f.tile[1], self.f.tile[0]), body=tiled)
-        opened = 0
         for axis, m in zip(range(len(mapped) - 1, -1, -1), mapped):
-            iv = self.fresh("i")
-            self.names[m.iv] = iv
-            lb, ub, st = self.v(m.lower), self.v(m.upper), self.v(m.step)
-            gid, gsz = self.f.grid_id.format(axis), self.f.grid_size.format(axis)
-            self.line(f"for (long {iv} = {lb} + (long){gid} * {st}; {iv} < {ub}; {iv} += (long){gsz} * {st}) {{")
-            self.depth += 1
-            opened += 1
-            inner = mapped[mapped.index(m) + 1] if m is not mapped[-1] else None
-            for op in m.body.block.ops:
-                if op is not inner and not isinstance(op, loop.YieldOp):
-                    self.op(op)
+            self.open_grid_loop(m, axis, mapped[mapped.index(m) + 1] if m is not mapped[-1] else None)
         for op in serial:
             self.op(op)
-        for _ in range(opened):
+        for _ in mapped:
             self.depth -= 1
             self.line("}")
         body = [self.signature(params, name) + " {", *self.lines, "}", ""]
@@ -568,7 +558,7 @@ def _is_pure_scalar(op: Operation) -> bool:
     if isinstance(op, memref.DimOp | memref.CollapseShapeOp | arith.ConstantOp | memref.LoadOp):
         return True
     return not op.regions and len(op.results) == 1 and not isinstance(op.results[0].type, MemRefType) \
-        and type(op) not in _STATEMENTS and op.dialect_name() in ("arith", "math")
+        and type(op) not in _STATEMENTS and is_side_effect_free(op)
 
 
 def _defined_inside(value: SSAValue, region_op: Operation) -> bool:

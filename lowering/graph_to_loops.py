@@ -67,8 +67,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         if KERNEL_ATTR in group.attributes or HOST_ATTR in group.attributes:
             continue
         name = _kernel_name(host, group, taken)
-        placement = group.attributes.get(device.PLACEMENT)
-        where = placement.data if isinstance(placement, StringAttr) else "cpu"
+        where = device.placement_of(group) or "cpu"
         try:
             kernel = KernelBuilder(group, name).build()
         except NoLoopLowering as e:

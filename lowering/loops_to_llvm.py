@@ -598,8 +598,7 @@ def lower_kernels(module: ModuleOp) -> ModuleOp:
     """A new module of `llvm` functions: one wrapper + body per kernel of `module`."""
     externals: dict[str, llvm.FuncOp] = {}
     functions: list[Operation] = []
-    kernels = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes
-               and loop.kernel_device(f) == "cpu"]
+    kernels = loop.kernels_of(module, "cpu")
     for kernel in kernels:
         body = _FunctionLowering(kernel, externals).run()
         functions += [body, _wrapper(kernel, body)]

@@ -12,9 +12,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import ModuleOp
 
-from nimble.dialects import loop
 from nimble.lowering.c_emitter import C_PREAMBLE, Flavor, KernelSource, emit_kernel
 
 OPENCL = Flavor(
@@ -36,10 +34,6 @@ OPENCL = Flavor(
 )
 EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
 """The extension a type needs; its pragma is emitted only where a kernel uses the type."""
-
-
-def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
-    return [f for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes]
 
 
 def opencl_sources(kernels: Sequence[func.FuncOp]) -> list[KernelSource]:

@@ -113,8 +113,7 @@ class Executable:
 
         t0 = time.perf_counter()
         used = {k.name for k in program.kernels if k.device == "cpu"}
-        kernels = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes
-                   and f.sym_name.data in used]
+        kernels = [f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used]
         jit = JitModule.compile(lower_kernels(ModuleOp(kernels))) if kernels else _NoKernels()
         names = [f.name for f in program.functions]
         if entry is None:
@@ -288,4 +287,4 @@ def compile_kernels(source: Any) -> dict[str, KernelFunction]:
     run_stages(module, ["realize"])
     jit = JitModule.compile(lower_kernels(module))
     return {f.sym_name.data: KernelFunction(f, jit)
-            for f in module.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes}
+            for f in loop.kernels_of(module)}

@@ -71,17 +71,15 @@ def _bind_inputs(model: Any, values: dict[str, np.ndarray]) -> Any:
     return bound
 
 
-def _import(case: Any, inputs: list[Any]) -> tuple[Any, list[Any]]:
+def _import(case: Any, inputs: list[Any]) -> tuple[Any, set[str]]:
     """The module of a case, binding the inputs the importer needs as constants; and
-    the inputs still passed at run time."""
+    the names of the inputs bound."""
     model = case.model
-    names = [i.name for i in model.graph.input]
-    values = dict(zip(names, inputs))
+    values = {i.name: v for i, v in zip(model.graph.input, inputs)}
     bound: dict[str, np.ndarray] = {}
     while True:
         try:
-            module = import_onnx(_bind_inputs(model, bound) if bound else model)
-            return module, [values[n] for n in names if n not in bound]
+            return import_onnx(_bind_inputs(model, bound) if bound else model), set(bound)
         except NeedsConstant as e:
             if e.name not in values or e.name in bound:
                 raise
@@ -94,7 +92,7 @@ def run_case(case: Any, target: str = "llvm") -> Result:
     op_types = tuple(sorted({n.op_type for n in case.model.graph.node}))
     try:
         first_inputs = [_array(v) for v in case.data_sets[0][0]]
-        module, _ = _import(case, first_inputs)
+        module, bound = _import(case, first_inputs)
     except OnnxImportError as e:
         return Result(case.name, op_types, "unsupported", str(e).splitlines()[-1].strip())
     except Exception as e:  # noqa: BLE001 (a bug in the importer is an error of this case, not of the run)
@@ -102,9 +100,8 @@ def run_case(case: Any, target: str = "llvm") -> Result:
     try:
         exe = nimble.compile(module, target=target)
         for inputs, expected in case.data_sets:
-            inputs = [_array(v) for v in inputs]
-            _, runtime_inputs = _import(case, inputs)
-            got = exe.run(*runtime_inputs)
+            names = [i.name for i in case.model.graph.input]
+            got = exe.run(*(_array(v) for name, v in zip(names, inputs) if name not in bound))
             if len(got) != len(expected):
                 return Result(case.name, op_types, "fail", f"{len(got)} outputs, expected {len(expected)}")
             for k, (g, e) in enumerate(zip(got, expected)):

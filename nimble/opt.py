@@ -88,15 +88,15 @@ def _emit_opencl(module: ModuleOp, out: IO[str]) -> None:
     for the OpenCL target (`graph`, `place{default=opencl}`, `loops`): kernels the backend
     cannot express stay CPU kernels and are listed in a comment."""
     from nimble.compile import TARGET_OPTIONS, run_stages
-    from nimble.lowering.to_opencl import kernels_of, opencl_sources, program_text
+    from nimble.lowering.to_opencl import opencl_sources, program_text
 
     functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
     if functions and not any(loop.KERNEL_MARK in f.attributes for f in functions):
         run_stages(module, ["graph", "place", "loops"], TARGET_OPTIONS["opencl"])
-        kernels = [k for k in kernels_of(module) if loop.kernel_device(k) == "opencl"]
+        kernels = loop.kernels_of(module, "opencl")
     else:
-        kernels = kernels_of(module)  # a hand-written loop-level module: every kernel
-    on_cpu = [k.sym_name.data for k in kernels_of(module) if k not in kernels]
+        kernels = loop.kernels_of(module)  # a hand-written loop-level module: every kernel
+    on_cpu = [k.sym_name.data for k in loop.kernels_of(module) if k not in kernels]
     if on_cpu:
         out.write(f"// kept on the CPU: {', '.join(on_cpu)}\n")
     out.write(program_text(opencl_sources(kernels)))

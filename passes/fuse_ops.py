@@ -20,7 +20,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects.device import PLACEMENT
+from nimble.dialects.device import placement_of
 from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.dialects.interfaces import FusionKind as K
@@ -64,13 +64,6 @@ class _Group:
 
 def _fusable(op: Operation) -> bool:
     return isinstance(op, GraphOp) and op.FUSION is not K.OPAQUE
-
-
-def _placement(op: Operation) -> str | None:
-    """The device an op is pinned to (`let ... on cpu`), if any: ops pinned to different
-    devices are never fused."""
-    attr = op.attributes.get(PLACEMENT)
-    return attr.data if attr is not None else None
 
 
 class _BlockFuser:
@@ -121,7 +114,7 @@ class _BlockFuser:
         producers_kind: K | None = None
         for group in self.producer_groups(op):
             merged = group.kind if producers_kind is None else MERGE.get((producers_kind, group.kind))
-            if merged is None or (merged, kind) not in JOIN or _placement(group.ops[0]) != _placement(op):
+            if merged is None or (merged, kind) not in JOIN or placement_of(group.ops[0]) != placement_of(op):
                 continue
             if not self.convex({op, *group.ops, *(o for g in joined for o in g.ops)}):
                 continue

@@ -87,12 +87,13 @@ def _specialize(k: GroupDims, group: FusedOp) -> SSAValue | bool:
 def group_device(group: FusedOp) -> str:
     """The device a group runs on: as `place-devices` decided, else where its ops are
     pinned (`let ... on cpu`), else the CPU."""
-    if device.PLACEMENT in group.attributes:
-        return group.attributes[device.PLACEMENT].data
-    pinned = {o.attributes[device.PLACEMENT].data for o in group.body.block.ops if device.PLACEMENT in o.attributes}
+    placed = device.placement_of(group)
+    if placed is not None:
+        return placed
+    pinned = device.pinned_devices(group.body.block.ops)
     where = pinned.pop() if len(pinned) == 1 else "cpu"
     if pinned or where not in COMPILED_FOR:
-        first = next(o for o in group.body.block.ops if device.PLACEMENT in o.attributes)
+        first = next(o for o in group.body.block.ops if device.placement_of(o) is not None)
         raise OpError(first, f"'{first.name}' op is pinned to '{where}', but kernels are compiled only for "
                              f"{', '.join(COMPILED_FOR)} without placement (compile with target 'opencl' or "
                              f"'hetero')")

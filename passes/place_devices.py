@@ -144,7 +144,7 @@ class PlaceDevicesPass(ModulePass):
         _Copies(domains, home, self.entries(functions)).insert(functions.values())
 
     def choose(self, group: FusedOp) -> str:
-        pinned = {o.attributes[device.PLACEMENT].data for o in group.body.block.ops if device.PLACEMENT in o.attributes}
+        pinned = device.pinned_devices(group.body.block.ops)
         if len(pinned) > 1:
             raise ValueError("a group holds ops pinned to different devices")
         where = pinned.pop() if pinned else self.default
@@ -169,7 +169,7 @@ class PlaceDevicesPass(ModulePass):
                 if not (isinstance(reason, StringAttr) and reason.data.startswith(_SMALL_WORK)):
                     continue
                 users = [u.operation for v in g.outputs for u in v.uses]
-                if users and all(isinstance(u, FusedOp) and u.attributes[device.PLACEMENT].data == self.default
+                if users and all(isinstance(u, FusedOp) and device.placement_of(u) == self.default
                                  for u in users):
                     g.attributes[device.PLACEMENT] = StringAttr(self.default)
                     del g.attributes[FALLBACK_ATTR]
@@ -184,7 +184,7 @@ class PlaceDevicesPass(ModulePass):
         if self.min_work == 0:
             return True
         owners = [v.owner for v in op.operands]
-        return all(isinstance(o, FusedOp) and o.attributes[device.PLACEMENT].data == self.default for o in owners)
+        return all(isinstance(o, FusedOp) and device.placement_of(o) == self.default for o in owners)
 
     @staticmethod
     def entries(functions: dict[str, func.FuncOp]) -> set[func.FuncOp]:
@@ -227,7 +227,7 @@ class PlaceDevicesPass(ModulePass):
         kernels = [g for g in groups if g not in views]
         for g in kernels:
             for v in (*g.outputs, *g.inputs):
-                vote(v, g.attributes[device.PLACEMENT].data)
+                vote(v, device.placement_of(g))
         for f in functions.values():
             for user in f.walk():
                 if not isinstance(user, _NEUTRAL) and not isinstance(user.parent_op(), FusedOp):
@@ -248,8 +248,7 @@ control flow passes values on; shape ops read only the dims)."""
 
 def _placed(op: Operation) -> str | None:
     """The device an op outside a group was placed on (`DEVICE_OPS`), if any."""
-    mark = op.attributes.get(device.PLACEMENT)
-    return mark.data if isinstance(mark, StringAttr) and type(op) in DEVICE_OPS else None
+    return device.placement_of(op) if type(op) in DEVICE_OPS else None
 
 
 class _DefaultDict(dict):
@@ -278,11 +277,9 @@ class _Copies:
                 return "cpu" if parent in self.entries else self.domain_device(v)
             if isinstance(parent, WhileOp):
                 return self.domain_device(v)
-            if isinstance(parent, FusedOp):
-                return parent.attributes[device.PLACEMENT].data
             return "cpu"  # match case fields: ADT fields live on the host
         if isinstance(owner, FusedOp):
-            return owner.attributes[device.PLACEMENT].data
+            return device.placement_of(owner)
         if isinstance(owner, WhileOp | IfOp | MatchOp | func.CallOp):
             return self.domain_device(v)
         if isinstance(owner, device.CopyOp):
@@ -295,17 +292,13 @@ class _Copies:
         if isinstance(user, shape.DimOp | shape.OfOp):
             return None
         if isinstance(user, FusedOp):
-            return user.attributes[device.PLACEMENT].data
-        if isinstance(user, WhileOp | func.CallOp | YieldOp):
-            return self.domain_device(v) if not isinstance(user, YieldOp) or self._carries(user) else "cpu"
+            return device.placement_of(user)
+        if isinstance(user, WhileOp | func.CallOp | YieldOp):  # (a group's own yield is never visited)
+            return self.domain_device(v)
         if isinstance(user, func.ReturnOp):
             function = user.parent_op()
             return "cpu" if function in self.entries else self.domain_device(v)
         return _placed(user) or "cpu"
-
-    @staticmethod
-    def _carries(y: YieldOp) -> bool:
-        return isinstance(y.parent_op(), WhileOp | IfOp | MatchOp)
 
     def insert(self, functions) -> None:
         for f in functions:

@@ -177,14 +177,18 @@ class KernelEntry:
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
         chunks = threads if self.parallel and threads > 1 and size * self.work >= PARALLEL_MIN_WORK else 1
         empty_input = any(isinstance(a, self.tensor_class) and a.size == 0 for a in args)
-        plan = _Plan(self._template(args, outputs), chunks, empty_input)
+        plan = _Plan(self._prepare(args, outputs), chunks, empty_input)
         if len(self._plans) < 256:
             self._plans[key] = plan
         return plan
 
-    def _template(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[np.ndarray, list[int], list[int]]:
-        """The slot array with every dim and scalar filled in, and where the input and
-        output data pointers go."""
+    def finish(self) -> None:
+        """Wait until the launches made so far are done (CPU launches are synchronous)."""
+
+    def _prepare(self, args: Sequence[Any], outputs: Sequence[Any]) -> Any:
+        """What a launch on arguments of these shapes needs besides the data (memoised
+        in the plan): here the slot array with every dim and scalar filled in, and where
+        the input and output data pointers go."""
         kinds = [*self.kinds, *[Arg.TENSOR] * len(outputs)]
         packed, at = slot_array(kinds, [*self.in_dynamic, *self.out_dynamic], [*args, *outputs], fill=False)
         inputs = sum(1 for k in self.kinds if k is Arg.TENSOR)
@@ -250,7 +254,7 @@ def slot_array(kinds: Sequence[Arg], dynamic: Sequence[Sequence[int]], values: S
 
 @dataclass
 class _Plan:
-    slots: tuple[np.ndarray, list[int], list[int]]
+    slots: Any  # what `_prepare` made for these shapes
     chunks: int
     empty_input: bool
 

@@ -240,7 +240,6 @@ class OpenCLKernelEntry(KernelEntry):
         self.source = source
         self.phases = [_cl().Kernel(program, p.name) for p in source.phases]
         self.grid = GridEvaluator(source)
-        self.sizes: dict[tuple, tuple[list[tuple[int, ...]], list[int]]] = {}
         self.staging = [p.alloc for p in source.params if p.kind == "scratch"]
         self.scratch: list[ClStorage | None] = [None] * len(self.staging)
         """Device memory for the kernel's staging buffers (im2col), kept between launches
@@ -253,15 +252,8 @@ class OpenCLKernelEntry(KernelEntry):
             for out, value in zip(outputs, reference(self.group, host_args)):
                 self.runtime.write(out, value)
             return
-        flat = self.flatten(args, outputs)
-        key = tuple(a.shape if isinstance(a, ClTensor) else a for a in flat)
-        found = self.sizes.get(key)
-        if found is None:
-            found = (self.grid(flat), self.grid.scratch_bytes(flat, self.staging))
-            if len(self.sizes) < 256:
-                self.sizes[key] = found
-        sizes, scratch_bytes = found
-        cl_args = self.cl_arguments(flat)
+        sizes, scratch_bytes = plan.slots
+        cl_args = self.cl_arguments(self.flatten(args, outputs))
         for i, nbytes in enumerate(scratch_bytes):
             if self.scratch[i] is None or self.scratch[i].capacity < nbytes:
                 self.scratch[i] = self.runtime.alloc(nbytes)
@@ -269,6 +261,12 @@ class OpenCLKernelEntry(KernelEntry):
         queue = self.runtime.queue
         for kernel, size in zip(self.phases, sizes):
             kernel(queue, size, None, *cl_args)
+
+    def _prepare(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[list[tuple[int, ...]], list[int]]:
+        """The grid of each phase and the bytes of each staging buffer (they depend only
+        on the shapes, so the plan memoises them)."""
+        flat = self.flatten(args, outputs)
+        return self.grid(flat), self.grid.scratch_bytes(flat, self.staging)
 
     def flatten(self, args: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
         """The launch's values in the kernel function's argument order (a shape is one
@@ -280,6 +278,9 @@ class OpenCLKernelEntry(KernelEntry):
             else:
                 flat.append(value)
         return flat + list(outputs)
+
+    def finish(self) -> None:
+        self.runtime.queue.finish()
 
     def cl_arguments(self, flat: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
@@ -301,7 +302,8 @@ class OpenCLModule:
 
     def __init__(self, kernels_text: str, runtime: OpenCLRuntime):
         from nimble.api import parse
-        from nimble.lowering.to_opencl import kernels_of, opencl_sources, program_text
+        from nimble.dialects.loop import kernels_of
+        from nimble.lowering.to_opencl import opencl_sources, program_text
 
         self.runtime = runtime
         module = parse(kernels_text, "<device kernels>")

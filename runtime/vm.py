@@ -76,12 +76,11 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 def device_op(function: Any) -> tuple[Any, Any] | None:
     """(op, its OpenCL implementation) when a host function is one op placed on OpenCL
     that has one (`runtime.opencl_vision`); None otherwise."""
-    from nimble.dialects.device import PLACEMENT
+    from nimble.dialects.device import placement_of
     from nimble.runtime.opencl_vision import device_ops
 
     op = function.body.block.first_op
-    placed = op.attributes.get(PLACEMENT) if op is not None else None
-    if placed is None or placed.data != "opencl":
+    if op is None or placement_of(op) != "opencl":
         return None
     run = device_ops().get(type(op))
     return (op, run) if run is not None else None
@@ -102,6 +101,10 @@ class VirtualMachine:
         self.opencl = opencl  # the OpenCL kernels (`runtime.opencl.OpenCLModule`), if any
         self.opencl_device = opencl_device
         self.resident_constants: dict[int, ClTensor] = {}  # program constants copied to the device
+        copy = vm.OPCODES["device_copy"]
+        self.device_values = bool(program.device_kernels) or any(op == copy for f in program.functions
+                                                                  for op, _ in f.code)
+        """Whether registers can hold device tensors (only then do host calls check for them)."""
         self.host_functions = []
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
@@ -247,9 +250,10 @@ class VirtualMachine:
     def run_host(self, function: Any, args: list[Any]) -> list[Any]:
         from nimble.reference import InterpreterError
 
-        for a in args:
-            if isinstance(a, ClTensor):
-                raise _Fatal(f"host function @{function.sym_name.data} was given a tensor in device memory")
+        if self.device_values:
+            for a in args:
+                if isinstance(a, ClTensor):
+                    raise _Fatal(f"host function @{function.sym_name.data} was given a tensor in device memory")
         try:
             return self.interpreter.call(function.sym_name.data, args)
         except InterpreterError as e:
@@ -315,8 +319,7 @@ class VirtualMachine:
             if self.profile is not None:
                 t = time.perf_counter()
                 entry.launch([r[i] for i in inputs], [r[o] for o in outputs], self.threads, self.pool, host)
-                if entry.device != "cpu":
-                    entry.runtime.queue.finish()  # device launches are asynchronous: time them whole
+                entry.finish()  # device launches are asynchronous: time them whole
                 self.profile.setdefault(entry.name, []).append(time.perf_counter() - t)
                 return None
             entry.launch([r[i] for i in inputs], [r[o] for o in outputs], self.threads, self.pool, host)
@@ -375,12 +378,9 @@ class VirtualMachine:
 
         def step(r):
             s = r[storage]
-            if isinstance(s, ClStorage) and offset + nbytes <= s.size:
-                r[dst] = ClTensor(s, offset, shape, dt)
-                return
-            if not isinstance(s, Storage) or offset + nbytes > s.size:
+            if not isinstance(s, Storage | ClStorage) or offset + nbytes > s.size:
                 raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {offset} does not fit in r{storage}")
-            r[dst] = np.ndarray(shape, dt, s.buffer, offset)
+            r[dst] = np.ndarray(shape, dt, s.buffer, offset) if s.__class__ is Storage else ClTensor(s, offset, shape, dt)
         return step
 
     def _i_alloc_tensor_reg(self, dst, storage, offset, dtype, dims):
@@ -395,27 +395,23 @@ class VirtualMachine:
             n = 1
             for d in shape:
                 n *= d
-            if isinstance(s, np.ndarray):  # a view of a tensor (device.view)
-                if s.dtype != dt:
-                    raise _Fatal(f"a {dtype} view of a {s.dtype} tensor")
+            on_device = None  # the device storage, for a tensor in device memory
+            if isinstance(s, np.ndarray | ClTensor) and s.dtype != dt:  # a view of a tensor (device.view)
+                raise _Fatal(f"a {dtype} view of a {s.dtype} tensor")
+            if isinstance(s, np.ndarray):
                 buffer = s if s.flags.c_contiguous else np.ascontiguousarray(s)
                 size = buffer.nbytes
             elif isinstance(s, Storage):
                 buffer, size = s.buffer, s.size
-            elif isinstance(s, ClTensor | ClStorage):
-                base = s.offset if isinstance(s, ClTensor) else 0
-                size = s.nbytes if isinstance(s, ClTensor) else s.size
-                if isinstance(s, ClTensor) and s.dtype != dt:
-                    raise _Fatal(f"a {dtype} view of a {s.dtype} tensor")
-                if at < 0 or at + n * dt.itemsize > size:
-                    raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {at} does not fit in r{storage}")
-                r[dst] = ClTensor(s.storage if isinstance(s, ClTensor) else s, base + at, shape, dt)
-                return
+            elif isinstance(s, ClTensor):
+                on_device, base, size = s.storage, s.offset, s.nbytes
+            elif isinstance(s, ClStorage):
+                on_device, base, size = s, 0, s.size
             else:
                 raise _Fatal(f"r{storage} is neither storage nor a tensor")
             if at < 0 or at + n * dt.itemsize > size:
                 raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {at} does not fit in r{storage}")
-            r[dst] = np.ndarray(shape, dt, buffer, at)
+            r[dst] = np.ndarray(shape, dt, buffer, at) if on_device is None else ClTensor(on_device, base + at, shape, dt)
         return step
 
     def _i_alloc_adt(self, dst, constructor, fields):

@@ -39,7 +39,6 @@ _BINARY: dict[str, type[Operation]] = {
 _VARIADIC: dict[str, type[Operation]] = {"Max": graph.MaximumOp, "Min": graph.MinimumOp, "Sum": graph.AddOp}
 _REDUCE: dict[str, type[Operation]] = {"ReduceSum": graph.ReduceSumOp, "ReduceMean": graph.ReduceMeanOp,
                                        "ReduceMax": graph.ReduceMaxOp}
-_AXES_AS_INPUT = {"ReduceSum": 13}  # opset from which axes is an input (the others: 18)
 
 
 def _unary(cls):
@@ -249,17 +248,19 @@ def _concat(b, n, xs, a):
     return [b.op(graph.ConcatOp, [x for x in xs if x is not None], axis=a["axis"])]
 
 
-def _axes(b, n, a, index: int, what: str) -> list[int] | None:
-    if "axes" in a:
-        return [int(x) for x in a["axes"]]
+def _ints(b, n, a, key: str, index: int, what: str) -> list[int] | None:
+    """A list of ints an op takes as attribute `key` (older opsets) or as constant input
+    `index` (newer ones); None if neither is given (or the input is empty)."""
+    if key in a:
+        return [int(x) for x in a[key]]
     if len(n.input) > index and n.input[index]:
-        axes = [int(x) for x in b.static(n.input[index], what)]
-        return axes or None  # an empty axes input means none given
+        values = [int(x) for x in b.static(n.input[index], what)]
+        return values or None
     return None
 
 
 def _squeeze(b, n, xs, a):
-    axes = _axes(b, n, a, 1, "Squeeze's axes")
+    axes = _ints(b, n, a, "axes", 1, "Squeeze's axes")
     if axes is None:
         shape_ = xs[0].type.get_shape()
         if any(d < 0 for d in shape_):
@@ -270,14 +271,14 @@ def _squeeze(b, n, xs, a):
 
 
 def _unsqueeze(b, n, xs, a):
-    axes = _axes(b, n, a, 1, "Unsqueeze's axes")
+    axes = _ints(b, n, a, "axes", 1, "Unsqueeze's axes")
     rank = rank_of(xs[0]) + len(axes)
     return [b.op(graph.UnsqueezeOp, [xs[0]], axes=sorted(x % rank for x in axes))]
 
 
 def _split(b, n, xs, a):
     axis = a.get("axis", 0)
-    sizes = _axes(b, n, {"axes": a["split"]} if "split" in a else {}, 1, "Split's sizes")
+    sizes = _ints(b, n, a, "split", 1, "Split's sizes")
     if sizes is not None:
         return b.op(graph.SplitOp, [xs[0]], axis=axis, sizes=sizes) if len(sizes) > 1 else [xs[0]]
     count = a.get("num_outputs", len(n.output))
@@ -309,7 +310,7 @@ def _gather(b, n, xs, a):
 
 def _reduce(cls, name):
     def convert(b, n, xs, a):
-        axes = _axes(b, n, a, 1, f"{name}'s axes")
+        axes = _ints(b, n, a, "axes", 1, f"{name}'s axes")
         if axes is None:
             if a.get("noop_with_empty_axes", 0):
                 return [xs[0]]
@@ -359,7 +360,7 @@ def _square(b, x):
 
 def _log_sum_exp(b, n, xs, a):
     x = xs[0]
-    axes = _axes(b, n, a, 1, "ReduceLogSumExp's axes") or list(range(rank_of(x)))
+    axes = _ints(b, n, a, "axes", 1, "ReduceLogSumExp's axes") or list(range(rank_of(x)))
     rank = rank_of(x)
     axes = sorted(v % rank for v in axes)
     top = b.op(graph.ReduceMaxOp, [x], axes=axes, keepdims=True)

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 
 from nimble.dialects import graph, shape
 from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
+from nimble.reference import trunc_div
 
 # ---------------------------------------------------------------------------------------
 # Shape computations: int64 tensors holding dims (`Shape`, then Gather/Concat/... of it)
@@ -118,7 +119,7 @@ def _sym_arith(b, n, a):
     for k in range(count):
         x, y = pick(lhs, k), pick(rhs, k)
         if isinstance(x, int) and isinstance(y, int):
-            items.append({"add": x + y, "sub": x - y, "mul": x * y, "div": int(x / y) if y else 0}[kind])
+            items.append({"add": x + y, "sub": x - y, "mul": x * y, "div": trunc_div(x, y) if y else 0}[kind])
         else:
             items.append(b.emit(cls(_index_of(b, x), _index_of(b, y))).result)
     return Sym(items, lhs.scalar and rhs.scalar)
