@@ -343,12 +343,22 @@ def _dense(kb: KernelBuilder, op: graph.DenseOp, r: int, idx: list[Dim]) -> SSAV
     return acc
 
 
+def _splat(kb: KernelBuilder, op: graph.ConstantOp, r: int, idx: list[Dim]) -> SSAValue:
+    """A constant whose elements are all equal (a literal inside a group: the spatial
+    lowering's cells; `fuse-ops` keeps constants out of groups)."""
+    values = op.value.get_values()
+    if not values or any(v != values[0] for v in values):
+        raise NoLoopLowering(f"{op.name} with distinct elements has no loop lowering inside a group")
+    return const(kb.emit, values[0], op.result.type.element_type)
+
+
 # Ops whose output nests run over (n, c, flattened pixels): with im2col, conv is a matrix
 # product whose columns are the pixels (contiguous in the patch buffer and the output),
 # so even a 7x7 map fills vector lanes.
 FLATTEN_PIXELS: set[type[Operation]] = {graph.Conv2dOp}
 
 INDEX_RULES: dict[type[Operation], Rule] = {
+    graph.ConstantOp: _splat,
     graph.TransposeOp: _transpose,
     graph.ReshapeOp: _reshape,
     graph.DynamicReshapeOp: _reshape,

@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, vector
+from xdsl.dialects import arith, func, llvm, memref, scf, vector
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
     FloatAttr,
     IndexType,
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
     f32,
+    i16,
     i32,
     i64,
 )
@@ -59,7 +61,14 @@ def llvm_type(t: Attribute) -> Attribute:
         return i64
     if isinstance(t, MemRefType):
         return PTR
+    if isinstance(t, BFloat16Type):  # stored and carried as its bits; only converted (extf/truncf)
+        return i16
     return t
+
+
+STACK_LIMIT = 1 << 16
+"""Static buffers up to this many bytes are stack slots; larger ones (an SRAM copy of
+a weight matrix) come from the heap."""
 
 
 _INT_BINARY: dict[type[Operation], type[Operation]] = {
@@ -175,7 +184,7 @@ class _FunctionLowering:
     def region(self, block: Block) -> None:
         frees: list[SSAValue] = []
         for op in block.ops:
-            if isinstance(op, (loop.YieldOp, func.ReturnOp)):
+            if isinstance(op, (loop.YieldOp, scf.YieldOp, func.ReturnOp)):
                 continue
             self.op(op, frees)
         for ptr in frees:
@@ -263,6 +272,20 @@ class _FunctionLowering:
 
         self.counted_loop(op, [], body)
 
+    def scf_for(self, op: scf.ForOp) -> None:
+        """A sequential loop (the spatial programs' time loop), values carried as given."""
+        block = op.body.block
+
+        def body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            self.values[block.args[0]] = iv
+            self.values.update(zip(block.args[1:], accs))
+            self.region(block)
+            return [self.v(v) for v in block.last_op.operands]
+
+        accs = self.loop_blocks(self.v(op.lb), self.v(op.ub), self.v(op.step), None,
+                                [self.v(v) for v in op.iter_args], body)
+        self.values.update(zip(op.results, accs))
+
     def reduce(self, op: loop.ReduceOp) -> None:
         """The reduction loop; `unroll = U` runs U steps per trip (accumulators chained),
         then the leftover steps one by one."""
@@ -326,13 +349,13 @@ class _FunctionLowering:
 
     def load(self, op: memref.LoadOp) -> None:
         buf = self.buffers[op.memref]
-        t = op.res.type
+        t = llvm_type(op.res.type)
         ptr = self.address(buf, [self.v(i) for i in op.indices], t)
         self.values[op.res] = self.emit(llvm.LoadOp(ptr, t))
 
     def store(self, op: memref.StoreOp) -> None:
         buf = self.buffers[op.memref]
-        ptr = self.address(buf, [self.v(i) for i in op.indices], op.value.type)
+        ptr = self.address(buf, [self.v(i) for i in op.indices], llvm_type(op.value.type))
         self.emit(llvm.StoreOp(self.v(op.value), ptr))
 
     def vload(self, op: vector.LoadOp) -> None:
@@ -396,7 +419,7 @@ class _FunctionLowering:
         count: SSAValue = self.const(1, i64)
         for d in dims:
             count = self.emit(llvm.MulOp(count, d))
-        if op.dynamic_sizes:
+        if op.dynamic_sizes or _product(t.get_shape()) * _byte_size(element) > STACK_LIMIT:
             nbytes = self.emit(llvm.MulOp(count, self.const(_byte_size(element), i64)))
             ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
             frees.append(ptr)
@@ -404,7 +427,7 @@ class _FunctionLowering:
             saved = self.block
             self.block = self.entry
             size = self.const(_product(t.get_shape()), i64)
-            slot = self.emit(llvm.AllocaOp(size, element, alignment=64))
+            slot = self.emit(llvm.AllocaOp(size, llvm_type(element), alignment=64))
             # llvmlite types an alloca (`float*`), and a typed pointer takes no vector
             # stores (`<16 x float>`); through an integer it becomes an opaque `ptr`
             # like every other buffer (LLVM folds the round trip away).
@@ -467,7 +490,18 @@ class _FunctionLowering:
         self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.operand)))
 
     def cast(self, op: Operation) -> None:
-        self.values[op.results[0]] = self.emit(_CASTS[type(op)](self.v(op.operands[0]), op.results[0].type))
+        x, src, dst = self.v(op.operands[0]), op.operands[0].type, op.results[0].type
+        if isinstance(src, BFloat16Type) and dst == f32:  # the bits are the top half of an f32
+            wide = self.emit(llvm.ZExtOp(x, i32))
+            x = self.emit(llvm.BitcastOp(self.emit(llvm.ShlOp(wide, self.const(16, i32))), f32))
+        elif isinstance(dst, BFloat16Type) and src == f32:  # round to nearest even
+            bits = self.emit(llvm.BitcastOp(x, i32))
+            odd = self.emit(llvm.AndOp(self.emit(llvm.LShrOp(bits, self.const(16, i32))), self.const(1, i32)))
+            rounded = self.emit(llvm.AddOp(bits, self.emit(llvm.AddOp(odd, self.const(0x7FFF, i32)))))
+            x = self.emit(llvm.TruncOp(self.emit(llvm.LShrOp(rounded, self.const(16, i32))), i16))
+        else:
+            x = self.emit(_CASTS[type(op)](x, dst))
+        self.values[op.results[0]] = x
 
     def index_cast(self, op: arith.IndexCastOp) -> None:
         x = self.v(op.input)
@@ -547,6 +581,7 @@ def _product(shape: Sequence[int]) -> int:
 _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]] = {
     loop.ForeachOp: _FunctionLowering.foreach,
     loop.ReduceOp: _FunctionLowering.reduce,
+    scf.ForOp: _FunctionLowering.scf_for,
     memref.LoadOp: _FunctionLowering.load,
     memref.StoreOp: _FunctionLowering.store,
     memref.DimOp: _FunctionLowering.dim,
@@ -594,11 +629,12 @@ def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
 
 
 
-def lower_kernels(module: ModuleOp) -> ModuleOp:
-    """A new module of `llvm` functions: one wrapper + body per kernel of `module`."""
+def lower_kernels(module: ModuleOp, devices: Sequence[str] = ("cpu",)) -> ModuleOp:
+    """A new module of `llvm` functions: one wrapper + body per kernel of `module` for
+    `devices` (spatial programs run on the CPU for functional execution)."""
     externals: dict[str, llvm.FuncOp] = {}
     functions: list[Operation] = []
-    kernels = loop.kernels_of(module, "cpu")
+    kernels = [k for d in devices for k in loop.kernels_of(module, d)]
     for kernel in kernels:
         body = _FunctionLowering(kernel, externals).run()
         functions += [body, _wrapper(kernel, body)]

@@ -41,6 +41,9 @@ STAGES: dict[str, list[str]] = {
     "memory": ["manifest-alloc", "canonicalize", "cse", "host-licm", "plan-memory", "canonicalize"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
+    # Recurrences as spatial-accelerator programs (`nimble.spatial`).
+    "spatial": ["infer-shapes", "canonicalize", "cse", "fuse-ops", "lower-rnn-to-spatial", "expand-math",
+                "canonicalize", "cse", "spatial-dse"],
     # Hand-written kernels: realise the schedules they carry (no default schedules).
     "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse"],
 }
@@ -276,15 +279,15 @@ class KernelFunction:
         self.fn(data_pointer(packed))
 
 
-def compile_kernels(source: Any) -> dict[str, KernelFunction]:
-    """JIT every `nimble.kernel` function of a loop-level module (a `.nb`/`.mlir` path,
-    text, or a module), realising the schedules written on its loops."""
+def compile_kernels(source: Any, devices: Sequence[str] = ("cpu",)) -> dict[str, KernelFunction]:
+    """JIT every `nimble.kernel` function for `devices` of a loop-level module (a
+    `.nb`/`.mlir` path, text, or a module), realising the schedules written on its loops."""
     from nimble.api import parse
     from nimble.lowering.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import JitModule
 
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)
     run_stages(module, ["realize"])
-    jit = JitModule.compile(lower_kernels(module))
+    jit = JitModule.compile(lower_kernels(module, devices))
     return {f.sym_name.data: KernelFunction(f, jit)
-            for f in loop.kernels_of(module)}
+            for d in devices for f in loop.kernels_of(module, d)}

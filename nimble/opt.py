@@ -102,6 +102,20 @@ def _emit_opencl(module: ModuleOp, out: IO[str]) -> None:
     out.write(program_text(opencl_sources(kernels)))
 
 
+def _emit_spatial(module: ModuleOp, out: IO[str]) -> None:
+    """The spatial programs of a module as a Spatial-like listing. A module without
+    spatial programs is first compiled through the `spatial` stage (recurrences lowered,
+    searched at size 1 for every `?` on the default machine): run the passes yourself
+    (`-p ...,spatial-dse{sizes=...}`) for other sizes."""
+    from nimble.compile import run_stages
+    from nimble.lowering.to_spatial import SPATIAL_DEVICE, spatial_listing
+
+    if not loop.kernels_of(module, SPATIAL_DEVICE) and any(
+            isinstance(o, func.FuncOp) and loop.KERNEL_MARK not in o.attributes for o in module.ops):
+        run_stages(module, ["spatial"])
+    out.write(spatial_listing(module))
+
+
 def _emit_vm_asm(module: ModuleOp, out: IO[str]) -> None:
     """The VM listing; a module above the VM level is first compiled to it."""
     from nimble.compile import to_vm
@@ -133,6 +147,7 @@ class NimbleOptMain(xDSLOptMain):
         self.available_targets["llvm"] = _emit_llvm
         self.available_targets["vm-asm"] = _emit_vm_asm
         self.available_targets["opencl"] = _emit_opencl
+        self.available_targets["spatial"] = _emit_spatial
         self.available_targets["vm"] = self._emit_bytecode
 
     def _emit_bytecode(self, module: ModuleOp, out: IO[str]) -> None:

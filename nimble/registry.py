@@ -45,12 +45,14 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "infer-shapes": _lazy("passes.infer_shapes", "InferShapesPass"),
     "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
     "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),
+    "lower-rnn-to-spatial": _lazy("lowering.rnn_to_spatial", "LowerRnnToSpatialPass"),
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
     "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),
     "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),
     "schedule-loops": _lazy("passes.schedule_loops", "ScheduleLoopsPass"),
+    "spatial-dse": _lazy("passes.spatial_dse", "SpatialDsePass"),
     "tile-vectorize": _lazy("passes.tile_vectorize", "TileVectorizePass"),
 }
 

@@ -1,0 +1,511 @@
+"""`lower-rnn-to-spatial`: a recurrent loop becomes one program for the spatial accelerator.
+
+A *recurrence* is a counted `graph.while` (a counter from 0 by 1 while `< bound`) whose
+body computes the next states from the current ones, slices of sequences at the counter,
+and loop-invariant tensors (weights). Its body's graph ops (calls inlined, fusion groups
+opened) become one fusion group, which `KernelBuilder` turns into one loop nest per time
+step: for an LSTM or GRU cell a `loop.foreach` over the hidden units whose gate
+pre-activations are `loop.reduce`s over the input+hidden dimension, activations and the
+cell update computed in registers. Around that step the program
+
+- merges reductions with the same bounds in one loop body into one `loop.reduce` with
+  an accumulator each (all gates of a hidden unit in one pipeline, `merge_reductions`);
+- copies every loop-invariant tensor once into on-chip memory (`loop.alloc sram`), the
+  matrices in the weight precision chosen (`weights=f32|bf16|int8`; int8 with one f32
+  scale per leading index, i.e. per output row of a dense weight, symmetric, round to
+  nearest); accumulation and activations stay f32;
+- keeps the states in SRAM (current and next, copied back after each step); the time
+  loop is an `scf.for` (sequential: step t+1 reads step t's states) that reads the
+  sequences' slices from DRAM at each step; the final states go back to DRAM.
+
+The program is a kernel function marked `nimble.device = "spatial"`. The loop in the host
+is wrapped in a `graph.fused` (whose reference semantics is the loop itself) naming the
+program in `nimble.spatial`; `nimble.spatial.SpatialExecutable` runs it through the CPU
+backend (functional execution) and `spatial-dse` / the machine model schedule and cost it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntAttr,
+    BFloat16Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    f32,
+)
+from xdsl.dialects import math as xmath
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
+from xdsl.transforms.common_subexpression_elimination import cse
+
+from nimble.dialects import loop
+from nimble.dialects.graph import FusedOp, GraphOp, WhileOp, YieldOp
+from nimble.dialects.graph.control import ConditionOp
+from nimble.dialects.graph.fusion import fused_region
+from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering, memref_of
+from nimble.lowering.spatial_loops import hoist_row_scales, merge_reductions, stage_dram_reads
+
+SPATIAL_ATTR = "nimble.spatial"
+"""On the `graph.fused` wrapping a recurrence: the symbol of its spatial program."""
+ARGS_ATTR = "nimble.spatial_args"
+"""On that `graph.fused`: for each input parameter of the program, the fused op's operand it takes."""
+COUNTER_ATTR = "nimble.spatial_counter"
+"""On that `graph.fused`: which of the loop's results is the counter (the others are the states)."""
+SPATIAL_DEVICE = "spatial"
+WEIGHT_TYPES: dict[str, Attribute] = {"f32": f32, "bf16": BFloat16Type(), "int8": IntegerType(8)}
+INT8_MAX = 127
+
+
+class NotARecurrence(Exception):
+    """A loop the spatial lowering does not take (the reason)."""
+
+
+def _const(b: Builder, value: int | float, t: Attribute = IndexType()) -> SSAValue:
+    attr = FloatAttr(value, t) if isinstance(value, float) else IntegerAttr(value, t)
+    return b.insert(arith.ConstantOp(attr)).result
+
+
+def _outside(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined outside `op`."""
+    owner = value.owner
+    parent = owner if isinstance(owner, Operation) else owner.parent_op()
+    while parent is not None:
+        if parent is op:
+            return False
+        parent = parent.parent_op()
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Recognising a recurrence
+
+
+@dataclass
+class _Recurrence:
+    op: WhileOp
+    counter: int  # position of the counter among the carried values
+    bound: SSAValue
+
+
+def match_recurrence(op: WhileOp) -> _Recurrence:
+    cond = op.cond_region.block
+    last = cond.last_op
+    if not isinstance(last, ConditionOp) or not isinstance(last.operands[0].owner, arith.CmpiOp):
+        raise NotARecurrence("the condition is not a comparison")
+    cmp = last.operands[0].owner
+    if cmp.predicate.value.data != 2 or not (len(list(cond.ops)) == 2):  # slt, and nothing else
+        raise NotARecurrence("the condition is not 'counter < bound'")
+    if cmp.lhs not in cond.args or not _outside(cmp.rhs, op):
+        raise NotARecurrence("the condition is not 'counter < bound' with a bound set before the loop")
+    k = cond.args.index(cmp.lhs)
+    init = op.inits[k].owner
+    if not (isinstance(init, arith.ConstantOp) and init.value.value.data == 0):
+        raise NotARecurrence("the counter does not start at 0")
+    body = op.body_region.block
+    step = body.last_op.operands[k].owner
+    one = step.operands[1].owner if isinstance(step, arith.AddiOp) else None
+    if not (isinstance(one, arith.ConstantOp) and step.operands[0] is body.args[k] and one.value.value.data == 1):
+        raise NotARecurrence("the counter does not step by 1")
+    for i, value in enumerate(op.inits):
+        if i != k and not isinstance(value.type, TensorType):
+            raise NotARecurrence(f"carried value #{i} is not a tensor")
+    return _Recurrence(op, k, cmp.rhs)
+
+
+# ---------------------------------------------------------------------------------------
+# The step: one fusion group of the body's graph ops
+
+
+def _flatten(block: Block, functions: dict[str, func.FuncOp]) -> Block:
+    """A copy of `block` with calls inlined and fusion groups opened (recursively)."""
+    flat = Block(arg_types=[a.type for a in block.args])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, flat.args))
+
+    def copy(ops: Sequence[Operation], env: dict[SSAValue, SSAValue]) -> list[SSAValue] | None:
+        for o in ops:
+            if isinstance(o, YieldOp | func.ReturnOp):
+                return [env.get(v, v) for v in o.operands]
+            if isinstance(o, func.CallOp):
+                callee = functions.get(o.callee.root_reference.data)
+                if callee is None or not callee.body.blocks:
+                    raise NotARecurrence(f"the body calls @{o.callee.root_reference.data}, which has no body")
+                inner = dict(zip(callee.body.block.args, (env.get(v, v) for v in o.operands)))
+                results = copy(list(callee.body.block.ops), inner)
+                env.update(zip(o.results, results or []))
+            elif isinstance(o, FusedOp):
+                inner = dict(zip(o.body.block.args, (env.get(v, v) for v in o.operands)))
+                env.update(zip(o.results, copy(list(o.body.block.ops), inner) or []))
+            elif o.regions:
+                raise NotARecurrence(f"the body holds control flow ('{o.name}')")
+            else:
+                clone = o.clone(value_mapper=env)
+                flat.add_op(clone)
+                env.update(zip(o.results, clone.results))
+        return None
+
+    yielded = copy(list(block.ops), mapping)
+    flat.add_op(YieldOp(yielded or []))
+    return flat
+
+
+@dataclass
+class _Step:
+    group: FusedOp  # the body's graph ops (not inserted anywhere)
+    scalars: list[Operation]  # index ops of the body computed before the step, in order
+    flat: Block
+
+
+def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
+    flat = _flatten(rec.op.body_region.block, functions)
+    yielded = list(flat.last_op.operands)
+    # The graph ops the next states need, and the scalar (index) ops they read.
+    needed: set[Operation] = set()
+    work = [v.owner for i, v in enumerate(yielded) if i != rec.counter and isinstance(v.owner, Operation)]
+    while work:
+        o = work.pop()
+        if o in needed:
+            continue
+        needed.add(o)
+        work.extend(v.owner for v in o.operands if isinstance(v.owner, Operation))
+    members = [o for o in flat.ops if o in needed and isinstance(o, GraphOp)]
+    scalars = [o for o in flat.ops if o in needed and not isinstance(o, GraphOp)]
+    for o in scalars:
+        if not is_side_effect_free(o) or any(not isinstance(r.type, IndexType | IntegerType) for r in o.results):
+            raise NotARecurrence(f"'{o.name}' in the body is neither a graph op nor index arithmetic")
+    if not members:
+        raise NotARecurrence("the body computes no state with graph ops")
+    member_set = set(members)
+    inputs: list[SSAValue] = []
+    for o in members:
+        for v in o.operands:
+            if not (isinstance(v.owner, Operation) and v.owner in member_set) and v not in inputs:
+                inputs.append(v)
+    region = fused_region([v.type for v in inputs])
+    env = dict(zip(inputs, region.block.args))
+    for o in members:
+        region.block.add_op(o.clone(value_mapper=env))
+    states = [v for i, v in enumerate(yielded) if i != rec.counter]
+    for v in states:
+        if v not in env:
+            raise NotARecurrence("a state is passed through unchanged")
+    region.block.add_op(YieldOp([env[v] for v in states]))
+    return _Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat)
+
+
+# ---------------------------------------------------------------------------------------
+# Building the program
+
+
+def _nest(b: Builder, dims: Sequence[SSAValue], body: Callable[[Builder, list[SSAValue]], None],
+          zero: SSAValue, one: SSAValue) -> None:
+    """`loop.foreach` over every index of `dims` (row-major)."""
+
+    def level(b: Builder, i: int, ivs: list[SSAValue]) -> None:
+        if i == len(dims):
+            body(b, ivs)
+            return
+        block = Block(arg_types=[IndexType()])
+        b.insert(loop.ForeachOp(zero, dims[i], one, Region(block)))
+        inner = Builder(InsertPoint.at_end(block))
+        level(inner, i + 1, [*ivs, block.args[0]])
+        inner.insert(loop.YieldOp())
+
+    level(b, 0, [])
+
+
+def _dims(b: Builder, buf: SSAValue) -> list[SSAValue]:
+    return [_const(b, d) if d >= 0 else b.insert(memref.DimOp.from_source_and_index(buf, _const(b, i))).result
+            for i, d in enumerate(buf.type.get_shape())]
+
+
+def _copy(b: Builder, src: SSAValue, dst: SSAValue, dims: list[SSAValue], zero: SSAValue, one: SSAValue) -> None:
+    def body(b: Builder, ivs: list[SSAValue]) -> None:
+        b.insert(memref.StoreOp.get(b.insert(memref.LoadOp.get(src, ivs)).res, dst, ivs))
+
+    _nest(b, dims, body, zero, one)
+
+
+@dataclass
+class _Resident:
+    """An invariant tensor in SRAM: its buffer, and for int8 the per-row scales."""
+
+    buffer: SSAValue
+    scale: SSAValue | None = None
+
+
+def _make_resident(b: Builder, src: SSAValue, precision: str, zero: SSAValue, one: SSAValue) -> _Resident:
+    """Copy `src` (DRAM) into SRAM, matrices in the weight precision."""
+    t: MemRefType = src.type
+    dims = _dims(b, src)
+    dynamic = [d for d, n in zip(dims, t.get_shape()) if n < 0]
+    element = WEIGHT_TYPES[precision] if len(t.get_shape()) >= 2 else f32
+    buf = b.insert(loop.AllocOp("sram", MemRefType(element, t.get_shape()), dynamic)).memref
+    buf.name_hint = f"{src.name_hint}_sram" if src.name_hint else None
+    if element == f32:
+        _copy(b, src, buf, dims, zero, one)
+        return _Resident(buf)
+    if isinstance(element, BFloat16Type):
+        def encode(b: Builder, ivs: list[SSAValue]) -> None:
+            v = b.insert(memref.LoadOp.get(src, ivs)).res
+            b.insert(memref.StoreOp.get(b.insert(arith.TruncFOp(v, element)).result, buf, ivs))
+
+        _nest(b, dims, encode, zero, one)
+        return _Resident(buf)
+    # int8: scale[r] = max |src[r, ...]| / 127 (1 for an all-zero row); q = round(v / scale).
+    rows = t.get_shape()[0]
+    scale = b.insert(loop.AllocOp("sram", MemRefType(f32, [rows]), dynamic[:1] if rows < 0 else [])).memref
+    scale.name_hint = f"{src.name_hint}_scale" if src.name_hint else None
+    rest = dims[1:]
+
+    def per_row(b: Builder, row: list[SSAValue]) -> None:
+        amax = _reduce_nest(b, rest, zero, one, lambda b, ivs: b.insert(
+            xmath.AbsFOp(b.insert(memref.LoadOp.get(src, [*row, *ivs])).res)).result)
+        zero_f = _const(b, 0.0, f32)
+        is_zero = b.insert(arith.CmpfOp(amax, zero_f, "oeq")).result
+        s = b.insert(arith.DivfOp(amax, _const(b, float(INT8_MAX), f32))).result
+        s = b.insert(arith.SelectOp(is_zero, _const(b, 1.0, f32), s)).result
+        b.insert(memref.StoreOp.get(s, scale, row))
+
+        def quantize(b: Builder, ivs: list[SSAValue]) -> None:
+            v = b.insert(memref.LoadOp.get(src, [*row, *ivs])).res
+            scaled = b.insert(arith.AddfOp(b.insert(arith.DivfOp(v, s)).result, _const(b, 0.5, f32))).result
+            rounded = b.insert(xmath.FloorOp(scaled)).result
+            clamped = b.insert(arith.MinimumfOp(b.insert(arith.MaximumfOp(rounded, _const(b, -float(INT8_MAX), f32))
+                                                         ).result, _const(b, float(INT8_MAX), f32))).result
+            q = b.insert(arith.TruncIOp(b.insert(arith.FPToSIOp(clamped, IntegerType(32))).result, element)).result
+            b.insert(memref.StoreOp.get(q, buf, [*row, *ivs]))
+
+        _nest(b, rest, quantize, zero, one)
+
+    _nest(b, dims[:1], per_row, zero, one)
+    return _Resident(buf, scale)
+
+
+def _reduce_nest(b: Builder, dims: Sequence[SSAValue], zero: SSAValue, one: SSAValue,
+                 value: Callable[[Builder, list[SSAValue]], SSAValue]) -> SSAValue:
+    """max over every index of `dims` of `value` (0 over no dims: `value` itself)."""
+
+    def level(b: Builder, i: int, ivs: list[SSAValue]) -> SSAValue:
+        if i == len(dims):
+            return value(b, ivs)
+        block = Block(arg_types=[IndexType()])
+        inner = Builder(InsertPoint.at_end(block))
+        inner.insert(loop.YieldOp([level(inner, i + 1, [*ivs, block.args[0]])]))
+        return b.insert(loop.ReduceOp(zero, dims[i], one, [_const(b, 0.0, f32)], ["max"], Region(block))).outs[0]
+
+    return level(b, 0, [])
+
+
+def _decode_loads(scope: Operation, residents: dict[SSAValue, _Resident]) -> None:
+    """Loads of narrow-precision SRAM buffers widened back to f32 where they are read."""
+    for load in [o for o in scope.walk() if isinstance(o, memref.LoadOp) and o.memref in residents]:
+        resident = residents[load.memref]
+        element = load.memref.type.get_element_type()
+        if element == f32:
+            continue
+        b = Builder(InsertPoint.before(load))
+        narrow = b.insert(memref.LoadOp.get(load.memref, list(load.indices))).res
+        if isinstance(element, BFloat16Type):
+            wide = b.insert(arith.ExtFOp(narrow, f32)).result
+        else:
+            q = b.insert(arith.SIToFPOp(narrow, f32)).result
+            s = b.insert(memref.LoadOp.get(resident.scale, [load.indices[0]])).res
+            wide = b.insert(arith.MulfOp(q, s)).result
+        load.res.replace_all_uses_with(wide)
+        load.detach()
+        load.erase()
+
+
+def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> tuple[func.FuncOp, list[SSAValue]]:
+    """The spatial program of a recurrence, and the host values its parameters take
+    (the loop's outside tensors, outside index values, initial states; then one output
+    per state)."""
+    loop_op = rec.op
+    kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
+    flat_args = list(step.flat.args)
+    state_args = [a for i, a in enumerate(flat_args) if i != rec.counter]
+    counter = flat_args[rec.counter]
+    inputs = list(step.group.inputs)
+    # Values from outside the loop the step reads (and the bound), in first-use order.
+    flat = step.flat
+
+    def in_flat(v: SSAValue) -> bool:
+        owner = v.owner
+        return owner is flat if isinstance(owner, Block) else owner.parent_block() is flat
+
+    outside: list[SSAValue] = []
+    for v in [*inputs, *(v for o in step.scalars for v in o.operands), rec.bound]:
+        if not in_flat(v) and v not in outside:
+            outside.append(v)
+    tensors = [v for v in outside if isinstance(v.type, TensorType)]
+    indices = [v for v in outside if not isinstance(v.type, TensorType)]
+    for v in indices:
+        if not isinstance(v.type, IndexType):
+            raise NotARecurrence(f"the loop reads a value of type {v.type} from outside")
+    inits = [v for i, v in enumerate(loop_op.inits) if i != rec.counter]
+    param_types = [memref_of(v.type) for v in tensors] + [IndexType()] * len(indices) \
+        + [memref_of(v.type) for v in inits] + [memref_of(v.type) for v in inits]
+    entry = Block(arg_types=param_types)
+    program = func.FuncOp(name, (param_types, []), Region(entry))
+    params = list(entry.args)
+    t_params = params[:len(tensors)]
+    i_params = params[len(tensors):len(tensors) + len(indices)]
+    init_params = params[len(tensors) + len(indices):len(tensors) + len(indices) + len(inits)]
+    out_params = params[len(tensors) + len(indices) + len(inits):]
+    for p, v in zip(params, [*tensors, *indices]):
+        p.name_hint = v.name_hint
+    for p, v in zip(init_params, inits):
+        p.name_hint = v.name_hint
+    finals = [r for i, r in enumerate(loop_op.results) if i != rec.counter]
+    for k, (p, r) in enumerate(zip(out_params, finals)):
+        p.name_hint = f"{r.name_hint or f'state{k}'}_out"
+    b = Builder(InsertPoint.at_end(entry))
+    zero, one = _const(b, 0), _const(b, 1)
+    host = dict(zip([*tensors, *indices], [*t_params, *i_params]))
+    # Streamed tensors: read by a member that also reads a value depending on the counter.
+    counter_derived = {counter} | {r for o in step.scalars for r in o.results}
+    streamed = set()
+    for o in step.flat.ops:
+        if any(v in counter_derived for v in o.operands):
+            streamed.update(v for v in o.operands if v in host and isinstance(v.type, TensorType))
+    residents: dict[SSAValue, _Resident] = {}
+    for v, p in zip(tensors, t_params):
+        if v not in streamed:
+            residents[v] = _make_resident(b, p, precision, zero, one)
+    current, following = [], []
+    for p in init_params:
+        dims = _dims(b, p)
+        dynamic = [d for d, n in zip(dims, p.type.get_shape()) if n < 0]
+        cur = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
+        nxt = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
+        if p.name_hint:
+            cur.name_hint, nxt.name_hint = f"{p.name_hint}_state", f"{p.name_hint}_next"
+        _copy(b, p, cur, dims, zero, one)
+        current.append((cur, dims))
+        following.append(nxt)
+    # The time loop.
+    time_block = Block(arg_types=[IndexType()])
+    t = time_block.args[0]
+    t.name_hint = "t"
+    bound = host[rec.bound]
+    tb = Builder(InsertPoint.at_end(time_block))
+    env: dict[SSAValue, SSAValue] = {counter: t, **host}
+    for a, (cur, _) in zip(state_args, current):
+        env[a] = cur
+    for o in step.scalars:
+        clone = tb.insert(o.clone(value_mapper=env))
+        env.update(zip(o.results, clone.results))
+    kernel_args: list[SSAValue] = []
+    for v in inputs:
+        if v in residents:
+            kernel_args.append(residents[v].buffer)
+        else:
+            kernel_args.append(env[v])
+    kernel_args += following
+    inline = dict(zip(kernel.body.block.args, kernel_args))
+    for o in kernel.body.block.ops:
+        if isinstance(o, func.ReturnOp):
+            break
+        tb.insert(o.clone(value_mapper=inline))
+    for (cur, dims), nxt in zip(current, following):
+        _copy(tb, nxt, cur, dims, zero, one)
+    tb.insert(scf.YieldOp())
+    time_loop = b.insert(scf.ForOp(zero, bound, one, [], Region(time_block)))
+    for (cur, dims), out in zip(current, out_params):
+        _copy(b, cur, out, dims, zero, one)
+    b.insert(func.ReturnOp())
+    by_buffer = {r.buffer: r for r in residents.values()}
+    _decode_loads(program, by_buffer)
+    merge_reductions(program)
+    cse(program)  # the gates' reads of the shared operand become one, before it is staged
+    stage_dram_reads(time_loop, set(t_params))
+    hoist_row_scales(program, {r.scale for r in residents.values() if r.scale is not None})
+    program.attributes[loop.KERNEL_MARK] = StringAttr(name)
+    program.attributes[loop.DEVICE_MARK] = StringAttr(SPATIAL_DEVICE)
+    return program, [*tensors, *indices, *inits]
+
+
+# ---------------------------------------------------------------------------------------
+# The pass
+
+
+def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue]) -> FusedOp:
+    """Replace the loop by a `graph.fused` holding it, naming the program."""
+    loop_op = rec.op
+    inputs: list[SSAValue] = []
+    for inner in loop_op.walk():
+        for v in inner.operands:
+            if _outside(v, loop_op) and v not in inputs:
+                inputs.append(v)
+    region = fused_region([v.type for v in inputs])
+    env = dict(zip(inputs, region.block.args))
+    for arg, v in zip(region.block.args, inputs):
+        arg.name_hint = v.name_hint
+    clone = loop_op.clone(value_mapper=env)
+    region.block.add_op(clone)
+    region.block.add_op(YieldOp(list(clone.results)))
+    wrapper = FusedOp(inputs, [r.type for r in loop_op.results], region)
+    wrapper.attributes[SPATIAL_ATTR] = SymbolRefAttr(name)
+    wrapper.attributes[ARGS_ATTR] = ArrayAttr([IntAttr(inputs.index(v)) for v in host_values])
+    wrapper.attributes[COUNTER_ATTR] = IntAttr(rec.counter)
+    wrapper.location = loop_op.location
+    Rewriter.insert_op(wrapper, InsertPoint.before(loop_op))
+    for old, new in zip(loop_op.results, wrapper.results):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    loop_op.detach()
+    loop_op.erase()
+    return wrapper
+
+
+def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
+    """Lower every recurrence of the module's host functions; returns the programs' names."""
+    if precision not in WEIGHT_TYPES:
+        raise ValueError(f"unknown weight precision '{precision}' (expected one of {', '.join(WEIGHT_TYPES)})")
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    taken = set(functions)
+    names: list[str] = []
+    for host in [f for f in functions.values() if loop.KERNEL_MARK not in f.attributes and f.body.blocks]:
+        for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
+            try:
+                rec = match_recurrence(op)
+                step = _step(rec, functions)
+                k = 0
+                while f"{host.sym_name.data}_rnn_{k}" in taken:
+                    k += 1
+                name = f"{host.sym_name.data}_rnn_{k}"
+                program, host_values = build_program(rec, step, name, precision)
+            except (NotARecurrence, NoLoopLowering):
+                continue
+            taken.add(name)
+            module.body.block.add_op(program)
+            _wrap(rec, name, host_values)
+            names.append(name)
+    return names
+
+
+@dataclass(frozen=True)
+class LowerRnnToSpatialPass(ModulePass):
+    """Turn each recurrence (counted loop over a cell) into one spatial program."""
+
+    name = "lower-rnn-to-spatial"
+    weights: str = "f32"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_module(op, self.weights)
