@@ -52,10 +52,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.transforms.common_subexpression_elimination import cse
 
 from nimble.dialects import loop
-from nimble.dialects.graph import FusedOp, GraphOp, WhileOp, YieldOp
+from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering, memref_of
@@ -67,9 +68,15 @@ ARGS_ATTR = "nimble.spatial_args"
 """On that `graph.fused`: for each input parameter of the program, the fused op's operand it takes."""
 COUNTER_ATTR = "nimble.spatial_counter"
 """On that `graph.fused`: which of the loop's results is the counter (the others are the states)."""
+SKIPPED_ATTR = "nimble.spatial_skipped"
+"""On a `graph.while` the lowering does not take: why."""
 SPATIAL_DEVICE = "spatial"
 WEIGHT_TYPES: dict[str, Attribute] = {"f32": f32, "bf16": BFloat16Type(), "int8": IntegerType(8)}
 INT8_MAX = 127
+
+
+class SpatialLoweringError(DiagnosticException):
+    """A bad option of the pass."""
 
 
 class NotARecurrence(Exception):
@@ -201,9 +208,14 @@ def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
     for o in members:
         region.block.add_op(o.clone(value_mapper=env))
     states = [v for i, v in enumerate(yielded) if i != rec.counter]
-    for v in states:
+    for i, v in enumerate(yielded):
+        if i == rec.counter:
+            continue
         if v not in env:
-            raise NotARecurrence("a state is passed through unchanged")
+            raise NotARecurrence(f"state #{i} is passed through unchanged")
+        if isinstance(v.owner, ConcatOp) and flat.args[i] in v.owner.operands:
+            raise NotARecurrence(f"state #{i} grows at each step (every step's output stacked): "
+                                 "the spatial lowering keeps states of a fixed shape")
     region.block.add_op(YieldOp([env[v] for v in states]))
     return _Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat)
 
@@ -230,7 +242,7 @@ def _nest(b: Builder, dims: Sequence[SSAValue], body: Callable[[Builder, list[SS
 
 
 def _dims(b: Builder, buf: SSAValue) -> list[SSAValue]:
-    return [_const(b, d) if d >= 0 else b.insert(memref.DimOp.from_source_and_index(buf, _const(b, i))).result
+    return [_const(b, d) if d >= 0 else b.insert(memref.DimOp(buf, _const(b, i))).result
             for i, d in enumerate(buf.type.get_shape())]
 
 
@@ -332,62 +344,71 @@ def _decode_loads(scope: Operation, residents: dict[SSAValue, _Resident]) -> Non
         load.erase()
 
 
+@dataclass
+class _Signature:
+    """The program's parameters and the host values they take."""
+
+    tensors: list[SSAValue]  # loop-invariant or streamed tensors from outside the loop
+    indices: list[SSAValue]  # index values from outside the loop (the bound among them)
+    inits: list[SSAValue]  # initial states
+
+    @staticmethod
+    def of(rec: _Recurrence, step: _Step) -> _Signature:
+        flat = step.flat
+
+        def in_flat(v: SSAValue) -> bool:
+            owner = v.owner
+            return owner is flat if isinstance(owner, Block) else owner.parent_block() is flat
+
+        outside: list[SSAValue] = []  # in first-use order
+        for v in [*step.group.inputs, *(v for o in step.scalars for v in o.operands), rec.bound]:
+            if not in_flat(v) and v not in outside:
+                outside.append(v)
+        indices = [v for v in outside if not isinstance(v.type, TensorType)]
+        for v in indices:
+            if not isinstance(v.type, IndexType):
+                raise NotARecurrence(f"the loop reads a value of type {v.type} from outside")
+        inits = [v for i, v in enumerate(rec.op.inits) if i != rec.counter]
+        return _Signature([v for v in outside if isinstance(v.type, TensorType)], indices, inits)
+
+    def function(self, rec: _Recurrence, name: str) -> func.FuncOp:
+        types = [memref_of(v.type) for v in self.tensors] + [IndexType()] * len(self.indices) \
+            + [memref_of(v.type) for v in self.inits] * 2
+        program = func.FuncOp(name, (types, []), Region(Block(arg_types=types)))
+        finals = [r for i, r in enumerate(rec.op.results) if i != rec.counter]
+        hints = [v.name_hint for v in (*self.tensors, *self.indices, *self.inits)]
+        hints += [f"{r.name_hint or f'state{k}'}_out" for k, r in enumerate(finals)]
+        for arg, hint in zip(program.args, hints):
+            arg.name_hint = hint
+        return program
+
+    @property
+    def host_values(self) -> list[SSAValue]:
+        return [*self.tensors, *self.indices, *self.inits]
+
+
 def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> tuple[func.FuncOp, list[SSAValue]]:
-    """The spatial program of a recurrence, and the host values its parameters take
-    (the loop's outside tensors, outside index values, initial states; then one output
-    per state)."""
-    loop_op = rec.op
-    kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
-    flat_args = list(step.flat.args)
-    state_args = [a for i, a in enumerate(flat_args) if i != rec.counter]
-    counter = flat_args[rec.counter]
-    inputs = list(step.group.inputs)
-    # Values from outside the loop the step reads (and the bound), in first-use order.
-    flat = step.flat
-
-    def in_flat(v: SSAValue) -> bool:
-        owner = v.owner
-        return owner is flat if isinstance(owner, Block) else owner.parent_block() is flat
-
-    outside: list[SSAValue] = []
-    for v in [*inputs, *(v for o in step.scalars for v in o.operands), rec.bound]:
-        if not in_flat(v) and v not in outside:
-            outside.append(v)
-    tensors = [v for v in outside if isinstance(v.type, TensorType)]
-    indices = [v for v in outside if not isinstance(v.type, TensorType)]
-    for v in indices:
-        if not isinstance(v.type, IndexType):
-            raise NotARecurrence(f"the loop reads a value of type {v.type} from outside")
-    inits = [v for i, v in enumerate(loop_op.inits) if i != rec.counter]
-    param_types = [memref_of(v.type) for v in tensors] + [IndexType()] * len(indices) \
-        + [memref_of(v.type) for v in inits] + [memref_of(v.type) for v in inits]
-    entry = Block(arg_types=param_types)
-    program = func.FuncOp(name, (param_types, []), Region(entry))
-    params = list(entry.args)
-    t_params = params[:len(tensors)]
-    i_params = params[len(tensors):len(tensors) + len(indices)]
-    init_params = params[len(tensors) + len(indices):len(tensors) + len(indices) + len(inits)]
-    out_params = params[len(tensors) + len(indices) + len(inits):]
-    for p, v in zip(params, [*tensors, *indices]):
-        p.name_hint = v.name_hint
-    for p, v in zip(init_params, inits):
-        p.name_hint = v.name_hint
-    finals = [r for i, r in enumerate(loop_op.results) if i != rec.counter]
-    for k, (p, r) in enumerate(zip(out_params, finals)):
-        p.name_hint = f"{r.name_hint or f'state{k}'}_out"
-    b = Builder(InsertPoint.at_end(entry))
+    """The spatial program of a recurrence, and the host values its input parameters
+    take (outside tensors, outside index values, initial states; one output per state
+    follows them)."""
+    sig = _Signature.of(rec, step)
+    program = sig.function(rec, name)
+    params = list(program.args)
+    n_in = len(sig.tensors) + len(sig.indices)
+    host = dict(zip(sig.host_values[:n_in], params[:n_in]))
+    init_params = params[n_in:n_in + len(sig.inits)]
+    out_params = params[n_in + len(sig.inits):]
+    b = Builder(InsertPoint.at_end(program.body.block))
     zero, one = _const(b, 0), _const(b, 1)
-    host = dict(zip([*tensors, *indices], [*t_params, *i_params]))
-    # Streamed tensors: read by a member that also reads a value depending on the counter.
+    flat_args = list(step.flat.args)
+    counter = flat_args[rec.counter]
+    # Tensors read with an index that depends on the counter stream from DRAM; the
+    # others are loop-invariant: copied on chip once.
     counter_derived = {counter} | {r for o in step.scalars for r in o.results}
-    streamed = set()
-    for o in step.flat.ops:
-        if any(v in counter_derived for v in o.operands):
-            streamed.update(v for v in o.operands if v in host and isinstance(v.type, TensorType))
-    residents: dict[SSAValue, _Resident] = {}
-    for v, p in zip(tensors, t_params):
-        if v not in streamed:
-            residents[v] = _make_resident(b, p, precision, zero, one)
+    streamed = {v for o in step.flat.ops if any(u in counter_derived for u in o.operands)
+                for v in o.operands if v in host and isinstance(v.type, TensorType)}
+    residents = {v: _make_resident(b, host[v], precision, zero, one) for v in sig.tensors if v not in streamed}
+    # States: current and next, in SRAM.
     current, following = [], []
     for p in init_params:
         dims = _dims(b, p)
@@ -399,46 +420,38 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
         _copy(b, p, cur, dims, zero, one)
         current.append((cur, dims))
         following.append(nxt)
-    # The time loop.
+    # The time loop: the step's index code, the step nest (the group's kernel, inlined),
+    # then the next states over the current ones.
     time_block = Block(arg_types=[IndexType()])
-    t = time_block.args[0]
-    t.name_hint = "t"
-    bound = host[rec.bound]
+    time_block.args[0].name_hint = "t"
     tb = Builder(InsertPoint.at_end(time_block))
-    env: dict[SSAValue, SSAValue] = {counter: t, **host}
-    for a, (cur, _) in zip(state_args, current):
-        env[a] = cur
+    states = [a for i, a in enumerate(flat_args) if i != rec.counter]
+    env: dict[SSAValue, SSAValue] = {counter: time_block.args[0], **host}
+    env.update((a, cur) for a, (cur, _) in zip(states, current))
     for o in step.scalars:
-        clone = tb.insert(o.clone(value_mapper=env))
-        env.update(zip(o.results, clone.results))
-    kernel_args: list[SSAValue] = []
-    for v in inputs:
-        if v in residents:
-            kernel_args.append(residents[v].buffer)
-        else:
-            kernel_args.append(env[v])
-    kernel_args += following
-    inline = dict(zip(kernel.body.block.args, kernel_args))
+        env.update(zip(o.results, tb.insert(o.clone(value_mapper=env)).results))
+    kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
+    args = [residents[v].buffer if v in residents else env[v] for v in step.group.inputs] + following
+    inline = dict(zip(kernel.body.block.args, args))
     for o in kernel.body.block.ops:
-        if isinstance(o, func.ReturnOp):
-            break
-        tb.insert(o.clone(value_mapper=inline))
+        if not isinstance(o, func.ReturnOp):
+            tb.insert(o.clone(value_mapper=inline))
     for (cur, dims), nxt in zip(current, following):
         _copy(tb, nxt, cur, dims, zero, one)
     tb.insert(scf.YieldOp())
-    time_loop = b.insert(scf.ForOp(zero, bound, one, [], Region(time_block)))
+    time_loop = b.insert(scf.ForOp(zero, host[rec.bound], one, [], Region(time_block)))
     for (cur, dims), out in zip(current, out_params):
         _copy(b, cur, out, dims, zero, one)
     b.insert(func.ReturnOp())
-    by_buffer = {r.buffer: r for r in residents.values()}
-    _decode_loads(program, by_buffer)
+    # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.
+    _decode_loads(program, {r.buffer: r for r in residents.values()})
     merge_reductions(program)
     cse(program)  # the gates' reads of the shared operand become one, before it is staged
-    stage_dram_reads(time_loop, set(t_params))
+    stage_dram_reads(time_loop, set(params[:len(sig.tensors)]))
     hoist_row_scales(program, {r.scale for r in residents.values() if r.scale is not None})
     program.attributes[loop.KERNEL_MARK] = StringAttr(name)
     program.attributes[loop.DEVICE_MARK] = StringAttr(SPATIAL_DEVICE)
-    return program, [*tensors, *indices, *inits]
+    return program, sig.host_values
 
 
 # ---------------------------------------------------------------------------------------
@@ -475,23 +488,25 @@ def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue]) -> FusedOp:
 
 
 def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
-    """Lower every recurrence of the module's host functions; returns the programs' names."""
+    """Lower every recurrence of the module's host functions; returns the programs' names.
+    A `graph.while` that is not one keeps the reason in `nimble.spatial_skipped`."""
     if precision not in WEIGHT_TYPES:
-        raise ValueError(f"unknown weight precision '{precision}' (expected one of {', '.join(WEIGHT_TYPES)})")
+        raise SpatialLoweringError(f"lower-rnn-to-spatial: unknown weight precision '{precision}' "
+                                   f"(expected one of {', '.join(WEIGHT_TYPES)})")
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     taken = set(functions)
     names: list[str] = []
     for host in [f for f in functions.values() if loop.KERNEL_MARK not in f.attributes and f.body.blocks]:
         for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
+            k = 0
+            while f"{host.sym_name.data}_rnn_{k}" in taken:
+                k += 1
+            name = f"{host.sym_name.data}_rnn_{k}"
             try:
                 rec = match_recurrence(op)
-                step = _step(rec, functions)
-                k = 0
-                while f"{host.sym_name.data}_rnn_{k}" in taken:
-                    k += 1
-                name = f"{host.sym_name.data}_rnn_{k}"
-                program, host_values = build_program(rec, step, name, precision)
-            except (NotARecurrence, NoLoopLowering):
+                program, host_values = build_program(rec, _step(rec, functions), name, precision)
+            except (NotARecurrence, NoLoopLowering) as e:
+                op.attributes[SKIPPED_ATTR] = StringAttr(str(e))
                 continue
             taken.add(name)
             module.body.block.add_op(program)

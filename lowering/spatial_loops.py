@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
@@ -193,7 +193,7 @@ def stage_dram_reads(scope: Operation, dram: set[SSAValue]) -> int:
         if not all(_is_zero(lp.lower) and _is_one(lp.step) and not _defined_in(_owner_op(lp.upper), outer)
                    for lp in kept):
             continue  # the copy nest needs the loops' ranges before the nest
-        shape = [lp.upper.owner.value.value.data if isinstance(lp.upper.owner, arith.ConstantOp) else -1
+        shape = [lp.upper.owner.value.value.data if isinstance(lp.upper.owner, arith.ConstantOp) else DYNAMIC_INDEX
                  for lp in kept]
         dynamic = [lp.upper for lp, d in zip(kept, shape) if d < 0]
         element = load.memref.type.get_element_type()

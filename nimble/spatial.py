@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, StringAttr, SymbolRefAttr
 
 from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp
-from nimble.lowering.rnn_to_spatial import ARGS_ATTR, COUNTER_ATTR, SPATIAL_ATTR, SPATIAL_DEVICE
+from nimble.lowering.rnn_to_spatial import ARGS_ATTR, COUNTER_ATTR, SKIPPED_ATTR, SPATIAL_ATTR, SPATIAL_DEVICE
 from nimble.dialects.graph.control import truth
-from nimble.reference import Interpreter, InterpreterError
+from nimble.reference import Interpreter, InterpreterError, where
 
 
 class SpatialError(Exception):
@@ -68,8 +68,10 @@ def compile_spatial(source: Any, weights: str = "f32", sizes: dict[str, int | Se
     options["spatial-dse"] = dse_options(sizes, machine)
     run_stages(module, ["spatial"], options)
     if not spatial_programs(module):
+        skipped = [f"\n  {where(o)}{o.attributes[SKIPPED_ATTR].data}" for o in module.walk()
+                   if isinstance(o.attributes.get(SKIPPED_ATTR), StringAttr)]
         raise SpatialError("no recurrence to lower: the spatial target takes counted loops "
-                           "(`while i < n`, i from 0 by 1) over cells of graph ops")
+                           "(`while i < n`, i from 0 by 1) over cells of graph ops" + "".join(skipped))
     return SpatialExecutable(module, compile_kernels(module, (SPATIAL_DEVICE,)), entry)
 
 

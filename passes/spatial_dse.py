@@ -7,7 +7,7 @@ and on the machine given (`machine`: `pcus=128,pmus=128`, else the default, see
 
 - **searched loops**: each loop inside the time loop whose nest holds a reduction (for an
   RNN: the hidden units, and the reduction over input+hidden: the paper's `hu` and `ru`).
-  Candidates: powers of two from 1 to the trip count (at most `max_par`).
+  Candidates: powers of two below the trip count and the trip count (at most `max_par`).
 - **residency**: each on-chip copy of loop-invariant matrices (weights) stays in SRAM or,
   when on-chip memory is short, lives in DRAM and is read at each step; every choice is
   tried.
@@ -65,10 +65,13 @@ def _trips(sizes: Sizes, op: loop._LoopOp) -> int:
 
 
 def _powers(limit: int, cap: int) -> list[int]:
-    """1, 2, 4, ... up to the first power of two covering `limit` (at most `cap`)."""
+    """1, 2, 4, ... below `limit`, then `limit` itself (all its iterations at once), at
+    most `cap`."""
     values = [1]
-    while values[-1] < limit and values[-1] * 2 <= cap:
+    while values[-1] * 2 < limit and values[-1] * 2 <= cap:
         values.append(values[-1] * 2)
+    if values[-1] < limit <= cap:
+        values.append(limit)
     return values
 
 

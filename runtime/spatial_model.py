@@ -28,7 +28,7 @@ larger). Buffers in DRAM (the program's parameters, `loop.alloc dram`) cost traf
 op) plus one cycle per SRAM read on it and `dram_latency` when it reads DRAM; it accepts
 one iteration per cycle. A loop of `n` trips and `par = p` issues `ceil(n / p)`
 iterations: an innermost loop, or one marked `pipeline`, overlaps them (latency
-`ceil(n/p) * II + fill`, `II` its body's slowest stage, `fill` the body's latency);
+`(ceil(n/p) - 1) * II + L`, `II` its body's slowest stage, `L` the body's latency);
 other loops run them one after another (`ceil(n/p) * body`). A reduction adds its tree:
 `ceil(log2 p)` levels (plus a hop per level across units). A block's latency is the sum
 of its items (with a hop between consecutive stages). `scf.for` (the time loop) is
@@ -365,7 +365,7 @@ class _Coster:
         iters = -(-n // p)
         innermost = not any(isinstance(o, loop.ForeachOp | loop.ReduceOp | scf.ForOp) for o in op.body.block.ops)
         if innermost or schedule.pipeline:
-            cycles = iters * body.issue + body.cycles if iters else 0
+            cycles = (iters - 1) * body.issue + body.cycles if iters else 0
             issue = iters * body.issue
         else:
             cycles = issue = iters * body.cycles

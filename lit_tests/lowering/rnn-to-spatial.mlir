@@ -1,0 +1,197 @@
+// RUN: nimble-opt %s --split-input-file -p 'lower-rnn-to-spatial,canonicalize,cse' | filecheck %s
+
+// CHECK-LABEL: func.func @rnn
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[H0]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
+// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]] = graph.fused (%[[V4:[A-Za-z0-9_$.-]+]] = %[[V3]], %[[H0_1:[A-Za-z0-9_$.-]+]] = %[[H0]], %[[STEPS_1:[A-Za-z0-9_$.-]+]] = %[[STEPS]], %[[XS_1:[A-Za-z0-9_$.-]+]] = %[[XS]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (index, tensor<?x4xf32>, index, tensor<?x?x2xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (index, tensor<?x4xf32>) {
+// CHECK-NEXT: %[[I_1:[A-Za-z0-9_$.-]+]], %[[H_1:[A-Za-z0-9_$.-]+]] = graph.while (%[[I_2:[A-Za-z0-9_$.-]+]] = %[[V4]], %[[H_2:[A-Za-z0-9_$.-]+]] = %[[H0_1]]) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I_2]], %[[STEPS_1]] : index
+// CHECK-NEXT: graph.condition %[[V5]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[I_3:[A-Za-z0-9_$.-]+]]: index, %[[H_3:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>):
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.addi %[[I_3]], %[[V6]] : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = graph.fused (%[[XS_2:[A-Za-z0-9_$.-]+]] = %[[XS_1]], %[[I_4:[A-Za-z0-9_$.-]+]] = %[[I_3]], %[[V9:[A-Za-z0-9_$.-]+]] = %[[V7]], %[[H_4:[A-Za-z0-9_$.-]+]] = %[[H_3]]) : (tensor<?x?x2xf32>, index, index, tensor<?x4xf32>) -> tensor<?x6xf32> {
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = graph.slice %[[XS_2]][%[[I_4]]:%[[V9]], :, :] : tensor<?x?x2xf32> -> tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = graph.squeeze %[[V10]] [0] : tensor<?x?x2xf32> -> tensor<?x2xf32>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = graph.concat %[[V11]], %[[H_4]] {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x4xf32>) -> tensor<?x6xf32>
+// CHECK-NEXT: graph.yield %[[V12]] : tensor<?x6xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V9]] = graph.fused (%[[V10]] = %[[V8]], %[[W_2:[A-Za-z0-9_$.-]+]] = %[[W_1]], %[[B_2:[A-Za-z0-9_$.-]+]] = %[[B_1]]) : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[V11]] = graph.dense %[[V10]], %[[W_2]], %[[B_2]] : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V12]] = graph.tanh %[[V11]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: graph.yield %[[V12]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: graph.yield %[[V7]], %[[V9]] : index, tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: graph.yield %[[I_1]], %[[H_1]] : index, tensor<?x4xf32>
+// CHECK-NEXT: } attributes {nimble.spatial = @rnn_rnn_0, nimble.spatial_args = [#builtin.int<3>, #builtin.int<4>, #builtin.int<5>, #builtin.int<2>, #builtin.int<1>], nimble.spatial_counter = #builtin.int<0>}
+// CHECK-NEXT: func.return %[[H]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @rnn_rnn_0
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "rnn_rnn_0", nimble.device = "spatial"} {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
+// CHECK-NEXT: %[[W_SRAM:[A-Za-z0-9_$.-]+]] = loop.alloc sram : memref<4x6xf32>
+// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V5:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V4]], %[[V5]]] : memref<4x6xf32>
+// CHECK-NEXT: memref.store %[[V6]], %[[W_SRAM]][%[[V4]], %[[V5]]] : memref<4x6xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[B_SRAM:[A-Za-z0-9_$.-]+]] = loop.alloc sram : memref<4xf32>
+// CHECK-NEXT: loop.foreach %[[V7:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V7]]] : memref<4xf32>
+// CHECK-NEXT: memref.store %[[V8]], %[[B_SRAM]][%[[V7]]] : memref<4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[H0_STATE:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V9]]) : memref<?x4xf32>
+// CHECK-NEXT: %[[H0_NEXT:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V9]]) : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = memref.load %[[H0]][%[[V10]], %[[V11]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V12]], %[[H0_STATE]][%[[V10]], %[[V11]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.constant 3 : index
+// CHECK-NEXT: scf.for %[[T:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[STEPS]] step %[[V1]] {
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = memref.dim %[[XS]], %[[V0]] : memref<?x?x2xf32>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[T]], %[[V0]] : index
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.addi %[[T]], %[[V15]] : index
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.select %[[V16]], %[[V17]], %[[T]] : index
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V18]], %[[V0]] : index
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V19]], %[[V15]] : index
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0_STATE]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[XS_STAGE:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V21]]) : memref<?x6xf32>
+// CHECK-NEXT: loop.foreach %[[V22:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V21]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V23]], %[[V0]] : index
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V24]], %[[V1]] : index
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = memref.load %[[XS]][%[[V20]], %[[V22]], %[[V25]]] : memref<?x?x2xf32>
+// CHECK-NEXT: memref.store %[[V26]], %[[XS_STAGE]][%[[V22]], %[[V23]]] : memref<?x6xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V27:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V21]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V28:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V31:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] combine(add) init(%[[V29]]) : f32 {
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = memref.load %[[XS_STAGE]][%[[V27]], %[[V31]]] : memref<?x6xf32>
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.subi %[[V31]], %[[V13]] : index
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[V33]], %[[V0]] : index
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V34]], %[[V14]] : index
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V27]], %[[V35]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V31]], %[[V13]] : index
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = arith.select %[[V37]], %[[V36]], %[[V32]] : f32
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = memref.load %[[W_SRAM]][%[[V28]], %[[V31]]] : memref<4x6xf32>
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V38]], %[[V39]] : f32
+// CHECK-NEXT: loop.yield %[[V40]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = memref.load %[[B_SRAM]][%[[V28]]] : memref<4xf32>
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = arith.addf %[[V30]], %[[V41]] : f32
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = math.tanh %[[V42]] : f32
+// CHECK-NEXT: memref.store %[[V43]], %[[H0_NEXT]][%[[V27]], %[[V28]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V44:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V45:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_NEXT]][%[[V44]], %[[V45]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V46]], %[[H0_STATE]][%[[V44]], %[[V45]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V47:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V48:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V47]], %[[V48]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V49]], %[[H_OUT]][%[[V47]], %[[V48]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+
+// A vanilla RNN (h = tanh(dense(concat(x_t, h), w, b))) over a sequence of dynamic length
+// and batch: one program; w and b copied on chip once, h in SRAM (current and next),
+// the time loop sequential, x_t staged in SRAM at each step (it is read for every
+// hidden unit), one foreach over the hidden units with the reduction inside.
+func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %2 = arith.cmpi eq, %0, %1 : index
+  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  %3 = arith.constant 0 : index
+  %i, %h = graph.while (%i_1 = %3, %h_1 = %h0) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
+    %4 = arith.cmpi slt, %i_1, %steps : index
+    graph.condition %4 : i1
+  } do {
+  ^bb0(%i_2: index, %h_2: tensor<?x4xf32>):
+    %5 = arith.constant 1 : index
+    %6 = arith.addi %i_2, %5 : index
+    %7 = graph.fused (%xs_1 = %xs, %i_3 = %i_2, %8 = %6, %h_3 = %h_2) : (tensor<?x?x2xf32>, index, index, tensor<?x4xf32>) -> tensor<?x6xf32> {
+      %9 = graph.slice %xs_1[%i_3:%8, :, :] : tensor<?x?x2xf32> -> tensor<?x?x2xf32>
+      %10 = graph.squeeze %9 [0] : tensor<?x?x2xf32> -> tensor<?x2xf32>
+      %11 = graph.concat %10, %h_3 {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x4xf32>) -> tensor<?x6xf32>
+      graph.yield %11 : tensor<?x6xf32>
+    }
+    %8 = graph.fused (%9 = %7, %w_1 = %w, %b_1 = %b) : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32> {
+      %10 = graph.dense %9, %w_1, %b_1 : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+      %11 = graph.tanh %10 : tensor<?x4xf32> -> tensor<?x4xf32>
+      graph.yield %11 : tensor<?x4xf32>
+    }
+    graph.yield %6, %8 : index, tensor<?x4xf32>
+  }
+  func.return %h : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @from_one
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> tensor<4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[Y:[A-Za-z0-9_$.-]+]] = graph.while (%[[I_1:[A-Za-z0-9_$.-]+]] = %[[V0]], %[[Y_1:[A-Za-z0-9_$.-]+]] = %[[X]]) : (index, tensor<4xf32>) -> (index, tensor<4xf32>) {
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I_1]], %[[N]] : index
+// CHECK-NEXT: graph.condition %[[V1]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[I_2:[A-Za-z0-9_$.-]+]]: index, %[[Y_2:[A-Za-z0-9_$.-]+]]: tensor<4xf32>):
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.addi %[[I_2]], %[[V0]] : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = graph.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = graph.mul %[[Y_2]], %[[V3]] : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK-NEXT: graph.yield %[[V2]], %[[V4]] : index, tensor<4xf32>
+// CHECK-NEXT: } attributes {nimble.spatial_skipped = "the counter does not start at 0"}
+// CHECK-NEXT: func.return %[[Y]] : tensor<4xf32>
+// CHECK-NEXT: }
+// A loop whose counter starts at 1 is not a recurrence: it stays, with the reason.
+func.func @from_one(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %0 = arith.constant 1 : index
+  %i, %y = graph.while (%i_1 = %0, %y_1 = %x) : (index, tensor<4xf32>) -> (index, tensor<4xf32>) {
+    %1 = arith.cmpi slt, %i_1, %n : index
+    graph.condition %1 : i1
+  } do {
+  ^bb0(%i_2: index, %y_2: tensor<4xf32>):
+    %2 = arith.addi %i_2, %0 : index
+    %3 = graph.constant dense<2.000000e+00> : tensor<f32>
+    %4 = graph.mul %y_2, %3 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    graph.yield %2, %4 : index, tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
