@@ -11,9 +11,8 @@ cell update computed in registers. Around that step the program
 - merges reductions with the same bounds in one loop body into one `loop.reduce` with
   an accumulator each (all gates of a hidden unit in one pipeline, `merge_reductions`);
 - copies every loop-invariant tensor once into on-chip memory (`loop.alloc sram`), the
-  matrices in the weight precision chosen (`weights=f32|bf16|int8`; int8 with one f32
-  scale per leading index, i.e. per output row of a dense weight, symmetric, round to
-  nearest); accumulation and activations stay f32;
+  matrices in the weight precision chosen (`weights=f32|bf16|int8`, see
+  `spatial_weights`); accumulation and activations stay f32;
 - keeps the states in SRAM (current and next, copied back after each step); the time
   loop is an `scf.for` (sequential: step t+1 reads step t's states) that reads the
   sequences' slices from DRAM at each step; the final states go back to DRAM.
@@ -26,34 +25,28 @@ backend (functional execution) and `spatial-dse` / the machine model schedule an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    IntAttr,
-    BFloat16Type,
-    FloatAttr,
     IndexType,
-    IntegerAttr,
+    IntAttr,
     IntegerType,
-    MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     TensorType,
-    f32,
 )
-from xdsl.dialects import math as xmath
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
-from xdsl.utils.exceptions import DiagnosticException
 from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import loop
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
@@ -61,6 +54,14 @@ from nimble.dialects.graph.control import ConditionOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering, memref_of
 from nimble.lowering.spatial_loops import hoist_row_scales, merge_reductions, stage_dram_reads
+from nimble.lowering.spatial_weights import (
+    WEIGHT_TYPES,
+    buffer_dims,
+    const,
+    copy,
+    decode_loads,
+    make_resident,
+)
 
 SPATIAL_ATTR = "nimble.spatial"
 """On the `graph.fused` wrapping a recurrence: the symbol of its spatial program."""
@@ -71,8 +72,6 @@ COUNTER_ATTR = "nimble.spatial_counter"
 SKIPPED_ATTR = "nimble.spatial_skipped"
 """On a `graph.while` the lowering does not take: why."""
 SPATIAL_DEVICE = "spatial"
-WEIGHT_TYPES: dict[str, Attribute] = {"f32": f32, "bf16": BFloat16Type(), "int8": IntegerType(8)}
-INT8_MAX = 127
 
 
 class SpatialLoweringError(DiagnosticException):
@@ -81,11 +80,6 @@ class SpatialLoweringError(DiagnosticException):
 
 class NotARecurrence(Exception):
     """A loop the spatial lowering does not take (the reason)."""
-
-
-def _const(b: Builder, value: int | float, t: Attribute = IndexType()) -> SSAValue:
-    attr = FloatAttr(value, t) if isinstance(value, float) else IntegerAttr(value, t)
-    return b.insert(arith.ConstantOp(attr)).result
 
 
 def _outside(value: SSAValue, op: Operation) -> bool:
@@ -224,126 +218,6 @@ def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
 # Building the program
 
 
-def _nest(b: Builder, dims: Sequence[SSAValue], body: Callable[[Builder, list[SSAValue]], None],
-          zero: SSAValue, one: SSAValue) -> None:
-    """`loop.foreach` over every index of `dims` (row-major)."""
-
-    def level(b: Builder, i: int, ivs: list[SSAValue]) -> None:
-        if i == len(dims):
-            body(b, ivs)
-            return
-        block = Block(arg_types=[IndexType()])
-        b.insert(loop.ForeachOp(zero, dims[i], one, Region(block)))
-        inner = Builder(InsertPoint.at_end(block))
-        level(inner, i + 1, [*ivs, block.args[0]])
-        inner.insert(loop.YieldOp())
-
-    level(b, 0, [])
-
-
-def _dims(b: Builder, buf: SSAValue) -> list[SSAValue]:
-    return [_const(b, d) if d >= 0 else b.insert(memref.DimOp(buf, _const(b, i))).result
-            for i, d in enumerate(buf.type.get_shape())]
-
-
-def _copy(b: Builder, src: SSAValue, dst: SSAValue, dims: list[SSAValue], zero: SSAValue, one: SSAValue) -> None:
-    def body(b: Builder, ivs: list[SSAValue]) -> None:
-        b.insert(memref.StoreOp.get(b.insert(memref.LoadOp.get(src, ivs)).res, dst, ivs))
-
-    _nest(b, dims, body, zero, one)
-
-
-@dataclass
-class _Resident:
-    """An invariant tensor in SRAM: its buffer, and for int8 the per-row scales."""
-
-    buffer: SSAValue
-    scale: SSAValue | None = None
-
-
-def _make_resident(b: Builder, src: SSAValue, precision: str, zero: SSAValue, one: SSAValue) -> _Resident:
-    """Copy `src` (DRAM) into SRAM, matrices in the weight precision."""
-    t: MemRefType = src.type
-    dims = _dims(b, src)
-    dynamic = [d for d, n in zip(dims, t.get_shape()) if n < 0]
-    element = WEIGHT_TYPES[precision] if len(t.get_shape()) >= 2 else f32
-    buf = b.insert(loop.AllocOp("sram", MemRefType(element, t.get_shape()), dynamic)).memref
-    buf.name_hint = f"{src.name_hint}_sram" if src.name_hint else None
-    if element == f32:
-        _copy(b, src, buf, dims, zero, one)
-        return _Resident(buf)
-    if isinstance(element, BFloat16Type):
-        def encode(b: Builder, ivs: list[SSAValue]) -> None:
-            v = b.insert(memref.LoadOp.get(src, ivs)).res
-            b.insert(memref.StoreOp.get(b.insert(arith.TruncFOp(v, element)).result, buf, ivs))
-
-        _nest(b, dims, encode, zero, one)
-        return _Resident(buf)
-    # int8: scale[r] = max |src[r, ...]| / 127 (1 for an all-zero row); q = round(v / scale).
-    rows = t.get_shape()[0]
-    scale = b.insert(loop.AllocOp("sram", MemRefType(f32, [rows]), dynamic[:1] if rows < 0 else [])).memref
-    scale.name_hint = f"{src.name_hint}_scale" if src.name_hint else None
-    rest = dims[1:]
-
-    def per_row(b: Builder, row: list[SSAValue]) -> None:
-        amax = _reduce_nest(b, rest, zero, one, lambda b, ivs: b.insert(
-            xmath.AbsFOp(b.insert(memref.LoadOp.get(src, [*row, *ivs])).res)).result)
-        zero_f = _const(b, 0.0, f32)
-        is_zero = b.insert(arith.CmpfOp(amax, zero_f, "oeq")).result
-        s = b.insert(arith.DivfOp(amax, _const(b, float(INT8_MAX), f32))).result
-        s = b.insert(arith.SelectOp(is_zero, _const(b, 1.0, f32), s)).result
-        b.insert(memref.StoreOp.get(s, scale, row))
-
-        def quantize(b: Builder, ivs: list[SSAValue]) -> None:
-            v = b.insert(memref.LoadOp.get(src, [*row, *ivs])).res
-            scaled = b.insert(arith.AddfOp(b.insert(arith.DivfOp(v, s)).result, _const(b, 0.5, f32))).result
-            rounded = b.insert(xmath.FloorOp(scaled)).result
-            clamped = b.insert(arith.MinimumfOp(b.insert(arith.MaximumfOp(rounded, _const(b, -float(INT8_MAX), f32))
-                                                         ).result, _const(b, float(INT8_MAX), f32))).result
-            q = b.insert(arith.TruncIOp(b.insert(arith.FPToSIOp(clamped, IntegerType(32))).result, element)).result
-            b.insert(memref.StoreOp.get(q, buf, [*row, *ivs]))
-
-        _nest(b, rest, quantize, zero, one)
-
-    _nest(b, dims[:1], per_row, zero, one)
-    return _Resident(buf, scale)
-
-
-def _reduce_nest(b: Builder, dims: Sequence[SSAValue], zero: SSAValue, one: SSAValue,
-                 value: Callable[[Builder, list[SSAValue]], SSAValue]) -> SSAValue:
-    """max over every index of `dims` of `value` (0 over no dims: `value` itself)."""
-
-    def level(b: Builder, i: int, ivs: list[SSAValue]) -> SSAValue:
-        if i == len(dims):
-            return value(b, ivs)
-        block = Block(arg_types=[IndexType()])
-        inner = Builder(InsertPoint.at_end(block))
-        inner.insert(loop.YieldOp([level(inner, i + 1, [*ivs, block.args[0]])]))
-        return b.insert(loop.ReduceOp(zero, dims[i], one, [_const(b, 0.0, f32)], ["max"], Region(block))).outs[0]
-
-    return level(b, 0, [])
-
-
-def _decode_loads(scope: Operation, residents: dict[SSAValue, _Resident]) -> None:
-    """Loads of narrow-precision SRAM buffers widened back to f32 where they are read."""
-    for load in [o for o in scope.walk() if isinstance(o, memref.LoadOp) and o.memref in residents]:
-        resident = residents[load.memref]
-        element = load.memref.type.get_element_type()
-        if element == f32:
-            continue
-        b = Builder(InsertPoint.before(load))
-        narrow = b.insert(memref.LoadOp.get(load.memref, list(load.indices))).res
-        if isinstance(element, BFloat16Type):
-            wide = b.insert(arith.ExtFOp(narrow, f32)).result
-        else:
-            q = b.insert(arith.SIToFPOp(narrow, f32)).result
-            s = b.insert(memref.LoadOp.get(resident.scale, [load.indices[0]])).res
-            wide = b.insert(arith.MulfOp(q, s)).result
-        load.res.replace_all_uses_with(wide)
-        load.detach()
-        load.erase()
-
-
 @dataclass
 class _Signature:
     """The program's parameters and the host values they take."""
@@ -399,7 +273,7 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
     init_params = params[n_in:n_in + len(sig.inits)]
     out_params = params[n_in + len(sig.inits):]
     b = Builder(InsertPoint.at_end(program.body.block))
-    zero, one = _const(b, 0), _const(b, 1)
+    zero, one = const(b, 0), const(b, 1)
     flat_args = list(step.flat.args)
     counter = flat_args[rec.counter]
     # Tensors read with an index that depends on the counter stream from DRAM; the
@@ -407,17 +281,17 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
     counter_derived = {counter} | {r for o in step.scalars for r in o.results}
     streamed = {v for o in step.flat.ops if any(u in counter_derived for u in o.operands)
                 for v in o.operands if v in host and isinstance(v.type, TensorType)}
-    residents = {v: _make_resident(b, host[v], precision, zero, one) for v in sig.tensors if v not in streamed}
+    residents = {v: make_resident(b, host[v], precision, zero, one) for v in sig.tensors if v not in streamed}
     # States: current and next, in SRAM.
     current, following = [], []
     for p in init_params:
-        dims = _dims(b, p)
+        dims = buffer_dims(b, p)
         dynamic = [d for d, n in zip(dims, p.type.get_shape()) if n < 0]
         cur = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
         nxt = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
         if p.name_hint:
             cur.name_hint, nxt.name_hint = f"{p.name_hint}_state", f"{p.name_hint}_next"
-        _copy(b, p, cur, dims, zero, one)
+        copy(b, p, cur, dims, zero, one)
         current.append((cur, dims))
         following.append(nxt)
     # The time loop: the step's index code, the step nest (the group's kernel, inlined),
@@ -437,14 +311,14 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
         if not isinstance(o, func.ReturnOp):
             tb.insert(o.clone(value_mapper=inline))
     for (cur, dims), nxt in zip(current, following):
-        _copy(tb, nxt, cur, dims, zero, one)
+        copy(tb, nxt, cur, dims, zero, one)
     tb.insert(scf.YieldOp())
     time_loop = b.insert(scf.ForOp(zero, host[rec.bound], one, [], Region(time_block)))
     for (cur, dims), out in zip(current, out_params):
-        _copy(b, cur, out, dims, zero, one)
+        copy(b, cur, out, dims, zero, one)
     b.insert(func.ReturnOp())
     # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.
-    _decode_loads(program, {r.buffer: r for r in residents.values()})
+    decode_loads(program, {r.buffer: r for r in residents.values()})
     merge_reductions(program)
     cse(program)  # the gates' reads of the shared operand become one, before it is staged
     stage_dram_reads(time_loop, set(params[:len(sig.tensors)]))

@@ -23,7 +23,6 @@ from xdsl.traits import is_side_effect_free
 from nimble.dialects import loop
 
 
-
 def _same(a: SSAValue, b: SSAValue) -> bool:
     if a is b:
         return True

@@ -25,8 +25,8 @@ from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, StringAttr, Symb
 
 from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp
-from nimble.lowering.rnn_to_spatial import ARGS_ATTR, COUNTER_ATTR, SKIPPED_ATTR, SPATIAL_ATTR, SPATIAL_DEVICE
 from nimble.dialects.graph.control import truth
+from nimble.lowering.rnn_to_spatial import ARGS_ATTR, COUNTER_ATTR, SKIPPED_ATTR, SPATIAL_ATTR, SPATIAL_DEVICE
 from nimble.reference import Interpreter, InterpreterError, where
 
 
