@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
@@ -61,6 +61,7 @@ from nimble.lowering.spatial_weights import (
     copy,
     decode_loads,
     make_resident,
+    nest,
 )
 
 SPATIAL_ATTR = "nimble.spatial"
@@ -69,6 +70,8 @@ ARGS_ATTR = "nimble.spatial_args"
 """On that `graph.fused`: for each input parameter of the program, the fused op's operand it takes."""
 COUNTER_ATTR = "nimble.spatial_counter"
 """On that `graph.fused`: which of the loop's results is the counter (the others are the states)."""
+STACKED_ATTR = "nimble.spatial_stacked"
+"""On that `graph.fused`: the carried values that stack each step's rows (their outputs grow)."""
 SKIPPED_ATTR = "nimble.spatial_skipped"
 """On a `graph.while` the lowering does not take: why."""
 SPATIAL_DEVICE = "spatial"
@@ -170,11 +173,32 @@ class _Step:
     group: FusedOp  # the body's graph ops (not inserted anywhere)
     scalars: list[Operation]  # index ops of the body computed before the step, in order
     flat: Block
+    stacked: set[int]  # carried values that append this step's rows (the group yields the rows)
+
+
+def _stacked_rows(flat: Block, i: int, value: SSAValue) -> SSAValue | None:
+    """If carried value `i` becomes `concat(itself, rows, axis=0)` (every step's output
+    stacked, as ONNX's LSTM gives `Y`): the rows; they must have a static count."""
+    op = value.owner
+    if not isinstance(op, ConcatOp) or flat.args[i] not in op.operands:
+        return None
+    if op.axis.value.data != 0 or list(op.operands) != [flat.args[i], op.operands[1]]:
+        raise NotARecurrence(f"state #{i} grows other than by rows appended along axis 0")
+    rows = op.operands[1]
+    if rows.type.get_shape()[0] < 0:
+        raise NotARecurrence(f"state #{i} grows by a number of rows known only at run time")
+    return rows
 
 
 def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
     flat = _flatten(rec.op.body_region.block, functions)
     yielded = list(flat.last_op.operands)
+    stacked: set[int] = set()
+    for i, v in enumerate(yielded):
+        rows = _stacked_rows(flat, i, v) if i != rec.counter else None
+        if rows is not None:
+            yielded[i] = rows
+            stacked.add(i)
     # The graph ops the next states need, and the scalar (index) ops they read.
     needed: set[Operation] = set()
     work = [v.owner for i, v in enumerate(yielded) if i != rec.counter and isinstance(v.owner, Operation)]
@@ -207,11 +231,10 @@ def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
             continue
         if v not in env:
             raise NotARecurrence(f"state #{i} is passed through unchanged")
-        if isinstance(v.owner, ConcatOp) and flat.args[i] in v.owner.operands:
-            raise NotARecurrence(f"state #{i} grows at each step (every step's output stacked): "
-                                 "the spatial lowering keeps states of a fixed shape")
+        if i in stacked and flat.args[i] in inputs:
+            raise NotARecurrence(f"state #{i} stacks every step's rows and is also read by the step")
     region.block.add_op(YieldOp([env[v] for v in states]))
-    return _Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat)
+    return _Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat, stacked)
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,10 +269,10 @@ class _Signature:
         return _Signature([v for v in outside if isinstance(v.type, TensorType)], indices, inits)
 
     def function(self, rec: _Recurrence, name: str) -> func.FuncOp:
-        types = [memref_of(v.type) for v in self.tensors] + [IndexType()] * len(self.indices) \
-            + [memref_of(v.type) for v in self.inits] * 2
-        program = func.FuncOp(name, (types, []), Region(Block(arg_types=types)))
         finals = [r for i, r in enumerate(rec.op.results) if i != rec.counter]
+        types = [memref_of(v.type) for v in self.tensors] + [IndexType()] * len(self.indices) \
+            + [memref_of(v.type) for v in self.inits] + [memref_of(r.type) for r in finals]
+        program = func.FuncOp(name, (types, []), Region(Block(arg_types=types)))
         hints = [v.name_hint for v in (*self.tensors, *self.indices, *self.inits)]
         hints += [f"{r.name_hint or f'state{k}'}_out" for k, r in enumerate(finals)]
         for arg, hint in zip(program.args, hints):
@@ -259,6 +282,21 @@ class _Signature:
     @property
     def host_values(self) -> list[SSAValue]:
         return [*self.tensors, *self.indices, *self.inits]
+
+
+def _append_rows(b: Builder, rows: SSAValue, out: SSAValue, init: SSAValue, t: SSAValue,
+                 zero: SSAValue, one: SSAValue) -> None:
+    """out[len(init) + t * len(rows) + r, ...] = rows[r, ...]."""
+    count = rows.type.get_shape()[0]
+    start = b.insert(arith.AddiOp(b.insert(memref.DimOp(init, zero)).result,
+                                  b.insert(arith.MuliOp(t, const(b, count))).result)).result
+
+    def body(b: Builder, ivs: list[SSAValue]) -> None:
+        value = b.insert(memref.LoadOp.get(rows, ivs)).res
+        at = b.insert(arith.AddiOp(start, ivs[0])).result
+        b.insert(memref.StoreOp.get(value, out, [at, *ivs[1:]]))
+
+    nest(b, buffer_dims(b, rows), body, zero, one)
 
 
 def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> tuple[func.FuncOp, list[SSAValue]]:
@@ -282,10 +320,22 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
     streamed = {v for o in step.flat.ops if any(u in counter_derived for u in o.operands)
                 for v in o.operands if v in host and isinstance(v.type, TensorType)}
     residents = {v: make_resident(b, host[v], precision, zero, one) for v in sig.tensors if v not in streamed}
-    # States: current and next, in SRAM.
-    current, following = [], []
-    for p in init_params:
+    # States: current and next, in SRAM. A stacked state goes straight to its output:
+    # its initial rows first, then each step's rows (staged in SRAM) at their place.
+    kinds = [i in step.stacked for i in range(len(rec.op.inits)) if i != rec.counter]
+    current: list[tuple[SSAValue, list[SSAValue]] | None] = []
+    following: list[SSAValue] = []
+    for p, out, rows, stacked in zip(init_params, out_params, step.group.outputs, kinds):
         dims = buffer_dims(b, p)
+        if stacked:
+            copy(b, p, out, dims, zero, one)
+            t = memref_of(rows.type)
+            out_dims = buffer_dims(b, out)
+            nxt = b.insert(loop.AllocOp("sram", t, [d for d, n in zip(out_dims, t.get_shape()) if n < 0])).memref
+            nxt.name_hint = f"{out.name_hint}_rows"
+            current.append(None)
+            following.append(nxt)
+            continue
         dynamic = [d for d, n in zip(dims, p.type.get_shape()) if n < 0]
         cur = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
         nxt = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
@@ -301,7 +351,7 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
     tb = Builder(InsertPoint.at_end(time_block))
     states = [a for i, a in enumerate(flat_args) if i != rec.counter]
     env: dict[SSAValue, SSAValue] = {counter: time_block.args[0], **host}
-    env.update((a, cur) for a, (cur, _) in zip(states, current))
+    env.update((a, c[0]) for a, c in zip(states, current) if c is not None)
     for o in step.scalars:
         env.update(zip(o.results, tb.insert(o.clone(value_mapper=env)).results))
     kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
@@ -310,12 +360,16 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
     for o in kernel.body.block.ops:
         if not isinstance(o, func.ReturnOp):
             tb.insert(o.clone(value_mapper=inline))
-    for (cur, dims), nxt in zip(current, following):
-        copy(tb, nxt, cur, dims, zero, one)
+    for c, nxt, p, out in zip(current, following, init_params, out_params):
+        if c is not None:
+            copy(tb, nxt, c[0], c[1], zero, one)
+        else:
+            _append_rows(tb, nxt, out, p, time_block.args[0], zero, one)
     tb.insert(scf.YieldOp())
     time_loop = b.insert(scf.ForOp(zero, host[rec.bound], one, [], Region(time_block)))
-    for (cur, dims), out in zip(current, out_params):
-        copy(b, cur, out, dims, zero, one)
+    for c, out in zip(current, out_params):
+        if c is not None:
+            copy(b, c[0], out, c[1], zero, one)
     b.insert(func.ReturnOp())
     # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.
     decode_loads(program, {r.buffer: r for r in residents.values()})
@@ -332,7 +386,7 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
 # The pass
 
 
-def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue]) -> FusedOp:
+def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue], stacked: set[int]) -> FusedOp:
     """Replace the loop by a `graph.fused` holding it, naming the program."""
     loop_op = rec.op
     inputs: list[SSAValue] = []
@@ -351,6 +405,7 @@ def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue]) -> FusedOp:
     wrapper.attributes[SPATIAL_ATTR] = SymbolRefAttr(name)
     wrapper.attributes[ARGS_ATTR] = ArrayAttr([IntAttr(inputs.index(v)) for v in host_values])
     wrapper.attributes[COUNTER_ATTR] = IntAttr(rec.counter)
+    wrapper.attributes[STACKED_ATTR] = ArrayAttr([IntAttr(i) for i in sorted(stacked)])
     wrapper.location = loop_op.location
     Rewriter.insert_op(wrapper, InsertPoint.before(loop_op))
     for old, new in zip(loop_op.results, wrapper.results):
@@ -378,13 +433,14 @@ def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
             name = f"{host.sym_name.data}_rnn_{k}"
             try:
                 rec = match_recurrence(op)
-                program, host_values = build_program(rec, _step(rec, functions), name, precision)
+                step = _step(rec, functions)
+                program, host_values = build_program(rec, step, name, precision)
             except (NotARecurrence, NoLoopLowering) as e:
                 op.attributes[SKIPPED_ATTR] = StringAttr(str(e))
                 continue
             taken.add(name)
             module.body.block.add_op(program)
-            _wrap(rec, name, host_values)
+            _wrap(rec, name, host_values, step.stacked)
             names.append(name)
     return names
 

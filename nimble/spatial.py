@@ -26,7 +26,14 @@ from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, StringAttr, Symb
 from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.control import truth
-from nimble.lowering.rnn_to_spatial import ARGS_ATTR, COUNTER_ATTR, SKIPPED_ATTR, SPATIAL_ATTR, SPATIAL_DEVICE
+from nimble.lowering.rnn_to_spatial import (
+    ARGS_ATTR,
+    COUNTER_ATTR,
+    SKIPPED_ATTR,
+    SPATIAL_ATTR,
+    SPATIAL_DEVICE,
+    STACKED_ATTR,
+)
 from nimble.reference import Interpreter, InterpreterError, where
 
 
@@ -99,20 +106,31 @@ class _SpatialInterpreter(Interpreter):
     def _run_program(self, op: FusedOp, args: list[Any]) -> list[Any]:
         name = op.attributes[SPATIAL_ATTR].root_reference.data
         counter = op.attributes[COUNTER_ATTR].data
+        stacked = {a.data for a in op.attributes[STACKED_ATTR]}
         picks: ArrayAttr[IntAttr] = op.attributes[ARGS_ATTR]
         loop_op = op.body.block.first_op
         for arg, value in zip(op.body.block.args, args):
             self._env[arg] = value
         initial = [self._env[v] for v in loop_op.inits]
-        if truth(self.run_region(loop_op.cond_region, initial)[0]):
+        steps, values = 0, list(initial)
+        while truth(self.run_region(loop_op.cond_region, values)[0]):  # the counter alone
+            steps += 1
+            values[counter] = steps
+        rows = {i: 0 for i in stacked}
+        if steps:
             after = self.run_region(loop_op.body_region, initial)
             for i, (before, now) in enumerate(zip(initial, after)):
-                if i != counter and np.shape(before) != np.shape(now):
+                if i == counter:
+                    continue
+                if i in stacked and np.shape(now)[1:] == np.shape(before)[1:]:
+                    rows[i] = np.shape(now)[0] - np.shape(before)[0]
+                elif np.shape(before) != np.shape(now):
                     raise InterpreterError(f"'{loop_op.name}' op: state #{i} changes shape in a step "
                                            f"({list(np.shape(before))} -> {list(np.shape(now))}); "
                                            "the spatial program needs states of a fixed shape")
         states = [np.ascontiguousarray(v) for i, v in enumerate(initial) if i != counter]
-        outputs = [np.empty_like(s) for s in states]
+        outputs = [np.empty((np.shape(initial[i])[0] + steps * rows[i], *np.shape(initial[i])[1:]), np.float32)
+                   if i in stacked else np.empty_like(initial[i]) for i in range(len(initial)) if i != counter]
         params = [args[p.data] for p in picks]
         params = [np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p for p in params]
         n_inputs = len(params) - len(states)
@@ -120,10 +138,5 @@ class _SpatialInterpreter(Interpreter):
             self.kernels[name](*params[:n_inputs], *states, *outputs)
         except ValueError as e:
             raise InterpreterError(f"spatial program @{name}: {e}") from None
-        steps = 0
-        values = list(initial)
-        while truth(self.run_region(loop_op.cond_region, values)[0]):  # the counter alone
-            steps += 1
-            values[counter] = steps
         results = iter(outputs)
         return [steps if i == counter else next(results) for i in range(len(initial))]

@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import loop
 from nimble.dialects.loop import LevelAttr, Schedule, ScheduleAttr
-from nimble.runtime.spatial_model import Estimate, Machine, ModelError, Sizes, estimate, parse_machine
+from nimble.runtime.spatial_model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
 
 REPORT_ATTR = "nimble.spatial_report"
 SIZES_ATTR = "nimble.spatial_sizes"
@@ -96,6 +96,7 @@ def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 
     weights = [a for a in program.body.block.ops if isinstance(a, loop.AllocOp)
                and len(a.memref.type.get_shape()) >= 2 and a.memref not in stored_inside]
     choices = [_powers(_trips(sizes, op), max_par) for op in searched]
+    plan = Plan(program, sizes)
     points: list[Point] = []
     costed = 0
     smallest: Estimate | None = None
@@ -105,7 +106,7 @@ def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 
         for pars in itertools.product(*choices):
             for op, p in zip(searched, pars):
                 op.schedule = _searched_schedule(op, p)
-            est = estimate(program, machine, sizes)
+            est = plan.estimate(machine)
             costed += 1
             if est.fits:
                 points.append(Point(pars, dram, est))

@@ -264,65 +264,97 @@ def is_compute(op: Operation) -> bool:
     return isinstance(op, COMPUTE_OPS) or op.dialect_name() == "math" and not isinstance(op, xmath.AbsIOp)
 
 
-class _Coster:
-    def __init__(self, program: func.FuncOp, machine: Machine, sizes: Sizes):
-        self.m = machine
+@dataclass
+class _Access:
+    buffer: SSAValue
+    nbytes: int
+    address: frozenset[SSAValue]  # the loop ivs the address depends on
+    load: bool
+
+
+@dataclass
+class _Group:
+    """Straight-line ops: their longest dependency chain, compute ops, memory accesses."""
+
+    longest: int
+    compute: int
+    accesses: list[_Access]
+
+
+@dataclass
+class _Loop:
+    op: Operation
+    trips: int
+    body: list[_Group | _Loop]
+    accumulators: int = 0  # of a loop.reduce
+    sequential: bool = False  # scf.for
+
+    @property
+    def innermost(self) -> bool:
+        return not any(isinstance(s, _Loop) for s in self.body)
+
+
+class Plan:
+    """The parts of the cost that do not depend on the schedule: the program's loop tree
+    with trip counts, and per straight-line group its chain length, compute ops and
+    memory accesses. `estimate` reads the `par` factors and memory levels written on the
+    program at that moment, so a search builds one plan and costs many designs."""
+
+    def __init__(self, program: func.FuncOp, sizes: Sizes):
+        self.program = program
         self.sizes = sizes
-        self.est = Estimate(machine, sizes.describe())
-        self.demand: dict[SSAValue, float] = {}  # buffer -> bytes per cycle at its busiest
         self.params = set(program.args)
-        self.dram_bytes = 0
-        self._ivs: dict[SSAValue, set[SSAValue]] = {}
+        self._ivs: dict[SSAValue, frozenset[SSAValue]] = {}
+        time_loops = [o for o in program.body.block.ops if isinstance(o, scf.ForOp)]
+        written = {o.memref for t in time_loops for o in t.walk() if isinstance(o, memref.StoreOp)}
+        self.top = [(self.loop(op), not isinstance(op, scf.ForOp) and _invariant_load(op, written))
+                    for op in program.body.block.ops if isinstance(op, loop.ForeachOp | loop.ReduceOp | scf.ForOp)]
+        self.allocs = [(op, math.prod(sizes.dims(op.memref)) * element_bytes(op.memref.type))
+                       for op in program.walk() if isinstance(op, loop.AllocOp)]
 
-    def is_dram(self, buffer: SSAValue) -> bool:
-        owner = buffer.owner
-        return buffer in self.params or isinstance(owner, loop.AllocOp) and owner.level.data == "dram"
+    def ivs_of(self, values: Sequence[SSAValue]) -> frozenset[SSAValue]:
+        """The block arguments (loop ivs) an index depends on."""
+        found: frozenset[SSAValue] = frozenset()
+        for v in values:
+            if v not in self._ivs:
+                owner = v.owner
+                self._ivs[v] = frozenset({v}) if isinstance(owner, Block) else self.ivs_of(owner.operands)
+            found |= self._ivs[v]
+        return found
 
-    def add_pcus(self, lanes: int, ops: int) -> None:
-        if ops:
-            self.est.pcus += math.ceil(lanes / self.m.lanes) * math.ceil(ops / self.m.stages)
-            self.est.lanes = max(self.est.lanes, lanes)
+    def loop(self, op: Operation) -> _Loop:
+        if isinstance(op, scf.ForOp):
+            n = max(0, self.sizes.of(op.ub) - self.sizes.of(op.lb))
+            return _Loop(op, n, self.block(op.body.block), sequential=True)
+        lb, ub, step = (self.sizes.of(v) for v in (op.lower, op.upper, op.step))
+        n = max(0, -(-(ub - lb) // step))
+        accumulators = len(op.inits) if isinstance(op, loop.ReduceOp) else 0
+        return _Loop(op, n, self.block(op.body.block), accumulators)
 
-    # -- a block: a sequence of stages ------------------------------------------------------
-    def block(self, block: Block, pars: Pars, trips: int) -> LoopCost:
-        stages: list[LoopCost] = []
+    def block(self, block: Block) -> list[_Group | _Loop]:
+        stages: list[_Group | _Loop] = []
         group: list[Operation] = []
         for op in block.ops:
             if isinstance(op, loop.ForeachOp | loop.ReduceOp | scf.ForOp):
                 if group:
-                    stages.append(self.ops(group, pars, trips))
+                    stages.append(self.group(group))
                     group = []
-                stages.append(self.loop(op, pars, trips))
+                stages.append(self.loop(op))
             elif not isinstance(op, loop.YieldOp | scf.YieldOp | func.ReturnOp | loop.AllocOp):
                 group.append(op)
         if group:
-            stages.append(self.ops(group, pars, trips))
-        if not stages:
-            return LoopCost(0, 0)
-        cycles = sum(s.cycles for s in stages) + self.m.hop * (len(stages) - 1)
-        return LoopCost(cycles, max(s.issue for s in stages))
+            stages.append(self.group(group))
+        return stages
 
-    def ops(self, group: list[Operation], pars: Pars, trips: int) -> LoopCost:
-        """Straight-line ops run `trips` times, on as many lanes as the enclosing `par`s
-        make; a memory access reads as many distinct addresses per cycle as the `par`s of
-        the loops its address depends on (the others read the same word: a broadcast)."""
-        lanes = math.prod(p for _, p in pars)
+    def group(self, ops: list[Operation]) -> _Group:
         depth: dict[SSAValue, int] = {}
-        longest, compute, dram_read = 0, 0, False
-        demand: dict[SSAValue, float] = {}
-        for op in group:
+        longest, compute = 0, 0
+        accesses: list[_Access] = []
+        for op in ops:
             start = max((depth.get(v, 0) for v in op.operands), default=0)
             if isinstance(op, memref.LoadOp | memref.StoreOp):
-                buffer = op.memref
-                nbytes = element_bytes(buffer.type)
-                address = self.ivs_of(op.indices)
-                distinct = math.prod(p for iv, p in pars if iv in address)
-                broadcast = math.prod(p for iv, p in pars if iv not in address)
-                if self.is_dram(buffer):
-                    self.dram_bytes += nbytes * trips // broadcast
-                    dram_read |= isinstance(op, memref.LoadOp)
-                else:
-                    demand[buffer] = demand.get(buffer, 0) + nbytes * distinct
+                accesses.append(_Access(op.memref, element_bytes(op.memref.type), self.ivs_of(op.indices),
+                                        isinstance(op, memref.LoadOp)))
                 end = start + 1
             elif is_compute(op):
                 compute += 1
@@ -332,50 +364,95 @@ class _Coster:
             for r in op.results:
                 depth[r] = end
             longest = max(longest, end)
+        return _Group(longest, compute, accesses)
+
+    def estimate(self, machine: Machine) -> Estimate:
+        return _Costing(self, machine).run()
+
+
+class _Costing:
+    """One design of a plan on one machine (the formulas of the module docstring)."""
+
+    def __init__(self, plan: Plan, machine: Machine):
+        self.plan = plan
+        self.m = machine
+        self.est = Estimate(machine, plan.sizes.describe())
+        self.demand: dict[SSAValue, float] = {}  # buffer -> bytes per cycle at its busiest
+        self.dram = plan.params | {a.memref for a, _ in plan.allocs if a.level.data == "dram"}
+        self.dram_bytes = 0
+
+    def run(self) -> Estimate:
+        for node, setup in self.plan.top:
+            cost = self.loop(node, (), 1)
+            if setup:
+                self.est.setup_cycles += cost.cycles
+            else:
+                self.est.run_cycles += cost.cycles
+        for alloc, nbytes in self.plan.allocs:
+            if alloc.level.data != "sram":
+                continue
+            bandwidth = self.demand.get(alloc.memref, 0) / (self.m.banks * 4)
+            units = max(1, math.ceil(nbytes / self.m.pmu_bytes), math.ceil(bandwidth))
+            self.est.pmus += units
+            self.est.sram_bytes += nbytes
+            self.est.buffers[alloc.memref.name_hint or f"buffer{len(self.est.buffers)}"] = (nbytes, units)
+        self.est.dram_bytes = self.dram_bytes
+        return self.est
+
+    def add_pcus(self, lanes: int, ops: int) -> None:
+        if ops:
+            self.est.pcus += math.ceil(lanes / self.m.lanes) * math.ceil(ops / self.m.stages)
+            self.est.lanes = max(self.est.lanes, lanes)
+
+    def block(self, body: list[_Group | _Loop], pars: Pars, trips: int) -> LoopCost:
+        stages = [self.loop(s, pars, trips) if isinstance(s, _Loop) else self.group(s, pars, trips) for s in body]
+        if not stages:
+            return LoopCost(0, 0)
+        cycles = sum(s.cycles for s in stages) + self.m.hop * (len(stages) - 1)
+        return LoopCost(cycles, max(s.issue for s in stages))
+
+    def group(self, g: _Group, pars: Pars, trips: int) -> LoopCost:
+        """Straight-line ops run `trips` times, on as many lanes as the enclosing `par`s
+        make; a memory access reads as many distinct addresses per cycle as the `par`s of
+        the loops its address depends on (the others read the same word: a broadcast)."""
+        dram_read = False
+        demand: dict[SSAValue, float] = {}
+        for a in g.accesses:
+            distinct = math.prod(p for iv, p in pars if iv in a.address)
+            if a.buffer in self.dram:
+                self.dram_bytes += a.nbytes * trips // (math.prod(p for _, p in pars) // distinct)
+                dram_read |= a.load
+            else:
+                demand[a.buffer] = demand.get(a.buffer, 0) + a.nbytes * distinct
         for buffer, d in demand.items():
             self.demand[buffer] = max(self.demand.get(buffer, 0), d)
-        self.add_pcus(lanes, compute)
-        cycles = longest + (self.m.dram_latency if dram_read else 0)
-        return LoopCost(max(cycles, 1), 1)
+        self.add_pcus(math.prod(p for _, p in pars), g.compute)
+        return LoopCost(max(g.longest + (self.m.dram_latency if dram_read else 0), 1), 1)
 
-    def ivs_of(self, values: Sequence[SSAValue]) -> set[SSAValue]:
-        """The block arguments (loop ivs) an index depends on."""
-        found: set[SSAValue] = set()
-        for v in values:
-            if v not in self._ivs:
-                owner = v.owner
-                self._ivs[v] = {v} if isinstance(owner, Block) else self.ivs_of(owner.operands)
-            found |= self._ivs[v]
-        return found
-
-    def loop(self, op: Operation, pars: Pars, trips: int) -> LoopCost:
-        lanes = math.prod(p for _, p in pars)
-        if isinstance(op, scf.ForOp):
-            n = max(0, self.sizes.of(op.ub) - self.sizes.of(op.lb))
-            body = self.block(op.body.block, pars, trips * max(n, 1))
+    def loop(self, node: _Loop, pars: Pars, trips: int) -> LoopCost:
+        op, n = node.op, node.trips
+        if node.sequential:
+            body = self.block(node.body, pars, trips * max(n, 1))
             cost = LoopCost(n * body.cycles, n * body.cycles, n)
             self.est.loops[op] = cost
             return cost
-        lb, ub, step = (self.sizes.of(v) for v in (op.lower, op.upper, op.step))
-        n = max(0, -(-(ub - lb) // step))
+        lanes = math.prod(p for _, p in pars)
         schedule = op.schedule.schedule if op.schedule is not None else loop.Schedule()
         p = max(1, min(schedule.par or 1, max(n, 1)))
         before = self.dram_bytes
-        body = self.block(op.body.block, (*pars, (op.iv, p)), trips * max(n, 1))
+        body = self.block(node.body, (*pars, (op.iv, p)), trips * max(n, 1))
         iters = -(-n // p)
-        innermost = not any(isinstance(o, loop.ForeachOp | loop.ReduceOp | scf.ForOp) for o in op.body.block.ops)
-        if innermost or schedule.pipeline:
+        if node.innermost or schedule.pipeline:
             cycles = (iters - 1) * body.issue + body.cycles if iters else 0
             issue = iters * body.issue
         else:
             cycles = issue = iters * body.cycles
-        if isinstance(op, loop.ReduceOp):
+        if node.accumulators:
             units = math.ceil(lanes * p / self.m.lanes)
             levels = math.ceil(math.log2(p)) if p > 1 else 0
             cycles += levels + (self.m.hop * math.ceil(math.log2(units)) if units > 1 else 0) + 1
             if units > 1:
-                self.add_pcus(lanes * p, 0)
-                extra = len(op.inits) * (units - 1) * math.ceil(lanes / self.m.lanes)
+                extra = node.accumulators * (units - 1) * math.ceil(lanes / self.m.lanes)
                 self.est.pcus += math.ceil(extra / (self.m.lanes * self.m.stages))
         traffic = (self.dram_bytes - before) / max(trips, 1)  # bytes per execution of this loop
         cycles = max(cycles, math.ceil(traffic / self.m.dram_bytes_per_cycle))
@@ -394,26 +471,6 @@ def estimate(program: func.FuncOp, machine: Machine | None = None, sizes: Sizes 
              ) -> Estimate:
     """Cost `program` (a spatial program: its loops' schedules and memory levels as
     written) on `machine` at `sizes`."""
-    machine = machine or Machine()
     if not isinstance(sizes, Sizes):
         sizes = Sizes(program, sizes)
-    c = _Coster(program, machine, sizes)
-    time_loops = [o for o in program.body.block.ops if isinstance(o, scf.ForOp)]
-    written = {o.memref for t in time_loops for o in t.walk() if isinstance(o, memref.StoreOp)}
-    for op in program.body.block.ops:
-        if isinstance(op, loop.ForeachOp | loop.ReduceOp | scf.ForOp):
-            cost = c.loop(op, (), 1)
-            if isinstance(op, scf.ForOp) or not _invariant_load(op, written):
-                c.est.run_cycles += cost.cycles
-            else:
-                c.est.setup_cycles += cost.cycles
-    for op in program.walk():
-        if isinstance(op, loop.AllocOp) and op.level.data == "sram":
-            nbytes = math.prod(sizes.dims(op.memref)) * element_bytes(op.memref.type)
-            bandwidth = c.demand.get(op.memref, 0) / (machine.banks * 4)
-            units = max(1, math.ceil(nbytes / machine.pmu_bytes), math.ceil(bandwidth))
-            c.est.pmus += units
-            c.est.sram_bytes += nbytes
-            c.est.buffers[op.memref.name_hint or f"buffer{len(c.est.buffers)}"] = (nbytes, units)
-    c.est.dram_bytes = c.dram_bytes
-    return c.est
+    return Plan(program, sizes).estimate(machine or Machine())

@@ -22,13 +22,16 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LSTM, GRU = EXAMPLES / "lstm.nb", EXAMPLES / "gru.nb"
 STEPS = [(1, 1), (7, 3), (16, 1), (0, 2)]  # (time steps, batch): 1, odd, a lane width, none
 
-_EXES: dict[tuple[Path, str], object] = {}
+_EXES: dict[tuple[str, str], object] = {}
 
 
-def executable(path: Path, weights: str):
-    if (path, weights) not in _EXES:
-        _EXES[path, weights] = compile_spatial(path, weights=weights, sizes={"steps": 25})
-    return _EXES[path, weights]
+def executable(source: Path | str, weights: str):
+    """The model compiled for the spatial target (once per test run); a module is keyed
+    by its text."""
+    key = (str(source), weights)
+    if key not in _EXES:
+        _EXES[key] = compile_spatial(source, weights=weights, sizes={"steps": 25})
+    return _EXES[key]
 
 
 def lstm_inputs(rng: np.random.Generator, t: int, n: int) -> list[np.ndarray]:
@@ -111,6 +114,58 @@ def test_bad_shapes_are_errors(rng: np.random.Generator) -> None:
         exe(xs, h0, c0, w[:, :100], b)
     with pytest.raises(InterpreterError):
         exe(xs.astype(np.float64), h0, c0, w, b)
+
+
+STACKED = """
+def @main(%xs: f32[t, n, 2], %h0: f32[n, 4], %ys0: f32[k, n, 4], %w: f32[4, 6], %b: f32[4]) -> f32[m, n, 4] {
+  let %steps = shape.dim(%xs, 0)
+  let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
+    let %h2 = tanh(dense(concat(%xs[%i], %h, axis=1), %w, %b))
+    (%i + 1, %h2, concat(%ys, unsqueeze(%h2, [0]), axis=0))
+  }
+  %ys
+}
+"""
+
+
+@pytest.mark.parametrize("t,n,k", [(3, 2, 0), (1, 1, 2), (0, 2, 1), (17, 3, 0)])
+def test_stacked_outputs(t: int, n: int, k: int, rng: np.random.Generator) -> None:
+    """A state that appends each step's rows (every step's h) goes to its output row by row."""
+    module = parse(STACKED, "stacked.nb")
+    exe = executable(module, "f32")
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(t, n, 2), (n, 4), (k, n, 4), (4, 6), (4,)]]
+    expected = interpret(module, *args)[0]
+    got = exe(*args)
+    assert got.shape == expected.shape == (k + t, n, 4)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+def test_onnx_exports_run_on_the_spatial_target(cell: str, tmp_path: Path, rng: np.random.Generator) -> None:
+    """PyTorch's LSTM and GRU, exported to ONNX with dynamic time and batch axes, imported
+    and lowered to one spatial program each (every step's h stacked as ONNX's Y)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = getattr(torch.nn, cell)(16, 32)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    model = Model().eval()
+    path = tmp_path / f"{cell}.onnx"
+    torch.onnx.export(model, (torch.zeros(5, 2, 16),), str(path), input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "t", 1: "n"}}, dynamo=False)
+    for weights, tolerance in (("f32", 1e-5), ("int8", 0.05)):
+        exe = compile_spatial(path, weights=weights)
+        for t, n in ((1, 1), (6, 3)):
+            x = rng.standard_normal((t, n, 16)).astype(np.float32)
+            with torch.no_grad():
+                expected = model(torch.from_numpy(x)).numpy()
+            np.testing.assert_allclose(exe(x), expected, atol=tolerance, rtol=0)
 
 
 # -- the lowering ---------------------------------------------------------------------------
