@@ -15,10 +15,9 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects import loop
+from nimble.lowering.rnn_to_spatial import SPATIAL_DEVICE
 from nimble.passes.spatial_dse import MACHINE_ATTR, REPORT_ATTR, SIZES_ATTR, parse_sizes
-from nimble.runtime.spatial_model import Estimate, Sizes, estimate, is_compute, parse_machine
-
-SPATIAL_DEVICE = "spatial"
+from nimble.runtime.spatial_model import Estimate, ModelError, Sizes, estimate, is_compute, parse_machine
 
 
 class _Printer:
@@ -43,7 +42,7 @@ class _Printer:
             return str(owner.value.value.data)
         try:
             return f"{self.sizes.of(v)}"
-        except Exception:  # a bound the sizes do not decide
+        except ModelError:  # a bound the sizes do not decide
             return "?"
 
     def emit(self, depth: int, text: str, note: str = "") -> None:

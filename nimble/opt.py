@@ -289,6 +289,8 @@ class NimbleOptMain(xDSLOptMain):
             return diagnostics, self.output_resulting_program(module)
         except PrintError as e:
             return [Diagnostic("error", name, None, None, f"cannot print as .nb: {e}")], None
+        except DiagnosticException as e:  # a target that compiles further first (-t spatial)
+            return [Diagnostic("error", name, None, None, str(e).splitlines()[0])], None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -36,12 +36,12 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import loop
 from nimble.dialects.loop import LevelAttr, Schedule, ScheduleAttr
+from nimble.lowering.rnn_to_spatial import SPATIAL_DEVICE
 from nimble.runtime.spatial_model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
 
 REPORT_ATTR = "nimble.spatial_report"
 SIZES_ATTR = "nimble.spatial_sizes"
 MACHINE_ATTR = "nimble.spatial_machine"
-SPATIAL_DEVICE = "spatial"
 
 
 class SearchError(DiagnosticException):
@@ -59,11 +59,6 @@ class Point:
         return (self.estimate.run_cycles, self.estimate.units, self.pars, self.dram)
 
 
-def _trips(sizes: Sizes, op: loop._LoopOp) -> int:
-    lb, ub, step = (sizes.of(v) for v in (op.lower, op.upper, op.step))
-    return max(0, -(-(ub - lb) // step))
-
-
 def _powers(limit: int, cap: int) -> list[int]:
     """1, 2, 4, ... below `limit`, then `limit` itself (all its iterations at once), at
     most `cap`."""
@@ -75,15 +70,16 @@ def _powers(limit: int, cap: int) -> list[int]:
     return values
 
 
-def _label(sizes: Sizes, op: loop._LoopOp) -> str:
+def _label(plan: Plan, op: loop._LoopOp) -> str:
     kind = "reduce" if isinstance(op, loop.ReduceOp) else "foreach"
-    return f"{kind}({_trips(sizes, op)})"
+    return f"{kind}({plan.trips[op]})"
 
 
 def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 1024
            ) -> tuple[Point, list[Point], int]:
     """(the chosen point, the Pareto front, how many points were costed); the program
     keeps the chosen schedules and levels."""
+    plan = Plan(program, sizes)
     time_loops = [o for o in program.body.block.ops if isinstance(o, scf.ForOp)]
     inside = {o for t in time_loops for o in t.walk()}
     searched = [o for o in program.walk() if isinstance(o, loop.ForeachOp | loop.ReduceOp) and o in inside
@@ -91,12 +87,11 @@ def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 
     for op in program.walk():  # the fixed choice for every other innermost loop
         if isinstance(op, loop.ForeachOp | loop.ReduceOp) and op not in searched and not any(
                 isinstance(i, loop.ForeachOp | loop.ReduceOp) for i in op.body.block.ops):
-            op.schedule = ScheduleAttr(Schedule(par=max(1, min(machine.lanes, _trips(sizes, op)))))
+            op.schedule = ScheduleAttr(Schedule(par=max(1, min(machine.lanes, plan.trips[op]))))
     stored_inside = {o.memref for t in time_loops for o in t.walk() if isinstance(o, memref.StoreOp)}
     weights = [a for a in program.body.block.ops if isinstance(a, loop.AllocOp)
                and len(a.memref.type.get_shape()) >= 2 and a.memref not in stored_inside]
-    choices = [_powers(_trips(sizes, op), max_par) for op in searched]
-    plan = Plan(program, sizes)
+    choices = [_powers(plan.trips[op], max_par) for op in searched]
     points: list[Point] = []
     costed = 0
     smallest: Estimate | None = None
@@ -122,7 +117,7 @@ def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 
         alloc.level = LevelAttr("dram" if moved else "sram")
     for op, p in zip(searched, best.pars):
         op.schedule = _searched_schedule(op, p)
-    labels = [_label(sizes, op) for op in searched]
+    labels = [_label(plan, op) for op in searched]
     names = [a.memref.name_hint or "weights" for a in weights]
     program.attributes[REPORT_ATTR] = StringAttr(report(best, front, costed, labels, names))
     return best, front, costed

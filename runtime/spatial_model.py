@@ -47,6 +47,7 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import loop
 
@@ -100,7 +101,7 @@ def parse_machine(spec: str) -> Machine:
     return replace(Machine(), **changes)
 
 
-class ModelError(Exception):
+class ModelError(DiagnosticException):
     """A program the model cannot cost (an unknown size, an unexpected op)."""
 
 
@@ -304,6 +305,7 @@ class Plan:
         self.program = program
         self.sizes = sizes
         self.params = set(program.args)
+        self.trips: dict[Operation, int] = {}  # of every loop
         self._ivs: dict[SSAValue, frozenset[SSAValue]] = {}
         time_loops = [o for o in program.body.block.ops if isinstance(o, scf.ForOp)]
         written = {o.memref for t in time_loops for o in t.walk() if isinstance(o, memref.StoreOp)}
@@ -324,10 +326,10 @@ class Plan:
 
     def loop(self, op: Operation) -> _Loop:
         if isinstance(op, scf.ForOp):
-            n = max(0, self.sizes.of(op.ub) - self.sizes.of(op.lb))
+            n = self.trips[op] = max(0, self.sizes.of(op.ub) - self.sizes.of(op.lb))
             return _Loop(op, n, self.block(op.body.block), sequential=True)
         lb, ub, step = (self.sizes.of(v) for v in (op.lower, op.upper, op.step))
-        n = max(0, -(-(ub - lb) // step))
+        n = self.trips[op] = max(0, -(-(ub - lb) // step))
         accumulators = len(op.inits) if isinstance(op, loop.ReduceOp) else 0
         return _Loop(op, n, self.block(op.body.block), accumulators)
 

@@ -376,3 +376,28 @@ def test_bf16_buffers_and_sequential_loops_compile(rng: np.random.Generator) -> 
         for v in _bf16(values):  # the loop's order, in f32
             expected = np.float32(expected + v)
         assert out[0] == expected
+
+
+# -- nimble-opt ------------------------------------------------------------------------------
+
+NO_SUCH_SIZE = """
+func.func @p(%a: memref<?xf32>) attributes {nimble.kernel = "p", nimble.device = "spatial", nimble.spatial_sizes = "nope=3"} {
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-t", "spatial"], "no parameter named nope in @p"),
+    (["-p", 'spatial-dse{machine="cores=3"}'], "unknown machine parameter 'cores'"),
+    (["-p", 'spatial-dse{sizes="a=x"}'], "size of 'a' must be an integer"),
+    (["-p", "lower-rnn-to-spatial{weights=fp4}"], "unknown weight precision 'fp4'"),
+])
+def test_tool_errors_are_diagnostics(args: list[str], message: str, tmp_path: Path, capsys) -> None:
+    from nimble.opt import main
+
+    path = tmp_path / "p.mlir"
+    path.write_text(NO_SUCH_SIZE)
+    assert main([str(path), *args]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err
