@@ -326,3 +326,45 @@ def test_recurrent_options_that_are_not_supported_are_named(rng):
     model, _ = _recurrent_model(rng, "RNN", activations=["Softsign"])
     with pytest.raises(OnnxImportError, match="activations Softsign"):
         import_onnx(model)
+
+
+def _if_model(rng, else_op="Neg"):
+    w = rng.standard_normal((4, 8)).astype(np.float32)
+    small, large = np.arange(3, dtype=np.float32)[None], np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def branch(name, nodes, outputs):
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(o, TensorProto.FLOAT, s)
+                                                   for o, s in outputs])
+
+    then_g = branch("then", [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("MatMul", ["r", "W"], ["a"]),
+                             helper.make_node("Constant", [], ["k1"], value=numpy_helper.from_array(small))],
+                    [("a", ["n", 8]), ("k1", [1, 3])])
+    else_g = branch("else", [helper.make_node("MatMul", ["x", "W"], ["m"]), helper.make_node(else_op, ["m"], ["a2"]),
+                             helper.make_node("Constant", [], ["k2"], value=numpy_helper.from_array(large))],
+                    [("a2", ["n", 8]), ("k2", [2, 3])])
+    node = helper.make_node("If", ["c"], ["y", "k"], then_branch=then_g, else_branch=else_g)
+    return _model([node], [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 8]),
+                   helper.make_tensor_value_info("k", TensorProto.FLOAT, ["m", 3])], [("W", w)])
+
+
+def test_if_becomes_graph_if_and_matches_onnxruntime(rng):
+    """Branches read outer values (x, the initializer W) by name; an output whose shape
+    differs between the branches (1x3 or 2x3) becomes ?x3."""
+    model = _if_model(rng)
+    module = import_onnx(model)
+    (op,) = [o for o in module.walk() if o.name == "graph.if"]
+    assert str(op.results[1].type) == "tensor<?x3xf32>"
+    exe = nimble.compile(module)
+    ort_run = _ort(model)
+    for n in (1, 3):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        for c in (True, False):
+            for got, want in zip(exe.run(np.array(c), x), ort_run(np.array(c), x)):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_unsupported_ops_inside_branches_are_listed(rng):
+    with pytest.raises(OnnxImportError, match=r"unsupported op type 'Det'.*#0 -> y, k/else_branch/#1 -> a2"):
+        import_onnx(_if_model(rng, else_op="Det"))

@@ -116,7 +116,43 @@ class Importer:
             array = numpy_helper.to_array(t)
             self.constants[t.name] = array
             self.values[t.name] = self.const(array)
-        for node in g.node:
+        self.nodes(g.node)
+        results = []
+        for o in g.output:
+            results.append(self.output(o.name))
+        self.block.add_op(func.ReturnOp(*results))
+        fn = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in results]), Region(self.block))
+        return ModuleOp([fn])
+
+    def output(self, name: str) -> SSAValue:
+        if name in self.shapes and name not in self.values:
+            raise OnnxImportError(f"graph output '{name}' is a shape computed at run time (not supported)")
+        if name not in self.values:
+            raise OnnxImportError(f"graph output '{name}' is not computed by any node")
+        return self.values[name]
+
+    def subgraph(self, g: Any, what: str) -> tuple[Block, list[SSAValue]]:
+        """A branch (a graph attribute without inputs) imported into a new block: it sees
+        every value of the enclosing scopes by name; its own names stay inside. Returns
+        the block (not terminated) and its outputs."""
+        if len(g.input):
+            raise OnnxImportError(f"{self.where()}: {what} takes inputs (only a Loop or Scan body may)")
+        saved = (self.block, self.values, self.constants, self.shapes, self.node)
+        self.block, self.values, self.constants, self.shapes = Block(), dict(self.values), dict(self.constants), \
+            dict(self.shapes)
+        try:
+            numpy_helper = onnx_package().numpy_helper
+            for t in g.initializer:
+                self.constants[t.name] = numpy_helper.to_array(t)
+                self.values[t.name] = self.const(self.constants[t.name])
+            self.nodes(g.node)
+            self.node = saved[4]
+            return self.block, [self.output(o.name) for o in g.output]
+        finally:
+            self.block, self.values, self.constants, self.shapes, self.node = saved
+
+    def nodes(self, nodes: Any) -> None:
+        for node in nodes:
             self.node = node
             attrs = _attributes(node)
             symbolic = SHAPE_CONVERTERS.get(node.op_type)
@@ -138,16 +174,6 @@ class Importer:
                 if name:
                     self.values[name] = value
         self.node = None
-        results = []
-        for o in g.output:
-            if o.name in self.shapes and o.name not in self.values:
-                raise OnnxImportError(f"graph output '{o.name}' is a shape computed at run time (not supported)")
-            if o.name not in self.values:
-                raise OnnxImportError(f"graph output '{o.name}' is not computed by any node")
-            results.append(self.values[o.name])
-        self.block.add_op(func.ReturnOp(*results))
-        fn = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in results]), Region(self.block))
-        return ModuleOp([fn])
 
     def tie_named_dims(self, named: dict[str, list[tuple[int, int]]]) -> None:
         """Dims that share a `dim_param` must agree at run time."""
@@ -205,9 +231,18 @@ def check_supported(model: Any) -> None:
         if entry.domain not in ("", "ai.onnx"):
             problems.append(f"operator set domain '{entry.domain}' is not supported")
     unsupported: dict[str, list[str]] = {}
-    for i, node in enumerate(model.graph.node):
-        if node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS and node.op_type not in SHAPE_CONVERTERS):
-            unsupported.setdefault(node.op_type, []).append(node.name or f"#{i} -> {', '.join(node.output)}")
+
+    def visit(nodes: Any, where: str) -> None:
+        for i, node in enumerate(nodes):
+            name = node.name or f"#{i} -> {', '.join(node.output)}"
+            if node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS
+                                                      and node.op_type not in SHAPE_CONVERTERS):
+                unsupported.setdefault(node.op_type, []).append(where + name)
+            for attr in node.attribute:
+                for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                    visit(g.node, f"{where}{name}/{attr.name}/")
+
+    visit(model.graph.node, "")
     for op_type, nodes in sorted(unsupported.items()):
         shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
         problems.append(f"unsupported op type '{op_type}' used by {len(nodes)} node(s): {shown}")

@@ -20,6 +20,7 @@ from nimble.frontend.onnx.common import (
     rank_of,
     scalar,
 )
+from nimble.frontend.onnx.control import if_
 from nimble.frontend.onnx.recurrent import gru, lstm, rnn
 
 # ---------------------------------------------------------------------------------------
@@ -458,6 +459,6 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
-    "LSTM": lstm, "GRU": gru, "RNN": rnn,
+    "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_,
 }
 """Every ONNX op type the importer converts."""
