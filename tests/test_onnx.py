@@ -368,3 +368,75 @@ def test_if_becomes_graph_if_and_matches_onnxruntime(rng):
 def test_unsupported_ops_inside_branches_are_listed(rng):
     with pytest.raises(OnnxImportError, match=r"unsupported op type 'Det'.*#0 -> y, k/else_branch/#1 -> a2"):
         import_onnx(_if_model(rng, else_op="Det"))
+
+
+def _loop_model(threshold=1e9):
+    """acc <- acc * 0.5 + x + iter while iter < M and sum(acc) < threshold; every step's
+    acc stacked (its batch dim is known only at run time)."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["iter"], ["fi"], to=TensorProto.FLOAT),
+         helper.make_node("Constant", [], ["half"], value=numpy_helper.from_array(np.array(0.5, np.float32))),
+         helper.make_node("Mul", ["acc_in", "half"], ["scaled"]),
+         helper.make_node("Add", ["scaled", "x"], ["added"]),
+         helper.make_node("Add", ["added", "fi"], ["acc_out"]),
+         helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+         helper.make_node("Constant", [], ["limit"], value=numpy_helper.from_array(np.array(threshold, np.float32))),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan"])],
+        "body",
+        [helper.make_tensor_value_info("iter", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, ["n", 4]),
+         helper.make_tensor_value_info("scan", TensorProto.FLOAT, ["n", 4])])
+    node = helper.make_node("Loop", ["M", "", "acc0"], ["acc", "stack"], body=body)
+    return _model([node], [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4]),
+                           helper.make_tensor_value_info("acc0", TensorProto.FLOAT, ["n", 4])],
+                  [helper.make_tensor_value_info("acc", TensorProto.FLOAT, ["n", 4]),
+                   helper.make_tensor_value_info("stack", TensorProto.FLOAT, ["k", "n", 4])])
+
+
+@pytest.mark.parametrize("threshold", [1e9, 12.0])
+def test_loop_becomes_graph_while_and_matches_onnxruntime(threshold, rng):
+    """A trip count given at run time (0 included), an early exit decided by the body
+    (threshold 12), the iteration number used as a tensor, a scan output whose batch dim
+    is known only at run time."""
+    model = _loop_model(threshold)
+    module = import_onnx(model)
+    assert any(o.name == "graph.while" for o in module.walk())
+    exe = nimble.compile(module)
+    ort_run = _ort(model)
+    for trips, n in ((0, 2), (1, 1), (5, 3)):
+        args = [np.array(trips, np.int64), rng.standard_normal((n, 4)).astype(np.float32),
+                rng.standard_normal((n, 4)).astype(np.float32)]
+        got, want = exe.run(*args), ort_run(*args)
+        assert got[1].shape[0] == want[1].shape[0]
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+        if want[1].shape[0]:
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+
+
+def test_scan_becomes_graph_while_and_matches_onnxruntime(rng):
+    """A running sum over a sequence of dynamic length and batch: the state and the
+    stacked scan output (twice the running sum) against ONNX Runtime."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Add", ["s_out", "s_out"], ["y_t"])],
+        "body",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, ["n", 4]),
+         helper.make_tensor_value_info("x_t", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, ["n", 4]),
+         helper.make_tensor_value_info("y_t", TensorProto.FLOAT, ["n", 4])])
+    node = helper.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1)
+    model = _model([node], [helper.make_tensor_value_info("s0", TensorProto.FLOAT, ["n", 4]),
+                            helper.make_tensor_value_info("xs", TensorProto.FLOAT, ["t", "n", 4])],
+                   [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["n", 4]),
+                    helper.make_tensor_value_info("ys", TensorProto.FLOAT, ["t", "n", 4])])
+    exe = nimble.compile(import_onnx(model))
+    ort_run = _ort(model)
+    for t, n in ((1, 1), (5, 3)):
+        args = [rng.standard_normal((n, 4)).astype(np.float32), rng.standard_normal((t, n, 4)).astype(np.float32)]
+        for got, want in zip(exe.run(*args), ort_run(*args)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -40,7 +40,7 @@ from nimble.frontend.onnx.common import (
     onnx_package,
     tensor_type,
 )
-from nimble.frontend.onnx.ops import CONVERTERS
+from nimble.frontend.onnx.ops import CONVERTERS, DIM_INPUTS
 from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym
 
 # ---------------------------------------------------------------------------------------
@@ -131,15 +131,23 @@ class Importer:
             raise OnnxImportError(f"graph output '{name}' is not computed by any node")
         return self.values[name]
 
-    def subgraph(self, g: Any, what: str) -> tuple[Block, list[SSAValue]]:
-        """A branch (a graph attribute without inputs) imported into a new block: it sees
+    def subgraph(self, g: Any, what: str, block: Block | None = None, inputs: Sequence[SSAValue] = (),
+                 shapes: dict[int, Sym] | None = None) -> tuple[Block, list[SSAValue]]:
+        """A subgraph (a branch, a loop body) imported into `block` (a new one by default):
+        its inputs are `inputs` (input k also a shape value `shapes[k]` if given); it sees
         every value of the enclosing scopes by name; its own names stay inside. Returns
         the block (not terminated) and its outputs."""
-        if len(g.input):
-            raise OnnxImportError(f"{self.where()}: {what} takes inputs (only a Loop or Scan body may)")
+        if len(g.input) != len(inputs):
+            raise OnnxImportError(f"{self.where()}: {what} takes {len(g.input)} inputs, expected {len(inputs)}")
         saved = (self.block, self.values, self.constants, self.shapes, self.node)
-        self.block, self.values, self.constants, self.shapes = Block(), dict(self.values), dict(self.constants), \
-            dict(self.shapes)
+        self.block, self.values, self.constants, self.shapes = block or Block(), dict(self.values), \
+            dict(self.constants), dict(self.shapes)
+        for k, (i, value) in enumerate(zip(g.input, inputs)):
+            self.values[i.name] = value
+            self.constants.pop(i.name, None)
+            self.shapes.pop(i.name, None)
+            if shapes and k in shapes:
+                self.shapes[i.name] = shapes[k]
         try:
             numpy_helper = onnx_package().numpy_helper
             for t in g.initializer:
@@ -164,8 +172,8 @@ class Importer:
                 continue
             if node.op_type not in CONVERTERS:
                 raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
-            for x in node.input:
-                if x in self.shapes and x not in self.values:
+            for k, x in enumerate(node.input):
+                if x in self.shapes and x not in self.values and k not in DIM_INPUTS.get(node.op_type, ()):
                     raise OnnxImportError(f"{self.where()}: takes '{x}', a shape computed at run time, as a tensor "
                                           "(only shape ops may use it)")
             outputs = CONVERTERS[node.op_type](self, node, [self.values.get(x) if x else None for x in node.input],
@@ -224,19 +232,28 @@ def upgraded(model: Any) -> Any:
                               f"model ({type(e).__name__}: {e}); re-export it with opset >= {MIN_OPSET}") from None
 
 
+_OLD_SEMANTICS = {("Scan", 8)}
+"""(op type, opset) pairs whose semantics differ from the converter's (Scan-8 has a batch axis)."""
+
+
 def check_supported(model: Any) -> None:
     """One error listing every unsupported op type (with the nodes using it) and opset."""
     problems = []
+    version = 0
     for entry in model.opset_import:
         if entry.domain not in ("", "ai.onnx"):
             problems.append(f"operator set domain '{entry.domain}' is not supported")
+        else:
+            version = max(version, entry.version)
     unsupported: dict[str, list[str]] = {}
 
     def visit(nodes: Any, where: str) -> None:
         for i, node in enumerate(nodes):
             name = node.name or f"#{i} -> {', '.join(node.output)}"
-            if node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS
-                                                      and node.op_type not in SHAPE_CONVERTERS):
+            if (node.op_type, version) in _OLD_SEMANTICS:
+                unsupported.setdefault(f"{node.op_type}' at opset '{version}", []).append(where + name)
+            elif node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS
+                                                        and node.op_type not in SHAPE_CONVERTERS):
                 unsupported.setdefault(node.op_type, []).append(where + name)
             for attr in node.attribute:
                 for g in [attr.g] if attr.HasField("g") else list(attr.graphs):

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
-from nimble.dialects.graph.slice import END
+from nimble.dialects.graph.slice import DYNAMIC, END
 from nimble.frontend.onnx.common import (
     OnnxImportError,
     dtype_of,
@@ -20,7 +20,7 @@ from nimble.frontend.onnx.common import (
     rank_of,
     scalar,
 )
-from nimble.frontend.onnx.control import if_
+from nimble.frontend.onnx.control import if_, loop, scan
 from nimble.frontend.onnx.recurrent import gru, lstm, rnn
 
 # ---------------------------------------------------------------------------------------
@@ -287,11 +287,20 @@ def _split(b, n, xs, a):
     return result if isinstance(result, list) else [result]
 
 
+def _bounds(b, name: str, what: str) -> list[int | SSAValue]:
+    """Slice bounds: constants, or dims computed at run time (a shape value, a Loop's
+    iteration number)."""
+    sym = b.shapes.get(name)
+    if sym is not None:
+        return list(sym.items)
+    return [int(v) for v in b.static(name, what)]
+
+
 def _slice(b, n, xs, a):
     x = xs[0]
     rank = rank_of(x)
-    starts = [int(v) for v in b.static(n.input[1], "Slice's starts")]
-    ends = [int(v) for v in b.static(n.input[2], "Slice's ends")]
+    starts = _bounds(b, n.input[1], "Slice's starts")
+    ends = _bounds(b, n.input[2], "Slice's ends")
     axes = [int(v) for v in b.static(n.input[3], "Slice's axes")] if len(n.input) > 3 and n.input[3] \
         else list(range(len(starts)))
     steps = [int(v) for v in b.static(n.input[4], "Slice's steps")] if len(n.input) > 4 and n.input[4] \
@@ -301,8 +310,10 @@ def _slice(b, n, xs, a):
         if step <= 0:
             raise OnnxImportError(f"{b.where()}: only positive slice steps are supported")
         axis %= rank
-        full_starts[axis], full_ends[axis], full_steps[axis] = s, (END if e >= 2**62 else e), step
-    return [b.op(graph.SliceOp, [x], static_starts=full_starts, static_ends=full_ends, steps=full_steps)]
+        full_starts[axis], full_ends[axis], full_steps[axis] = s, (END if isinstance(e, int) and e >= 2**62 else e), step
+    dynamic = [v for pair in zip(full_starts, full_ends) for v in pair if isinstance(v, SSAValue)]
+    return [b.op(graph.SliceOp, [x, *dynamic], static_starts=[DYNAMIC if isinstance(v, SSAValue) else v for v in full_starts],
+                 static_ends=[DYNAMIC if isinstance(v, SSAValue) else v for v in full_ends], steps=full_steps)]
 
 
 def _gather(b, n, xs, a):
@@ -438,6 +449,9 @@ def _prelu(b, n, xs, a):
     return [b.op(graph.WhereOp, [b.op(graph.LessOp, [x, scalar(b, 0, x)]), b.op(graph.MulOp, [x, slope]), x])]
 
 
+DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}}
+"""Inputs a converter reads as dims, so they may be shapes computed at run time."""
+
 CONVERTERS: dict[str, Converter] = {
     **{k: _unary(v) for k, v in _UNARY.items()},
     **{k: _binary(v) for k, v in _BINARY.items()},
@@ -459,6 +473,6 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
-    "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_,
+    "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
 }
 """Every ONNX op type the importer converts."""
