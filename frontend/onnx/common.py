@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from nimble.dialects import graph
+
 MIN_OPSET = 13
 
 
@@ -97,3 +99,13 @@ def dtype_of(v: SSAValue) -> np.dtype:
 
 def scalar(b, value: float, like: SSAValue) -> SSAValue:
     return b.const(np.array(value, dtype_of(like)))
+
+
+def conform(b, values: list[SSAValue], types: list) -> list[SSAValue]:
+    """Values relaxed to the (less static) types a loop carries or branches yield."""
+    out = []
+    for v, t in zip(values, types):
+        if v.type != t:
+            v = b.emit(graph.CastOp.create(operands=[v], result_types=[t])).results[0]
+        out.append(v)
+    return out

@@ -29,7 +29,7 @@ from xdsl.ir import Block, Region, SSAValue
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import join_types, numpy_dtype
-from nimble.frontend.onnx.common import OnnxImportError
+from nimble.frontend.onnx.common import OnnxImportError, conform
 from nimble.frontend.onnx.shapes import Sym
 
 
@@ -46,22 +46,13 @@ def if_(b, n, xs, a):
         if joined is None:
             raise OnnxImportError(f"{b.where()}: output #{k} is {x.type} in then_branch but {y.type} in else_branch")
         types.append(joined)
-    then_block.add_op(graph.YieldOp(_conform(then_block, then_outs, types)))
-    else_block.add_op(graph.YieldOp(_conform(else_block, else_outs, types)))
+    outer = b.block
+    for block, outs in ((then_block, then_outs), (else_block, else_outs)):
+        b.block = block
+        b.emit(graph.YieldOp(conform(b, outs, types)))
+    b.block = outer
     op = b.emit(graph.IfOp(cond, types, Region(then_block), Region(else_block)))
     return list(op.results)
-
-
-def _conform(block, values: list[SSAValue], types) -> list[SSAValue]:
-    """Values relaxed to the (less static) result types."""
-    out = []
-    for v, t in zip(values, types):
-        if v.type != t:
-            cast = graph.CastOp.create(operands=[v], result_types=[t])
-            block.add_op(cast)
-            v = cast.results[0]
-        out.append(v)
-    return out
 
 
 BOOL = TensorType(IntegerType(1), [])
@@ -76,17 +67,8 @@ def loop(b, n, xs, a):
     scans = len(body.output) - 1 - len(inits)
     if scans < 0:
         raise OnnxImportError(f"{b.where()}: the body gives {len(body.output)} outputs for {len(inits)} carried values")
-    types = [v.type for v in inits]
-    for _ in range(2):  # again when a carried value's shape changes between iterations
-        outs, _ = _loop_body(b, body, types, [], None)
-        relaxed = [join_types(t, o.type) for t, o in zip(types, outs[1:1 + len(inits)])]
-        if None in relaxed:
-            k = relaxed.index(None)
-            raise OnnxImportError(f"{b.where()}: carried value #{k} is {types[k]} before the loop but "
-                                  f"{outs[1 + k].type} after a step")
-        if relaxed == types:
-            break
-        types = relaxed
+    types, outs = _settle(b, "carried value", [v.type for v in inits], 1,
+                          lambda types: _loop_body(b, body, types, [], None)[0])
     scan_types = [o.type for o in outs[1 + len(inits):]]
     for k, t in enumerate(scan_types):
         if not isinstance(t, TensorType):
@@ -106,9 +88,25 @@ def loop(b, n, xs, a):
     starts = [b.const(np.zeros((0, *(max(d, 0) for d in t.get_shape())), _numpy_type(t))) for t in scan_types]
     zero = b.const(np.array(0, np.int64))
     op = b.emit(graph.WhileOp([b.index(0), zero, _boolean(b, cond),
-                               *_conform_in(b, inits, types), *_conform_in(b, starts, stacks)],
+                               *conform(b, inits, types), *conform(b, starts, stacks)],
                               carried, Region(cond_block), Region(body_block)))
     return list(op.results[3:])
+
+
+def _settle(b, what: str, types: list, first: int, outputs_of) -> tuple[list, list[SSAValue]]:
+    """The carried types of a loop whose body is imported by `outputs_of(types)` (its
+    carried outputs start at `first`): each relaxed until a step keeps it (a dim that
+    changes becomes `?`), and the body's outputs with them."""
+    while True:
+        outs = outputs_of(types)
+        relaxed = [join_types(t, o.type) for t, o in zip(types, outs[first:first + len(types)])]
+        if None in relaxed:
+            k = relaxed.index(None)
+            raise OnnxImportError(f"{b.where()}: {what} #{k} is {types[k]} before the loop but "
+                                  f"{outs[first + k].type} after a step")
+        if relaxed == types:
+            return types, outs
+        types = relaxed
 
 
 def _loop_body(b, body, types, stacks, block) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -124,11 +122,11 @@ def _loop_body(b, body, types, stacks, block) -> tuple[list[SSAValue], list[SSAV
         return outs, []
     b.block = target
     cond_out = _boolean(b, outs[0])
-    v_out = _conform_in(b, outs[1:1 + len(types)], types)
+    v_out = conform(b, outs[1:1 + len(types)], types)
     stacked = [_stack(b, i, acc, s, t) for acc, s, t in zip(rest[len(types):], outs[1 + len(types):], stacks)]
     one = b.const(np.array(1, np.int64))
     following = [b.emit(arith.AddiOp(i, b.index(1))).result, b.op(graph.AddOp, [count, one]), cond_out, *v_out,
-                 *_conform_in(b, stacked, stacks)]
+                 *conform(b, stacked, stacks)]
     b.emit(graph.YieldOp(following))
     b.block = outer
     return outs, following
@@ -145,9 +143,9 @@ def _stack(b, i: SSAValue, acc: SSAValue, step: SSAValue, t: TensorType) -> SSAV
     outer = b.block
     then_block, else_block = Block(), Block()
     b.block = then_block
-    b.emit(graph.YieldOp(_conform_in(b, [row], [t])))
+    b.emit(graph.YieldOp(conform(b, [row], [t])))
     b.block = else_block
-    b.emit(graph.YieldOp(_conform_in(b, [b.op(graph.ConcatOp, [acc, row], axis=0)], [t])))
+    b.emit(graph.YieldOp(conform(b, [b.op(graph.ConcatOp, [acc, row], axis=0)], [t])))
     b.block = outer
     return b.emit(graph.IfOp(first, [t], Region(then_block), Region(else_block))).results[0]
 
@@ -157,15 +155,6 @@ def _boolean(b, v: SSAValue) -> SSAValue:
     if v.type == BOOL:
         return v
     return b.op(graph.ReshapeOp, [v], shape=[])
-
-
-def _conform_in(b, values: list[SSAValue], types) -> list[SSAValue]:
-    out = []
-    for v, t in zip(values, types):
-        if v.type != t:
-            v = b.emit(graph.CastOp.create(operands=[v], result_types=[t])).results[0]
-        out.append(v)
-    return out
 
 
 def _numpy_type(t: TensorType) -> np.dtype:
@@ -182,17 +171,8 @@ def scan(b, n, xs, a):
     inits, inputs = list(xs[:len(xs) - m]), list(xs[len(xs) - m:])
     if not inputs:
         raise OnnxImportError(f"{b.where()}: a Scan without scan inputs")
-    types = [v.type for v in inits]
-    for _ in range(2):  # again when a state's shape changes between iterations
-        outs, _ = _scan_body(b, body, inputs, types, [], None)
-        relaxed = [join_types(t, o.type) for t, o in zip(types, outs[:len(inits)])]
-        if None in relaxed:
-            k = relaxed.index(None)
-            raise OnnxImportError(f"{b.where()}: state #{k} is {types[k]} before the scan but "
-                                  f"{outs[k].type} after a step")
-        if relaxed == types:
-            break
-        types = relaxed
+    types, outs = _settle(b, "state", [v.type for v in inits], 0,
+                          lambda types: _scan_body(b, body, inputs, types, [], None)[0])
     scan_types = [o.type for o in outs[len(inits):]]
     stacks = [TensorType(t.element_type, [DYNAMIC_INDEX, *t.get_shape()]) for t in scan_types]
     carried = [IndexType(), *types, *stacks]
@@ -204,7 +184,7 @@ def scan(b, n, xs, a):
     b.block = outer
     _scan_body(b, body, inputs, types, stacks, body_block)
     starts = [b.const(np.zeros((0, *(max(d, 0) for d in t.get_shape())), _numpy_type(t))) for t in scan_types]
-    op = b.emit(graph.WhileOp([b.index(0), *_conform_in(b, inits, types), *_conform_in(b, starts, stacks)],
+    op = b.emit(graph.WhileOp([b.index(0), *conform(b, inits, types), *conform(b, starts, stacks)],
                               carried, Region(cond_block), Region(body_block)))
     return list(op.results[1:])
 
@@ -229,9 +209,9 @@ def _scan_body(b, body, inputs, types, stacks, block) -> tuple[list[SSAValue], l
     if block is None:
         return outs, []
     b.block = target
-    states = _conform_in(b, outs[:len(types)], types)
+    states = conform(b, outs[:len(types)], types)
     stacked = [_stack(b, i, acc, s, t) for acc, s, t in zip(rest[len(types):], outs[len(types):], stacks)]
-    following = [after, *states, *_conform_in(b, stacked, stacks)]
+    following = [after, *states, *conform(b, stacked, stacks)]
     b.emit(graph.YieldOp(following))
     b.block = outer
     return outs, following

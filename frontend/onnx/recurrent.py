@@ -19,11 +19,11 @@ from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
-from nimble.frontend.onnx.common import OnnxImportError, scalar
+from nimble.frontend.onnx.common import OnnxImportError, conform, scalar
 
 ACTIVATIONS: dict[str, type[graph.GraphOp]] = {"Sigmoid": graph.SigmoidOp, "Tanh": graph.TanhOp, "Relu": graph.ReluOp}
 DIRECTIONS = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}
@@ -120,10 +120,10 @@ def _recurrence(b, x: SSAValue, projected: SSAValue, initial: list[SSAValue | No
         extra = [b.op(graph.AddOp, [step, scalar(b, 1, step)])]
     h = b.op(graph.UnsqueezeOp, [out], axes=[0])
     ys_next = b.op(graph.ConcatOp, [h, ys] if reverse else [ys, h], axis=0)
-    b.emit(graph.YieldOp([next_i, *_conform(b, [*following, ys_next, *extra], carried[1:])]))
+    b.emit(graph.YieldOp([next_i, *conform(b, [*following, ys_next, *extra], carried[1:])]))
     b.block = outer
     start = [scalar(b, 0, lengths)] if lengths is not None else []
-    loop_op = b.emit(graph.WhileOp([b.index(0), *_conform(b, [*states, none_yet, *start], carried[1:])], carried,
+    loop_op = b.emit(graph.WhileOp([b.index(0), *conform(b, [*states, none_yet, *start], carried[1:])], carried,
                                    Region(cond), Region(body)))
     _, *last, ys_all = loop_op.results[:len(states) + 2]
     return b.op(graph.UnsqueezeOp, [ys_all], axes=[1]), last
@@ -253,13 +253,3 @@ def gru(b, n, xs, a):
         return _projection(b, x, _direction(b, xs[1], k), wb), cell
 
     return _run(b, spec, xs, [optional["initial_h"]], hidden, direction)
-
-
-def _conform(b, values: list[SSAValue], types: Sequence[Attribute]) -> list[SSAValue]:
-    """Values relaxed to the (less static) carried types of a loop."""
-    out = []
-    for v, t in zip(values, types):
-        if v.type != t:
-            v = b.emit(graph.CastOp.create(operands=[v], result_types=[t])).results[0]
-        out.append(v)
-    return out
