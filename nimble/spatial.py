@@ -129,7 +129,7 @@ class _SpatialInterpreter(Interpreter):
                                            f"({list(np.shape(before))} -> {list(np.shape(now))}); "
                                            "the spatial program needs states of a fixed shape")
         states = [np.ascontiguousarray(v) for i, v in enumerate(initial) if i != counter]
-        outputs = [np.empty((np.shape(initial[i])[0] + steps * rows[i], *np.shape(initial[i])[1:]), np.float32)
+        outputs = [np.empty((len(initial[i]) + steps * rows[i], *np.shape(initial[i])[1:]), initial[i].dtype)
                    if i in stacked else np.empty_like(initial[i]) for i in range(len(initial)) if i != counter]
         params = [args[p.data] for p in picks]
         params = [np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p for p in params]
