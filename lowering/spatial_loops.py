@@ -49,6 +49,8 @@ def _deps_between(first: Operation, later: Operation) -> list[Operation] | None:
     work = [v.owner for inner in later.walk() for v in inner.operands if isinstance(v.owner, Operation)]
     while work:
         o = work.pop()
+        if o is first:
+            return None  # `later` needs `first`'s result: they cannot run as one
         if o not in between or o in needed:
             continue
         needed.add(o)

@@ -401,3 +401,48 @@ def test_tool_errors_are_diagnostics(args: list[str], message: str, tmp_path: Pa
     assert main([str(path), *args]) == 1
     err = capsys.readouterr().err
     assert message in err and "internal error" not in err
+
+
+DEPENDENT_REDUCES = """
+func.func @k(%a: memref<8xf32>, %out: memref<1xf32>) attributes {nimble.kernel = "k"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %s = loop.reduce %i = %c0 to %c8 step %c1 combine(add) init(%zero) : f32 {
+    %x = memref.load %a[%i] : memref<8xf32>
+    loop.yield %x : f32
+  }
+  %t = loop.reduce %j = %c0 to %c8 step %c1 combine(add) init(%s) : f32 {
+    %y = memref.load %a[%j] : memref<8xf32>
+    %z = arith.mulf %y, %y : f32
+    loop.yield %z : f32
+  }
+  %u = loop.reduce %k = %c0 to %c8 step %c1 combine(max) init(%zero) : f32 {
+    %w = memref.load %a[%k] : memref<8xf32>
+    loop.yield %w : f32
+  }
+  %v = arith.addf %t, %u : f32
+  memref.store %v, %out[%c0] : memref<1xf32>
+  func.return
+}
+"""
+
+
+def test_gate_fusion_merges_independent_reductions_only() -> None:
+    """The second reduction starts from the first one's result: it stays apart; the
+    third is independent: it joins the first."""
+    from nimble.lowering.spatial_loops import merge_reductions
+
+    module = parse(DEPENDENT_REDUCES)
+    (kernel,) = [o for o in module.ops]
+    assert merge_reductions(kernel) == 1
+    module.verify()
+    reduces = [o for o in kernel.walk() if isinstance(o, loop.ReduceOp)]
+    assert sorted(len(r.inits) for r in reduces) == [1, 2]
+    from nimble.compile import compile_kernels
+
+    a = np.arange(8, dtype=np.float32) - 3
+    out = np.zeros(1, np.float32)
+    compile_kernels(module)["k"](a, out)
+    assert out[0] == np.float32(a.sum() + (a * a).sum() + a.max())
