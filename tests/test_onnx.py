@@ -440,3 +440,65 @@ def test_scan_becomes_graph_while_and_matches_onnxruntime(rng):
         args = [rng.standard_normal((n, 4)).astype(np.float32), rng.standard_normal((t, n, 4)).astype(np.float32)]
         for got, want in zip(exe.run(*args), ort_run(*args)):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _encoder_block(torch):
+    import math
+
+    class Block(torch.nn.Module):
+        """Self-attention (4 heads) + feed-forward with GELU, post-LayerNorm; reshapes
+        written with the run-time batch and sequence sizes, as models usually are."""
+
+        def __init__(self, d=32, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.qkv, self.out = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.ff1, self.ff2 = torch.nn.Linear(d, 2 * d), torch.nn.Linear(2 * d, d)
+
+        def forward(self, x):
+            n, t, d = x.shape
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            q, k, v = (z.reshape(n, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+            att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), dim=-1)
+            x = self.ln1(x + self.out((att @ v).transpose(1, 2).reshape(n, t, d)))
+            return self.ln2(x + self.ff2(torch.nn.functional.gelu(self.ff1(x))))
+
+    return Block
+
+
+def test_pytorch_transformer_encoder_with_a_dynamic_sequence_axis(tmp_path, rng):
+    """Two encoder blocks exported with dynamic batch and sequence axes: the shape
+    computations (Shape/Gather/Concat into Reshape, the 1/sqrt(head dim) scale) are
+    followed, and the result matches ONNX Runtime at every size."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    block = _encoder_block(torch)
+    model = torch.nn.Sequential(block(), block()).eval()
+    path = tmp_path / "encoder.onnx"
+    torch.onnx.export(model, (torch.randn(2, 7, 32),), str(path), input_names=["x"], output_names=["y"],
+                      opset_version=17, dynamic_axes={"x": {0: "n", 1: "s"}}, dynamo=False)
+    exe = nimble.compile(str(path))
+    ort_run = _ort(onnx.load(str(path)))
+    for n, s in ((1, 1), (2, 7), (3, 13)):
+        x = rng.standard_normal((n, s, 32)).astype(np.float32)
+        np.testing.assert_allclose(exe.run(x)[0], ort_run(x)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_pytorch_nn_transformer_encoder(tmp_path, rng):
+    """`nn.TransformerEncoder` as the TorchScript exporter writes it (the head split's
+    reshape keeps the export's sequence length as a constant, folded here from Mod and
+    Reshape of constants): it matches ONNX Runtime at the export's size; at another
+    sequence length both reject the reshape (Nimble with a shape error, not a crash)."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    path = tmp_path / "encoder.onnx"
+    torch.onnx.export(model, (torch.randn(2, 7, 32),), str(path), input_names=["x"], output_names=["y"],
+                      opset_version=17, dynamic_axes={"x": {0: "n", 1: "s"}}, dynamo=False)
+    exe = nimble.compile(str(path))
+    x = rng.standard_normal((2, 7, 32)).astype(np.float32)
+    np.testing.assert_allclose(exe.run(x)[0], _ort(onnx.load(str(path)))(x)[0], rtol=1e-4, atol=1e-5)
+    with pytest.raises(InterpreterError, match="reshape changes the number of elements"):
+        exe.run(rng.standard_normal((2, 9, 32)).astype(np.float32))

@@ -89,8 +89,17 @@ def _sym_concat(b, n, a):
 
 def _sym_cast(b, n, a):
     sym = b.shapes.get(n.input[0])
+    if sym is None:
+        return None
     integer = a.get("to") in (onnx_package().TensorProto.INT64, onnx_package().TensorProto.INT32)
-    return Sym(list(sym.items), sym.scalar) if sym is not None and integer else None
+    if integer:
+        return Sym(list(sym.items), sym.scalar)
+    if all(isinstance(d, int) for d in sym.items):  # dims known now, as numbers (attention's 1/sqrt(d))
+        dtype = onnx_package().helper.tensor_dtype_to_np_dtype(a["to"])
+        value = np.array(sym.items[0] if sym.scalar else sym.items, dtype=dtype)
+        b.constants[n.output[0]] = value
+        b.values[n.output[0]] = b.const(value)
+    return None
 
 
 def _sym_slice(b, n, a):
@@ -106,7 +115,21 @@ _SYM_ARITH = {"Add": ("add", arith.AddiOp), "Sub": ("sub", arith.SubiOp), "Mul":
               "Div": ("div", arith.DivSIOp)}
 
 
+def _small_ints(b, name: str) -> np.ndarray | None:
+    value = b.constants.get(name)
+    return value if value is not None and np.issubdtype(value.dtype, np.integer) and value.size <= 64 else None
+
+
 def _sym_arith(b, n, a):
+    x, y = (_small_ints(b, name) for name in n.input[:2])
+    if x is not None and y is not None:  # index arithmetic PyTorch exports on constants: folded
+        kind = _SYM_ARITH[n.op_type][0]
+        with np.errstate(all="ignore"):
+            value = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                     "div": lambda p, q: np.trunc(p / np.where(q == 0, 1, q)).astype(p.dtype)}[kind](x, y)
+        b.constants[n.output[0]] = np.asarray(value, dtype=np.result_type(x, y))
+        b.values[n.output[0]] = b.const(b.constants[n.output[0]])
+        return None
     if not any(x in b.shapes for x in n.input[:2]):
         return None
     lhs, rhs = (_sym(b, x) for x in n.input[:2])
@@ -125,6 +148,42 @@ def _sym_arith(b, n, a):
     return Sym(items, lhs.scalar and rhs.scalar)
 
 
+def _sym_mod(b, n, a):
+    """`Mod` of constants (folded) or of dims (index arithmetic; `fmod=0` takes the
+    divisor's sign, as Python's `%`). Mod of other tensors has no graph op yet."""
+    fmod = bool(a.get("fmod", 0))
+    if all(x in b.constants for x in n.input[:2]):
+        x, y = (b.constants[name] for name in n.input[:2])
+        with np.errstate(all="ignore"):
+            value = np.fmod(x, y) if fmod else np.mod(x, y)
+        b.constants[n.output[0]] = value
+        b.values[n.output[0]] = b.const(value)
+        return None
+    if not any(x in b.shapes for x in n.input[:2]):
+        raise OnnxImportError(f"{b.where()}: Mod of tensors computed at run time is not supported "
+                              "(of constants and of dims it is)")
+    lhs, rhs = (_sym(b, x) for x in n.input[:2])
+    if lhs is None or rhs is None:
+        raise OnnxImportError(f"{b.where()}: Mod of a dim and a tensor computed at run time is not supported")
+    pick = lambda s, k: s.items[0] if len(s.items) == 1 else s.items[k]  # noqa: E731 (broadcast a single dim)
+    items: list[int | SSAValue] = []
+    for k in range(max(len(lhs.items), len(rhs.items))):
+        x, y = pick(lhs, k), pick(rhs, k)
+        if isinstance(x, int) and isinstance(y, int):
+            items.append(int(np.fmod(x, y)) if fmod else x % y)
+            continue
+        x, y = _index_of(b, x), _index_of(b, y)
+        rem = b.emit(arith.RemSIOp(x, y)).result
+        if not fmod:  # move a remainder whose sign differs from the divisor's onto it
+            zero = b.index(0)
+            differs = b.emit(arith.XOrIOp(b.emit(arith.CmpiOp(rem, zero, "slt")).result,
+                                          b.emit(arith.CmpiOp(y, zero, "slt")).result)).result
+            fix = b.emit(arith.AndIOp(differs, b.emit(arith.CmpiOp(rem, zero, "ne")).result)).result
+            rem = b.emit(arith.SelectOp(fix, b.emit(arith.AddiOp(rem, y)).result, rem)).result
+        items.append(rem)
+    return Sym(items, lhs.scalar and rhs.scalar)
+
+
 def _sym_constant_of_shape(b, n, a):
     sym = _sym(b, n.input[0])
     if sym is None:
@@ -138,6 +197,13 @@ def _sym_constant_of_shape(b, n, a):
 
 
 def _sym_reshape(b, n, a):
+    data, target = _small_ints(b, n.input[0]), b.constants.get(n.input[1])
+    if data is not None and target is not None:
+        # A small integer constant (slice bounds PyTorch computes with Mod/Reshape): folded.
+        dims = [data.shape[k] if d == 0 and not a.get("allowzero", 0) else int(d) for k, d in enumerate(target)]
+        b.constants[n.output[0]] = data.reshape(dims)
+        b.values[n.output[0]] = b.const(b.constants[n.output[0]])
+        return None
     sym = b.shapes.get(n.input[1])
     x = b.values.get(n.input[0])
     if sym is None or x is None:
@@ -178,7 +244,7 @@ def _sym_expand(b, n, a):
 SHAPE_CONVERTERS: dict[str, Callable[[Any, Any, dict[str, Any]], Sym | None]] = {
     "Shape": _sym_shape, "Gather": _sym_gather, "Unsqueeze": _sym_unsqueeze, "Squeeze": _sym_squeeze,
     "Concat": _sym_concat, "Cast": _sym_cast, "Slice": _sym_slice, "ConstantOfShape": _sym_constant_of_shape,
-    "Reshape": _sym_reshape, "Expand": _sym_expand, **{k: _sym_arith for k in _SYM_ARITH},
+    "Reshape": _sym_reshape, "Expand": _sym_expand, "Mod": _sym_mod, **{k: _sym_arith for k in _SYM_ARITH},
 }
 """Converters that follow shape values; each returns the symbolic result, or None when
 its inputs are not shape values (the op is then converted as a tensor op), or defines
