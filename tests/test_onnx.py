@@ -119,13 +119,23 @@ def test_initializers_are_constants_of_the_bytecode_not_text(rng, tmp_path):
 
 def test_every_unsupported_op_is_listed_at_once():
     nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"], name="hm1"),
-             helper.make_node("Mod", ["b", "b"], ["c"], name="mod"), helper.make_node("Hardmax", ["c"], ["d"])]
+             helper.make_node("Round", ["b"], ["c"], name="round"), helper.make_node("Hardmax", ["c"], ["d"])]
     model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
                    [helper.make_tensor_value_info("d", TensorProto.FLOAT, [2, 3])])
     with pytest.raises(OnnxImportError) as e:
         import_onnx(model)
     text = str(e.value)
-    assert "'Hardmax' used by 2 node(s): hm1, #3 -> d" in text and "'Mod' used by 1 node(s): mod" in text
+    assert "'Hardmax' used by 2 node(s): hm1, #3 -> d" in text and "'Round' used by 1 node(s): round" in text
+
+
+def test_mod_of_tensors_computed_at_run_time_is_a_clear_error():
+    """Mod is folded on constants and is index arithmetic on dims; on other tensors it
+    is an import error naming the node."""
+    node = helper.make_node("Mod", ["x", "x"], ["y"], name="mod")
+    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.INT64, [3])],
+                   [helper.make_tensor_value_info("y", TensorProto.INT64, [3])])
+    with pytest.raises(OnnxImportError, match="node 'mod' .Mod.: Mod of tensors computed at run time"):
+        import_onnx(model)
 
 
 def test_tools_take_onnx_files(tmp_path, rng):
@@ -502,3 +512,22 @@ def test_pytorch_nn_transformer_encoder(tmp_path, rng):
     np.testing.assert_allclose(exe.run(x)[0], _ort(onnx.load(str(path)))(x)[0], rtol=1e-4, atol=1e-5)
     with pytest.raises(InterpreterError, match="reshape changes the number of elements"):
         exe.run(rng.standard_normal((2, 9, 32)).astype(np.float32))
+
+
+def test_mod_of_a_dim_is_index_arithmetic(rng):
+    """x[: len(x) % 3]: the bound is Shape -> Gather -> Mod, computed at run time."""
+    three = numpy_helper.from_array(np.array(3, np.int64))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Constant", [], ["zero"], value=numpy_helper.from_array(np.array(0, np.int64))),
+             helper.make_node("Gather", ["s", "zero"], ["n"]),
+             helper.make_node("Constant", [], ["three"], value=three),
+             helper.make_node("Mod", ["n", "three"], ["r"]),
+             helper.make_node("Unsqueeze", ["r", "axes"], ["end"]),
+             helper.make_node("Slice", ["x", "start", "end"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", 2])],
+                   [("axes", np.array([0], np.int64)), ("start", np.array([0], np.int64))])
+    exe = nimble.compile(import_onnx(model))
+    for n in range(1, 8):
+        x = rng.standard_normal((n, 2)).astype(np.float32)
+        np.testing.assert_array_equal(exe.run(x)[0], x[: n % 3])
