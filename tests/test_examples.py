@@ -59,6 +59,21 @@ def test_lstm(models, t, n, rng):
     np.testing.assert_allclose(h, h_ref, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("t,n", [(1, 1), (3, 5), (7, 2)])
+def test_gru(models, t, n, rng):
+    xs = rng.standard_normal((t, n, 64)).astype(np.float32)
+    (h0,) = weights(rng, (n, 128), scale=1.0)
+    wx, wh, bx, bh = weights(rng, (384, 64), (384, 128), (384,), (384,))
+    (h,) = models["gru"](xs, h0, wx, wh, bx, bh)
+    h_ref = h0.astype(np.float64)
+    for x in xs:
+        rx, zx, nx = np.split(x @ wx.T + bx, 3, axis=1)
+        rh, zh, nh = np.split(h_ref @ wh.T + bh, 3, axis=1)
+        r, z = sigmoid(rx + rh), sigmoid(zx + zh)
+        h_ref = (1 - z) * np.tanh(nx + r * nh) + z * h_ref
+    np.testing.assert_allclose(h, h_ref, rtol=1e-4, atol=1e-5)
+
+
 def random_tree(rng, depth):
     x = rng.standard_normal((1, 64)).astype(np.float32)
     if depth == 0 or rng.random() < 0.25:
