@@ -55,6 +55,14 @@ def kernels_of(module: Operation, device: str | None = None) -> list[func.FuncOp
             and (device is None or kernel_device(f) == device)]
 
 
+def defined_inside(value: SSAValue, scope: Operation) -> bool:
+    """Whether `value` is defined inside `scope` (a result of an op nested in it, or an
+    argument of one of its blocks or of a nested op's blocks)."""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and scope.is_ancestor(op)
+
+
 def kernel_device(kernel: Operation) -> str:
     """The device a kernel function is compiled for (`cpu` unless marked)."""
     mark = kernel.attributes.get(DEVICE_MARK)

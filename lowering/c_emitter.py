@@ -395,7 +395,7 @@ class CEmitter:
             if len(inner) != 1 or any(op is not inner[0] and not _is_pure_scalar(op) for op in body):
                 break
             candidate = inner[0]
-            if any(_defined_inside(v, nest) or not _host_computable(v) for v in _trip(candidate)):
+            if any(loop.defined_inside(v, nest) or not _host_computable(v) for v in _trip(candidate)):
                 break
             mapped.append(candidate)
             current = candidate
@@ -559,16 +559,6 @@ def _is_pure_scalar(op: Operation) -> bool:
         return True
     return not op.regions and len(op.results) == 1 and not isinstance(op.results[0].type, MemRefType) \
         and type(op) not in _STATEMENTS and is_side_effect_free(op)
-
-
-def _defined_inside(value: SSAValue, region_op: Operation) -> bool:
-    owner = value.owner
-    op = owner.parent_op() if isinstance(owner, Block) else owner
-    while op is not None:
-        if op is region_op:
-            return True
-        op = op.parent_op()
-    return False
 
 
 def _host_computable(value: SSAValue) -> bool:

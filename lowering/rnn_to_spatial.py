@@ -85,17 +85,6 @@ class NotARecurrence(Exception):
     """A loop the spatial lowering does not take (the reason)."""
 
 
-def _outside(value: SSAValue, op: Operation) -> bool:
-    """Whether `value` is defined outside `op`."""
-    owner = value.owner
-    parent = owner if isinstance(owner, Operation) else owner.parent_op()
-    while parent is not None:
-        if parent is op:
-            return False
-        parent = parent.parent_op()
-    return True
-
-
 # ---------------------------------------------------------------------------------------
 # Recognising a recurrence
 
@@ -115,7 +104,7 @@ def match_recurrence(op: WhileOp) -> _Recurrence:
     cmp = last.operands[0].owner
     if cmp.predicate.value.data != 2 or not (len(list(cond.ops)) == 2):  # slt, and nothing else
         raise NotARecurrence("the condition is not 'counter < bound'")
-    if cmp.lhs not in cond.args or not _outside(cmp.rhs, op):
+    if cmp.lhs not in cond.args or loop.defined_inside(cmp.rhs, op):
         raise NotARecurrence("the condition is not 'counter < bound' with a bound set before the loop")
     k = cond.args.index(cmp.lhs)
     init = op.inits[k].owner
@@ -392,7 +381,7 @@ def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue], stacked: set
     inputs: list[SSAValue] = []
     for inner in loop_op.walk():
         for v in inner.operands:
-            if _outside(v, loop_op) and v not in inputs:
+            if not loop.defined_inside(v, loop_op) and v not in inputs:
                 inputs.append(v)
     region = fused_region([v.type for v in inputs])
     env = dict(zip(inputs, region.block.args))

@@ -142,10 +142,10 @@ def _chain(values: list[SSAValue], outer: Operation) -> tuple[list[Operation], s
     def visit(v: SSAValue) -> bool:
         owner = v.owner
         if isinstance(owner, Block):
-            if _defined_in(owner.parent_op(), outer):
+            if loop.defined_inside(v, outer):
                 args.add(v)
             return True
-        if not _defined_in(owner, outer) or owner in seen:
+        if not loop.defined_inside(v, outer) or owner in seen:
             return True
         if owner.regions or not is_side_effect_free(owner):
             return False
@@ -156,14 +156,6 @@ def _chain(values: list[SSAValue], outer: Operation) -> tuple[list[Operation], s
         return True
 
     return (ops, args) if all(visit(v) for v in values) else None
-
-
-def _defined_in(op: Operation | None, scope: Operation) -> bool:
-    while op is not None:
-        if op is scope:
-            return True
-        op = op.parent_op()
-    return False
 
 
 def _is_zero(v: SSAValue) -> bool:
@@ -191,7 +183,7 @@ def stage_dram_reads(scope: Operation, dram: set[SSAValue]) -> int:
         kept = [lp for lp in loops if lp.iv in args]
         if len(kept) == len(loops) or not args <= set(ivs):
             continue  # no reuse to gain, or an index from a block that is not a loop
-        if not all(_is_zero(lp.lower) and _is_one(lp.step) and not _defined_in(_owner_op(lp.upper), outer)
+        if not all(_is_zero(lp.lower) and _is_one(lp.step) and not loop.defined_inside(lp.upper, outer)
                    for lp in kept):
             continue  # the copy nest needs the loops' ranges before the nest
         shape = [lp.upper.owner.value.value.data if isinstance(lp.upper.owner, arith.ConstantOp) else DYNAMIC_INDEX
@@ -232,14 +224,9 @@ def hoist_row_scales(scope: Operation, scales: set[SSAValue]) -> None:
     for load in [o for o in scope.walk() if isinstance(o, memref.LoadOp) and o.memref in scales]:
         target: Operation = load
         parent = load.parent_op()
-        while isinstance(parent, loop.ReduceOp) and not _defined_in(_owner_op(load.indices[0]), parent):
+        while isinstance(parent, loop.ReduceOp) and not loop.defined_inside(load.indices[0], parent):
             target = parent
             parent = parent.parent_op()
         if target is not load:
             load.detach()
             Rewriter.insert_op(load, InsertPoint.before(target))
-
-
-def _owner_op(v: SSAValue) -> Operation | None:
-    owner = v.owner
-    return owner.parent_op() if isinstance(owner, Block) else owner

@@ -23,16 +23,6 @@ from nimble.dialects import loop
 _READS = (memref.LoadOp, memref.DimOp)
 
 
-def _inside(value: SSAValue, scope: Operation) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    while op is not None:
-        if op is scope:
-            return True
-        op = op.parent_op()
-    return False
-
-
 def _movable(op: Operation) -> bool:
     """Pure, or reads memory only (loads, and reduces/arith over loads)."""
     for inner in op.walk():
@@ -55,7 +45,7 @@ def _uses_from_outside(op: Operation) -> list[SSAValue]:
     values = list(op.operands)
     for inner in op.walk():
         if inner is not op:
-            values.extend(v for v in inner.operands if not _inside(v, op))
+            values.extend(v for v in inner.operands if not loop.defined_inside(v, op))
     return values
 
 
@@ -65,7 +55,7 @@ def hoist_from(foreach: loop.ForeachOp) -> bool:
     for op in list(foreach.body.block.ops):
         if isinstance(op, loop.YieldOp) or not _movable(op):
             continue
-        if any(_inside(v, foreach) for v in _uses_from_outside(op)):
+        if any(loop.defined_inside(v, foreach) for v in _uses_from_outside(op)):
             continue
         if _loaded_buffers(op) & stored:
             continue

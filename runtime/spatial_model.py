@@ -254,15 +254,18 @@ class Estimate:
 
 
 COMPUTE_OPS = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,
-            arith.NegfOp, arith.SelectOp, arith.CmpfOp, arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp,
-            arith.TruncFOp, arith.TruncIOp, arith.ExtSIOp)
+               arith.NegfOp, arith.CmpfOp, arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp,
+               arith.TruncIOp, arith.ExtSIOp, xmath.AbsFOp, xmath.CeilOp, xmath.ErfOp, xmath.ExpOp, xmath.FloorOp,
+               xmath.LogOp, xmath.PowFOp, xmath.SqrtOp, xmath.TanhOp)
+"""Ops a PCU stage computes; index arithmetic (addresses) is the memory units' work."""
 
 
 def is_compute(op: Operation) -> bool:
-    if isinstance(op, arith.SelectOp | arith.CmpiOp):
-        return not isinstance(op.results[0].type, IndexType) and not all(
-            isinstance(v.type, IndexType) for v in op.operands[1:])
-    return isinstance(op, COMPUTE_OPS) or op.dialect_name() == "math" and not isinstance(op, xmath.AbsIOp)
+    if isinstance(op, arith.SelectOp):  # a select of data, not of an index
+        return not isinstance(op.result.type, IndexType)
+    if isinstance(op, arith.CmpiOp):
+        return not isinstance(op.lhs.type, IndexType)
+    return isinstance(op, COMPUTE_OPS)
 
 
 @dataclass

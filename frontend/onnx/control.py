@@ -85,7 +85,7 @@ def loop(b, n, xs, a):
     b.block = outer
     _loop_body(b, body, types, stacks, body_block)
     # An empty stack: known dims as they are, run-time dims 0 (the first step replaces it).
-    starts = [b.const(np.zeros((0, *(max(d, 0) for d in t.get_shape())), _numpy_type(t))) for t in scan_types]
+    starts = [b.const(np.zeros((0, *(max(d, 0) for d in t.get_shape())), numpy_dtype(t.element_type))) for t in scan_types]
     zero = b.const(np.array(0, np.int64))
     op = b.emit(graph.WhileOp([b.index(0), zero, _boolean(b, cond),
                                *conform(b, inits, types), *conform(b, starts, stacks)],
@@ -157,10 +157,6 @@ def _boolean(b, v: SSAValue) -> SSAValue:
     return b.op(graph.ReshapeOp, [v], shape=[])
 
 
-def _numpy_type(t: TensorType) -> np.dtype:
-    return numpy_dtype(t.element_type)
-
-
 def scan(b, n, xs, a):
     body = a["body"]
     m = a.get("num_scan_inputs", 0)
@@ -183,7 +179,7 @@ def scan(b, n, xs, a):
     b.emit(graph.ConditionOp.create(operands=[b.emit(arith.CmpiOp(cond_block.args[0], steps, "slt")).result]))
     b.block = outer
     _scan_body(b, body, inputs, types, stacks, body_block)
-    starts = [b.const(np.zeros((0, *(max(d, 0) for d in t.get_shape())), _numpy_type(t))) for t in scan_types]
+    starts = [b.const(np.zeros((0, *(max(d, 0) for d in t.get_shape())), numpy_dtype(t.element_type))) for t in scan_types]
     op = b.emit(graph.WhileOp([b.index(0), *conform(b, inits, types), *conform(b, starts, stacks)],
                               carried, Region(cond_block), Region(body_block)))
     return list(op.results[1:])

@@ -111,12 +111,7 @@ class Importer:
             self.values[i.name] = arg
             arg.name_hint = _hint(i.name)
         self.tie_named_dims(named)
-        numpy_helper = onnx_package().numpy_helper
-        for t in g.initializer:
-            array = numpy_helper.to_array(t)
-            self.constants[t.name] = array
-            self.values[t.name] = self.const(array)
-        self.nodes(g.node)
+        self.nodes(g.node, g.initializer)
         results = []
         for o in g.output:
             results.append(self.output(o.name))
@@ -149,17 +144,18 @@ class Importer:
             if shapes and k in shapes:
                 self.shapes[i.name] = shapes[k]
         try:
-            numpy_helper = onnx_package().numpy_helper
-            for t in g.initializer:
-                self.constants[t.name] = numpy_helper.to_array(t)
-                self.values[t.name] = self.const(self.constants[t.name])
-            self.nodes(g.node)
+            self.nodes(g.node, g.initializer)
             self.node = saved[4]
             return self.block, [self.output(o.name) for o in g.output]
         finally:
             self.block, self.values, self.constants, self.shapes, self.node = saved
 
-    def nodes(self, nodes: Any) -> None:
+    def nodes(self, nodes: Any, initializers: Any = ()) -> None:
+        """A graph's initializers (constants) and nodes, into the current block."""
+        numpy_helper = onnx_package().numpy_helper
+        for t in initializers:
+            self.constants[t.name] = numpy_helper.to_array(t)
+            self.values[t.name] = self.const(self.constants[t.name])
         for node in nodes:
             self.node = node
             attrs = _attributes(node)
