@@ -174,10 +174,13 @@ class KernelEntry:
             if not isinstance(out, self.tensor_class) or out.shape != shape or out.dtype != dtype:
                 got = f"{out.dtype}{list(out.shape)}" if isinstance(out, self.tensor_class) else type(out).__name__
                 raise self._fail(f"output #{i} must be a writable C-contiguous {dtype}{list(shape)}, got {got}")
+            if self.tensor_class is np.ndarray and not out.flags.c_contiguous:
+                raise self._fail("outputs must be writable C-contiguous arrays")
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
         chunks = threads if self.parallel and threads > 1 and size * self.work >= PARALLEL_MIN_WORK else 1
         empty_input = any(isinstance(a, self.tensor_class) and a.size == 0 for a in args)
-        plan = _Plan(self._prepare(args, outputs), chunks, empty_input)
+        contiguous = all(a.flags.c_contiguous for a in args if isinstance(a, np.ndarray))
+        plan = _Plan(self._prepare(args, outputs), chunks, empty_input, contiguous)
         if len(self._plans) < 256:
             self._plans[key] = plan
         return plan
@@ -191,16 +194,15 @@ class KernelEntry:
         the input and output data pointers go."""
         kinds = [*self.kinds, *[Arg.TENSOR] * len(outputs)]
         packed, at = slot_array(kinds, [*self.in_dynamic, *self.out_dynamic], [*args, *outputs], fill=False)
-        inputs = sum(1 for k in self.kinds if k is Arg.TENSOR)
-        return packed, at[:inputs], at[inputs:]
+        tensors = [i for i, k in enumerate(self.kinds) if k is Arg.TENSOR]
+        return packed, list(zip(at, tensors)), at[len(tensors):]
 
     def launch(self, args: Sequence[Any], outputs: Sequence[Any], threads: int, pool: ThreadPoolExecutor | None,
                reference: Any) -> None:
         """Run the kernel on `args`, writing `outputs` (checked first)."""
-        plan = self.plan(args, outputs, threads)
-        for out in outputs:
-            if not (out.flags.c_contiguous and out.flags.writeable):
-                raise self._fail("outputs must be writable C-contiguous arrays")
+        plan = self._plans.get(_key(args, outputs))
+        if plan is None:
+            plan = self.plan(args, outputs, threads)
         if plan.empty_input:
             # Kernels clamp indices into their inputs; a clamp into nothing reads outside:
             # an empty input runs the group by its reference semantics instead.
@@ -209,16 +211,17 @@ class KernelEntry:
             return
         template, in_at, out_at = plan.slots
         packed = template.copy()
-        keep = []
-        tensors = [a for a, kind in zip(args, self.kinds) if kind is Arg.TENSOR]
-        for at, arg in zip(in_at, tensors):
-            if not isinstance(arg, np.ndarray):
-                raise self._fail(f"expected an array argument, got {type(arg).__name__}")
-            if not arg.flags.c_contiguous:
-                arg = np.ascontiguousarray(arg)
-                keep.append(arg)
-            packed[at] = data_pointer(arg)
+        keep = None  # contiguous copies of inputs that are not, alive until the call returns
+        if plan.contiguous:
+            for at, i in in_at:
+                packed[at] = data_pointer(args[i])
+        else:
+            keep = [np.ascontiguousarray(args[i]) for _, i in in_at]
+            for (at, _), arg in zip(in_at, keep):
+                packed[at] = data_pointer(arg)
         for at, out in zip(out_at, outputs):
+            if not out.flags.writeable:
+                raise self._fail("outputs must be writable C-contiguous arrays")
             packed[at] = data_pointer(out)
         chunks = plan.chunks
         if chunks == 1 or pool is None:
@@ -257,10 +260,17 @@ class _Plan:
     slots: Any  # what `_prepare` made for these shapes
     chunks: int
     empty_input: bool
+    contiguous: bool = True  # every input array is C-contiguous (the key holds strides)
 
 
 def _key(args: Sequence[Any], outputs: Sequence[Any], tensor: type = np.ndarray) -> tuple:
-    """What a launch plan depends on: tensors' shapes and dtypes (a dtype object, which no
-    other register value can equal), other arguments' values."""
-    return (*((a.shape, a.dtype) if a.__class__ is tensor else a for a in args),
-            *((o.shape, o.dtype) if o.__class__ is tensor else o for o in outputs))
+    """What a launch plan depends on: tensors' shapes, dtypes (a dtype object, which no
+    other register value can equal) and strides, other arguments' values."""
+    key: list[Any] = []
+    for values in (args, outputs):
+        for a in values:
+            if a.__class__ is tensor or isinstance(a, tensor):
+                key += (a.shape, a.dtype, a.strides) if tensor is np.ndarray else (a.shape, a.dtype)
+            else:
+                key.append(a)
+    return tuple(key)
