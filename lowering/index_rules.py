@@ -191,6 +191,17 @@ def _gather(kb: KernelBuilder, op: graph.GatherOp, r: int, idx: list[Dim]) -> SS
     return kb.at(op.input, [*idx[:axis], safe, *idx[axis + irank:]])
 
 
+def _gather_elements(kb: KernelBuilder, op: graph.GatherElementsOp, r: int, idx: list[Dim]) -> SSAValue:
+    dims = kb.dims(op.input)
+    axis = normalize_axis(op.axis.value.data, len(dims))
+    i = kb.emit(arith.IndexCastOp(kb.at(op.indices, idx), IndexType()))
+    n = kb.index(dims[axis])
+    # As gather: negative indices count from the end, out-of-range ones are clamped.
+    wrapped = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")), kb.emit(arith.AddiOp(i, n)), i))
+    safe = kb.ibinary("min", kb.ibinary("max", wrapped, 0), kb.ibinary("sub", n, 1))
+    return kb.at(op.input, [*idx[:axis], safe, *idx[axis + 1:]])
+
+
 # ------------------------------------------------------------------------------------
 # Reductions
 
@@ -369,6 +380,7 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.SplitOp: _split,
     graph.ConcatOp: _concat,
     graph.GatherOp: _gather,
+    graph.GatherElementsOp: _gather_elements,
     graph.ReduceSumOp: _reduce,
     graph.ReduceMeanOp: _reduce,
     graph.ReduceMaxOp: _reduce,

@@ -74,7 +74,8 @@ a weight matrix) come from the heap."""
 _INT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
     arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.AndIOp: llvm.AndOp,
-    arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp,
+    arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp, arith.ShLIOp: llvm.ShlOp,
+    arith.ShRSIOp: llvm.AShrOp,
 }
 _FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
@@ -82,13 +83,14 @@ _FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
 _CASTS: dict[type[Operation], type[Operation]] = {
     arith.SIToFPOp: llvm.SIToFPOp, arith.UIToFPOp: UIToFPOp, arith.FPToSIOp: FPToSIOp,
     arith.ExtFOp: llvm.FPExtOp, arith.TruncFOp: llvm.FPTruncOp, arith.ExtSIOp: llvm.SExtOp,
-    arith.ExtUIOp: llvm.ZExtOp, arith.TruncIOp: llvm.TruncOp,
+    arith.ExtUIOp: llvm.ZExtOp, arith.TruncIOp: llvm.TruncOp, arith.BitcastOp: llvm.BitcastOp,
 }
 # Float ops that are LLVM intrinsics, by name (suffixed with the type: llvm.exp.f32).
 _INTRINSICS: dict[type[Operation], str] = {
     xmath.ExpOp: "llvm.exp", xmath.LogOp: "llvm.log", xmath.SqrtOp: "llvm.sqrt", xmath.AbsFOp: "llvm.fabs",
     xmath.PowFOp: "llvm.pow", arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
-    xmath.FloorOp: "llvm.floor", xmath.CeilOp: "llvm.ceil",
+    xmath.FloorOp: "llvm.floor", xmath.CeilOp: "llvm.ceil", xmath.RoundEvenOp: "llvm.roundeven",
+    xmath.SinOp: "llvm.sin", xmath.CosOp: "llvm.cos",
     vector.FMAOp: "llvm.fma",
 }
 # Float functions from the C library: name for f32, name for f64.

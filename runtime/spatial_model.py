@@ -256,7 +256,7 @@ class Estimate:
 COMPUTE_OPS = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,
                arith.NegfOp, arith.CmpfOp, arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp,
                arith.TruncIOp, arith.ExtSIOp, xmath.AbsFOp, xmath.CeilOp, xmath.ErfOp, xmath.ExpOp, xmath.FloorOp,
-               xmath.LogOp, xmath.PowFOp, xmath.SqrtOp, xmath.TanhOp)
+               xmath.LogOp, xmath.PowFOp, xmath.SqrtOp, xmath.TanhOp, xmath.RoundEvenOp, xmath.SinOp, xmath.CosOp)
 """Ops a PCU stage computes; index arithmetic (addresses) is the memory units' work."""
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SIZES
+from conftest import SIZES, run_mlir
 
 
 def unary_module(op: str) -> str:
@@ -32,6 +32,11 @@ UNARY = {
     "relu": lambda x: np.where(x > 0, x, 0),
     "gelu": lambda x: x * 0.5 * (1 + _erf(x / np.sqrt(2))),
     "erf": _erf,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.round,
+    "sin": np.sin,
+    "cos": np.cos,
 }
 # Inputs for ops with restricted domains, so the reference and numpy see the same values.
 DOMAIN = {"log": lambda x: np.abs(x) + 0.1, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1}
@@ -264,6 +269,37 @@ def test_layout_ops(n, rng, run):
     np.testing.assert_array_equal(b, x[:, 1:])
     np.testing.assert_array_equal(g, x[:, [3, 3, 0]])
     np.testing.assert_array_equal(u, x[None])
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_gather_elements(n, axis, rng, run):
+    k = 3 if axis == 1 else n + 2  # fewer picks than the axis has (axis 1), more (axis 0)
+    out = "?x3" if axis == 1 else "?x7"
+    text = f"""func.func @main(%x: tensor<?x7xf32>, %idx: tensor<{out}xi64>) -> tensor<{out}xf32> {{
+  %y = graph.gather_elements %x, %idx {{axis = {axis} : i64}} : (tensor<?x7xf32>, tensor<{out}xi64>) -> tensor<{out}xf32>
+  func.return %y : tensor<{out}xf32>
+}}"""
+    x = rng.standard_normal((n, 7)).astype(np.float32)
+    size = x.shape[axis]
+    idx = rng.integers(-size, size, (n, k) if axis == 1 else (k, 7)).astype(np.int64)
+    (y,) = run(text, x, idx)
+    np.testing.assert_array_equal(y, np.take_along_axis(x, idx % size, axis=axis))
+
+
+def test_gather_elements_checks_its_operands(run):
+    with pytest.raises(Exception, match="indices dim 0 must equal the input's"):
+        run("""func.func @main(%x: tensor<?x7xf32>, %idx: tensor<?x2xi64>) -> tensor<?x2xf32> {
+  %y = graph.gather_elements %x, %idx {axis = 1 : i64} : (tensor<?x7xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+  func.return %y : tensor<?x2xf32>
+}""", np.zeros((3, 7), np.float32), np.zeros((4, 2), np.int64))
+    # The reference rejects indices out of range; compiled kernels clamp them, as for
+    # graph.gather (never a read outside the input).
+    with pytest.raises(Exception, match="out of range"):
+        run_mlir("""func.func @main(%x: tensor<?x7xf32>, %idx: tensor<?x2xi64>) -> tensor<?x2xf32> {
+  %y = graph.gather_elements %x, %idx {axis = 1 : i64} : (tensor<?x7xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+  func.return %y : tensor<?x2xf32>
+}""", np.zeros((3, 7), np.float32), np.full((3, 2), 7, np.int64))
 
 
 @pytest.mark.parametrize("n", SIZES)

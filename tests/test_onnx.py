@@ -119,13 +119,80 @@ def test_initializers_are_constants_of_the_bytecode_not_text(rng, tmp_path):
 
 def test_every_unsupported_op_is_listed_at_once():
     nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"], name="hm1"),
-             helper.make_node("Round", ["b"], ["c"], name="round"), helper.make_node("Hardmax", ["c"], ["d"])]
+             helper.make_node("Det", ["b"], ["c"], name="det"), helper.make_node("Hardmax", ["c"], ["d"])]
     model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
                    [helper.make_tensor_value_info("d", TensorProto.FLOAT, [2, 3])])
     with pytest.raises(OnnxImportError) as e:
         import_onnx(model)
     text = str(e.value)
-    assert "'Hardmax' used by 2 node(s): hm1, #3 -> d" in text and "'Round' used by 1 node(s): round" in text
+    assert "'Hardmax' used by 2 node(s): hm1, #3 -> d" in text and "'Det' used by 1 node(s): det" in text
+
+
+def _layout_model(rng):
+    """Pad in every mode, Tile, Range over Size and over a dim, GatherElements and the
+    rounding/trigonometric ops, on an input whose batch dim is known only at run time."""
+    f32 = TensorProto.FLOAT
+    i64 = TensorProto.INT64
+    pads = {"constant": [1, 2, 0, 1], "reflect": [0, 2, 0, 1], "edge": [2, 0, 1, 0], "wrap": [1, 2, 1, 1]}
+    nodes = [helper.make_node("Pad", ["x", f"pads_{m}", "value"], [f"pad_{m}"], mode=m) for m in pads]
+    nodes += [
+        helper.make_node("Pad", ["x", "crop"], ["pad_negative"]),
+        helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
+        helper.make_node("Size", ["x"], ["size"]),
+        helper.make_node("Range", ["zero", "size", "two"], ["range_size"]),
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["rows"]),
+        helper.make_node("Range", ["rows", "zero", "minus_one"], ["range_rows"]),
+        helper.make_node("GatherElements", ["x", "idx"], ["picked"], axis=1),
+        *[helper.make_node(op, ["x"], [op.lower()]) for op in ("Floor", "Ceil", "Round", "Sign", "Sin", "Cos")],
+    ]
+    initializers = [(f"pads_{m}", np.array(p, np.int64)) for m, p in pads.items()]
+    initializers += [("value", np.array(1.5, np.float32)), ("crop", np.array([0, -1, -1, 0], np.int64)),
+                     ("repeats", np.array([2, 3], np.int64)), ("zero", np.array(0, np.int64)),
+                     ("two", np.array(2, np.int64)), ("minus_one", np.array(-1, np.int64))]
+    outputs = [*(f"pad_{m}" for m in pads), "pad_negative", "tiled", "picked",
+               "floor", "ceil", "round", "sign", "sin", "cos"]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["n", 5]),
+                           helper.make_tensor_value_info("idx", i64, ["n", 3])],
+                   [*(helper.make_tensor_value_info(o, f32, [None, None]) for o in outputs),
+                    helper.make_tensor_value_info("range_size", i64, [None]),
+                    helper.make_tensor_value_info("range_rows", i64, [None])], initializers, opset=19)
+    return model
+
+
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_pad_tile_range_size_gather_elements_match_onnxruntime(n, rng):
+    model = _layout_model(rng)
+    exe = nimble.compile(import_onnx(model))
+    x = (rng.standard_normal((n, 5)) * 3).astype(np.float32)
+    x[0, :3] = [0.5, -2.5, 0.0]  # halves round to even; sign of zero
+    idx = rng.integers(-5, 5, (n, 3)).astype(np.int64)
+    got, want = exe(x, idx), _ort(model)(x, idx)
+    assert len(got) == len(want) == 15
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_pad_and_tile_arguments_that_cannot_work_are_named():
+    f32 = TensorProto.FLOAT
+    x = [helper.make_tensor_value_info("x", f32, [2, 3])]
+    y = [helper.make_tensor_value_info("y", f32, [None, None])]
+    reflect = _model([helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect", name="pad")], x, y,
+                     [("p", np.array([0, 3, 0, 0], np.int64))])
+    with pytest.raises(OnnxImportError, match="node 'pad' .Pad.: reflect pads of 3 need more than 3 elements"):
+        import_onnx(reflect)
+    # Along a dim known only at run time, wrap pads larger than the dim are a run-time error.
+    wrap = _model([helper.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pad")],
+                  [helper.make_tensor_value_info("x", f32, ["n", 3])], y, [("p", np.array([2, 0, 0, 0], np.int64))],
+                  opset=19)
+    exe = nimble.compile(import_onnx(wrap))
+    assert exe(np.arange(9, dtype=np.float32).reshape(3, 3))[:2].tolist() == [[3, 4, 5], [6, 7, 8]]
+    with pytest.raises(InterpreterError, match="node 'pad' .Pad.: wrap pads need dim 0 to be at least 2 .1 vs 2."):
+        exe(np.zeros((1, 3), np.float32))
+    tile = _model([helper.make_node("Tile", ["x", "r"], ["y"], name="tile")], x, y, [("r", np.array([2], np.int64))])
+    with pytest.raises(OnnxImportError, match="node 'tile' .Tile.: repeats must be 2 counts"):
+        import_onnx(tile)
 
 
 def test_mod_of_tensors_computed_at_run_time_is_a_clear_error():

@@ -457,7 +457,63 @@ class NotOp(ElementwiseUnaryOp):
     ACCEPTS_BOOL: ClassVar[bool] = True
 
 
-UNARY_OPS = [NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, ErfOp, NotOp]
+@irdl_op_definition
+class FloorOp(ElementwiseUnaryOp):
+    """Elementwise largest integer not greater than x (as a float).
+
+    Example: `%y = graph.floor %x : tensor<?x4xf32> -> tensor<?x4xf32>`
+    """
+
+    name = "graph.floor"
+    FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.floor)
+
+
+@irdl_op_definition
+class CeilOp(ElementwiseUnaryOp):
+    """Elementwise smallest integer not less than x (as a float).
+
+    Example: `%y = graph.ceil %x : tensor<?x4xf32> -> tensor<?x4xf32>`
+    """
+
+    name = "graph.ceil"
+    FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.ceil)
+
+
+@irdl_op_definition
+class RoundOp(ElementwiseUnaryOp):
+    """Elementwise nearest integer, halves to even (as a float).
+
+    Example: `%y = graph.round %x : tensor<?x4xf32> -> tensor<?x4xf32>`
+    """
+
+    name = "graph.round"
+    FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.round)
+
+
+@irdl_op_definition
+class SinOp(ElementwiseUnaryOp):
+    """Elementwise sine.
+
+    Example: `%y = graph.sin %x : tensor<?x4xf32> -> tensor<?x4xf32>`
+    """
+
+    name = "graph.sin"
+    FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.sin)
+
+
+@irdl_op_definition
+class CosOp(ElementwiseUnaryOp):
+    """Elementwise cosine.
+
+    Example: `%y = graph.cos %x : tensor<?x4xf32> -> tensor<?x4xf32>`
+    """
+
+    name = "graph.cos"
+    FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.cos)
+
+
+UNARY_OPS = [NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, ErfOp, NotOp,
+             FloorOp, CeilOp, RoundOp, SinOp, CosOp]
 
 
 @irdl_op_definition

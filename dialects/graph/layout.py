@@ -277,6 +277,47 @@ class GatherOp(GraphOp):
 
 
 @irdl_op_definition
+class GatherElementsOp(GraphOp):
+    """Pick one element of `input` per element of `indices` along `axis`:
+    `result[i][j] = input[indices[i][j]][j]` for axis 0 (negative indices count from the
+    end). `indices` has the input's rank and its dims off `axis` (this op requires them
+    equal; ONNX and PyTorch also allow smaller); the result has the indices' shape.
+
+    Example: `%y = graph.gather_elements %x, %idx {axis = 1 : i64} : (tensor<?x5xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>`
+    """
+
+    name = "graph.gather_elements"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
+    assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        x, idx = k.dims(self.input), k.dims(self.indices)
+        if is_float(self.indices.type.element_type):
+            raise ShapeError("indices must be integers")
+        if len(x) != len(idx):
+            raise ShapeError(f"indices must have the input's rank {len(x)}, not {len(idx)}")
+        axis = normalize_axis(self.axis.value.data, len(x))
+        return [[m if a == axis else k.equal(m, n, f"indices dim {a} must equal the input's")
+                 for a, (n, m) in enumerate(zip(x, idx))]]
+
+    def result_element_types(self) -> list[Attribute]:
+        return [self.input.type.element_type]
+
+    def reference(self, x: Any, indices: Any) -> Sequence[Any]:
+        axis = normalize_axis(self.axis.value.data, x.ndim)
+        n = x.shape[axis]
+        if np.any((indices < -n) | (indices >= n)):
+            raise IndexError(f"gather_elements index out of range for dim of size {n}")
+        return [np.take_along_axis(x, np.where(indices < 0, indices + n, indices).astype(np.int64), axis=axis)]
+
+
+@irdl_op_definition
 class BroadcastToOp(GraphOp):
     """Broadcast to a shape computed at run time (numpy rules).
 

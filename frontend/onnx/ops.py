@@ -12,6 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
 from nimble.dialects.graph.slice import DYNAMIC, END
+from nimble.frontend.onnx import layout
 from nimble.frontend.onnx.common import (
     OnnxImportError,
     dtype_of,
@@ -32,6 +33,7 @@ Converter = Callable[[Any, Any, list[SSAValue | None], dict[str, Any]], list[SSA
 _UNARY: dict[str, type[Operation]] = {
     "Abs": graph.AbsOp, "Neg": graph.NegOp, "Exp": graph.ExpOp, "Log": graph.LogOp, "Sqrt": graph.SqrtOp,
     "Tanh": graph.TanhOp, "Sigmoid": graph.SigmoidOp, "Relu": graph.ReluOp, "Erf": graph.ErfOp, "Not": graph.NotOp,
+    "Floor": graph.FloorOp, "Ceil": graph.CeilOp, "Round": graph.RoundOp, "Sin": graph.SinOp, "Cos": graph.CosOp,
 }
 _BINARY: dict[str, type[Operation]] = {
     "Add": graph.AddOp, "Sub": graph.SubOp, "Mul": graph.MulOp, "Div": graph.DivOp,
@@ -444,12 +446,18 @@ def _thresholded_relu(b, x, a):
     return b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, scalar(b, a.get("alpha", 1.0), x)]), x, scalar(b, 0, x)])
 
 
+def _sign(b, x, a):
+    zero = scalar(b, 0, x)
+    below = b.op(graph.WhereOp, [b.op(graph.LessOp, [x, zero]), scalar(b, -1, x), zero])
+    return b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, zero]), scalar(b, 1, x), below])
+
+
 def _prelu(b, n, xs, a):
     x, slope = xs[0], xs[1]
     return [b.op(graph.WhereOp, [b.op(graph.LessOp, [x, scalar(b, 0, x)]), b.op(graph.MulOp, [x, slope]), x])]
 
 
-DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}}
+DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}, **layout.DIM_INPUTS}
 """Inputs a converter reads as dims, so they may be shapes computed at run time."""
 
 CONVERTERS: dict[str, Converter] = {
@@ -473,6 +481,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
-    "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
+    "Sign": _activation(_sign), "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
+    **layout.CONVERTERS,
 }
 """Every ONNX op type the importer converts."""

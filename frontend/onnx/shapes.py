@@ -61,6 +61,20 @@ def _sym_shape(b, n, a):
     return Sym(items[slice(start, end)])
 
 
+def _sym_size(b, n, a):
+    """`Size`: the product of the input's dims, a dim like `Shape`'s."""
+    dims = _sym_shape(b, n, {})
+    if dims is None:
+        return None
+    total: int | SSAValue = 1
+    for d in dims.items:
+        if isinstance(total, int) and isinstance(d, int):
+            total *= d
+        else:
+            total = b.emit(arith.MuliOp(_index_of(b, total), _index_of(b, d))).result
+    return Sym([total], True)
+
+
 def _sym_gather(b, n, a):
     data = b.shapes.get(n.input[0])
     if data is None or a.get("axis", 0) != 0:
@@ -242,7 +256,7 @@ def _sym_expand(b, n, a):
 
 
 SHAPE_CONVERTERS: dict[str, Callable[[Any, Any, dict[str, Any]], Sym | None]] = {
-    "Shape": _sym_shape, "Gather": _sym_gather, "Unsqueeze": _sym_unsqueeze, "Squeeze": _sym_squeeze,
+    "Shape": _sym_shape, "Size": _sym_size, "Gather": _sym_gather, "Unsqueeze": _sym_unsqueeze, "Squeeze": _sym_squeeze,
     "Concat": _sym_concat, "Cast": _sym_cast, "Slice": _sym_slice, "ConstantOfShape": _sym_constant_of_shape,
     "Reshape": _sym_reshape, "Expand": _sym_expand, "Mod": _sym_mod, **{k: _sym_arith for k in _SYM_ARITH},
 }

@@ -83,6 +83,26 @@ func.func @unary(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @rounding_and_trig
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = graph.floor %[[X]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = graph.ceil %[[V0]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = graph.round %[[V1]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = graph.sin %[[V2]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = graph.cos %[[V3]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: func.return %[[V4]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+func.func @rounding_and_trig(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = graph.floor %x : tensor<?x4xf32> -> tensor<?x4xf32>
+  %1 = graph.ceil %0 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %2 = graph.round %1 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %3 = graph.sin %2 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %4 = graph.cos %3 : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %4 : tensor<?x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @cast
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xi32> {
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.cast %[[X]] : tensor<?xf32> -> tensor<?xi32>
@@ -227,6 +247,18 @@ func.func @gather_broadcast_squeeze(%t: tensor<100x16xf32>, %ids: tensor<?xi64>,
   %q = graph.squeeze %x [0] : tensor<1x?xf32> -> tensor<?xf32>
   %u = graph.unsqueeze %g [0] : tensor<?x16xf32> -> tensor<1x?x16xf32>
   func.return %g, %b, %q, %u : tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_elements
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>, %[[IDX:[A-Za-z0-9_$.-]+]]: tensor<?x2xi64>) -> tensor<?x2xf32> {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.gather_elements %[[X]], %[[IDX]] {axis = 1 : i64} : (tensor<?x5xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+// CHECK-NEXT: func.return %[[Y]] : tensor<?x2xf32>
+// CHECK-NEXT: }
+func.func @gather_elements(%x: tensor<?x5xf32>, %idx: tensor<?x2xi64>) -> tensor<?x2xf32> {
+  %y = graph.gather_elements %x, %idx {axis = 1 : i64} : (tensor<?x5xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+  func.return %y : tensor<?x2xf32>
 }
 
 // -----
