@@ -29,8 +29,9 @@ from nimble.dialects.graph.types import numpy_dtype
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
-from nimble.runtime.kernels import KERNEL_FN, arg_kind, data_pointer, slot_array
+from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
+from nimble.runtime.pointers import data_pointer
 from nimble.runtime.vm import VirtualMachine, VMError
 
 STAGES: dict[str, list[str]] = {
@@ -38,7 +39,8 @@ STAGES: dict[str, list[str]] = {
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
-    "memory": ["manifest-alloc", "canonicalize", "cse", "host-licm", "plan-memory", "canonicalize"],
+    "memory": ["manifest-alloc", "canonicalize", "cse", "int-range-optimizations", "canonicalize", "host-licm",
+               "plan-memory", "canonicalize"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
     # Recurrences as spatial-accelerator programs (`nimble.spatial`).

@@ -42,6 +42,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-ops": _lazy("passes.fuse_ops", "FuseOpsPass"),
     "hoist-invariant": _lazy("passes.hoist_invariant", "HoistInvariantPass"),
     "host-licm": _lazy("passes.host_licm", "HostLicmPass"),
+    "int-range-optimizations": _lazy("passes.int_range_optimizations", "IntRangeOptimizationsPass"),
     "infer-shapes": _lazy("passes.infer_shapes", "InferShapesPass"),
     "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
     "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),

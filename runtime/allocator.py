@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nimble.runtime.pointers import data_pointer
+
 MIB = 1 << 20
 
 
@@ -33,7 +35,7 @@ class Storage:
 
     def __init__(self, capacity: int, alignment: int):
         raw = np.empty(capacity + alignment, dtype=np.uint8)
-        start = -raw.__array_interface__["data"][0] % alignment
+        start = -data_pointer(raw) % alignment
         self.buffer = raw[start:start + capacity]
         self.capacity = capacity
         self.alignment = alignment

@@ -31,6 +31,7 @@ from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.reference import conforms, tensor_mismatch, where
+from nimble.runtime.pointers import data_pointer
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 PARALLEL_MIN_WORK = 1 << 21
@@ -40,26 +41,6 @@ submit/result round trips of an empty function); at ~20-50 multiply-adds per ns,
 splitting pays only past a few million."""
 
 
-def _pointer_reader():
-    """A fast reader of an ndarray's data pointer: the `data` field right after the
-    object header of numpy's array struct (`PyArrayObject_fields`), ~7x cheaper than
-    `__array_interface__`. Checked here on arrays of several kinds; if the layout ever
-    differs, the slow documented way is used."""
-    from_address = ctypes.c_void_p.from_address
-    offset = object.__basicsize__  # refcount + type pointer
-
-    def fast(a: np.ndarray) -> int:
-        return from_address(id(a) + offset).value or 0
-
-    def slow(a: np.ndarray) -> int:
-        return a.__array_interface__["data"][0]
-
-    base = np.arange(24, dtype=np.float32).reshape(4, 6)
-    samples = [base, base[1:], base[:, 2:], np.zeros(0), np.ones((2, 3), np.int64), base.T]
-    return fast if all(fast(a) == slow(a) for a in samples) else slow
-
-
-data_pointer = _pointer_reader()
 
 
 class Arg(Enum):

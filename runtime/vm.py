@@ -385,9 +385,24 @@ class VirtualMachine:
 
     def _i_alloc_tensor_reg(self, dst, storage, offset, dtype, dims):
         dt = dtype_of(dtype)
+        itemsize = dt.itemsize
 
         def step(r):
             s = r[storage]
+            shape = tuple([r[d] for d in dims])
+            at = r[offset]
+            if s.__class__ is Storage and at.__class__ is int and all(d.__class__ is int and d >= 0 for d in shape):
+                # The common case (host storage, plain int dims) without the general checks.
+                n = itemsize
+                for d in shape:
+                    n *= d
+                if at < 0 or at + n > s.size:
+                    raise _Fatal(f"a {dtype}{list(shape)} tensor at offset {at} does not fit in r{storage}")
+                r[dst] = np.ndarray(shape, dt, s.buffer, at)
+                return
+            general(r, s)
+
+        def general(r, s):
             shape = tuple(_int(r[d]) for d in dims)
             at = _int(r[offset])
             if any(d < 0 for d in shape):
