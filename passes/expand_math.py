@@ -1,23 +1,28 @@
-"""`expand-math`: f32 `math.tanh` and `math.erf` as rational polynomials in `arith`.
+"""`expand-math`: f32 `math.tanh`, `math.erf` and `math.exp` as polynomials in `arith`.
 
-LLVM has no intrinsic for either, so otherwise each element is a C library call: slow,
-and a body holding one cannot be vectorised. The approximations are the 13/6-degree
-(tanh, inputs clamped to [-9, 9]) and 13/8-degree (erf, clamped to [-4, 4]) rational
-interpolants used by Eigen's `generic_fast_tanh_float` / `generic_fast_erf_float` (and
-by TVM and XLA): accurate to a few ulp for tanh, ~1e-7 absolute for erf, on scalars
-and on vectors alike. f64 keeps the C library.
+LLVM has no intrinsic for tanh or erf, and its `llvm.exp` on a vector becomes one C
+library call per lane: slow, and a body holding one is not vectorised. The
+approximations are the 13/6-degree (tanh, inputs clamped to [-9, 9]) and 13/8-degree
+(erf, clamped to [-4, 4]) rational interpolants used by Eigen's
+`generic_fast_tanh_float` / `generic_fast_erf_float` (and by TVM and XLA), and
+Cephes' `expf` (as Eigen's `pexp`): `exp(x) = 2^n * exp(r)` with `n = round(x / ln 2)`,
+`r = x - n ln 2` (ln 2 in two parts), `exp(r)` a degree-7 polynomial, `2^n` built in
+the exponent bits. Accurate to a few ulp for tanh and exp, ~1e-7 absolute for erf, on
+scalars and on vectors alike (exp's denormal results included); exp keeps NaN and
+gives inf above 88.72. f64 keeps the C library.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, ModuleOp, VectorType, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, VectorType, f32, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -39,6 +44,11 @@ ERF = (4.0,
        [-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04,
         -1.45660718464996e-05])
 RATIONAL = {xmath.TanhOp: TANH, xmath.ErfOp: ERF}
+EXP_OVERFLOW = 88.72283935546875  # above: inf (the largest f32 is exp(88.7228...))
+EXP_LIMITS = (-103.972084045410, EXP_OVERFLOW)  # the clamp: below, exp rounds to 0 in f32
+LN2 = (0.693359375, -2.12194440e-4)  # ln 2 = LN2[0] + LN2[1], the first part exact in few bits
+EXP_POLY = [5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3, 1.9875691500e-4]
+"""exp(r) = 1 + r + r^2 * (EXP_POLY[0] + EXP_POLY[1] r + ...) on |r| <= ln(2)/2 (Cephes)."""
 
 
 def _is_f32(value: SSAValue) -> bool:
@@ -46,41 +56,76 @@ def _is_f32(value: SSAValue) -> bool:
     return (t.get_element_type() if isinstance(t, VectorType) else t) == f32
 
 
+class _Builder:
+    """New ops in order, with f32 (or f32 vector) constants of the replaced op's type."""
+
+    def __init__(self, t: Attribute):
+        self.t = t
+        self.ops: list[Operation] = []
+
+    def add(self, o: Operation) -> SSAValue:
+        self.ops.append(o)
+        return o.results[0]
+
+    def const(self, v: float | int, element: Attribute = f32) -> SSAValue:
+        t = VectorType(element, self.t.get_shape()) if isinstance(self.t, VectorType) else element
+        if isinstance(t, VectorType):
+            return self.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [v] * t.get_shape()[0]), t))
+        return self.add(arith.ConstantOp(FloatAttr(v, f32) if element == f32 else IntegerAttr(v, element)))
+
+    def horner(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+        """coefficients[0] + coefficients[1] x + ... (in Horner's form)."""
+        acc = self.const(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            acc = self.add(arith.AddfOp(self.add(arith.MulfOp(acc, x)), self.const(c)))
+        return acc
+
+    def clamp(self, x: SSAValue, lo: float, hi: float) -> SSAValue:
+        return self.add(arith.MinimumfOp(self.add(arith.MaximumfOp(x, self.const(lo))), self.const(hi)))
+
+
+def _rational(b: _Builder, x: SSAValue, table: tuple) -> Operation:
+    clamp, numerator, denominator = table
+    x = b.clamp(x, -clamp, clamp)
+    x2 = b.add(arith.MulfOp(x, x))
+    return arith.DivfOp(b.add(arith.MulfOp(x, b.horner(x2, numerator))), b.horner(x2, denominator))
+
+
+def _exp(b: _Builder, x0: SSAValue) -> Operation:
+    x = b.clamp(x0, *EXP_LIMITS)
+    n = b.add(xmath.FloorOp(b.add(arith.AddfOp(b.add(arith.MulfOp(x, b.const(1.0 / math.log(2)))), b.const(0.5)))))
+    r = b.add(arith.SubfOp(b.add(arith.SubfOp(x, b.add(arith.MulfOp(n, b.const(LN2[0]))))),
+                           b.add(arith.MulfOp(n, b.const(LN2[1])))))
+    r2 = b.add(arith.MulfOp(r, r))
+    y = b.add(arith.AddfOp(b.add(arith.AddfOp(b.add(arith.MulfOp(b.horner(r, EXP_POLY), r2)), r)), b.const(1.0)))
+    # 2^n as 2^h * 2^(n-h), h = n >> 1: both factors have normal exponents for n in
+    # [-150, 128] (a denormal or the largest finite result comes out of the product).
+    i32_t = VectorType(i32, b.t.get_shape()) if isinstance(b.t, VectorType) else i32
+    k = b.add(arith.FPToSIOp(n, i32_t))
+    h = b.add(arith.ShRSIOp(k, b.const(1, i32)))
+    for part in (h, b.add(arith.SubiOp(k, h))):
+        biased = b.add(arith.AddiOp(part, b.const(127, i32)))
+        y = b.add(arith.MulfOp(y, b.add(arith.BitcastOp(b.add(arith.ShLIOp(biased, b.const(23, i32))), b.t))))
+    big = b.add(arith.CmpfOp(x0, b.const(EXP_OVERFLOW), "ogt"))
+    e = b.add(arith.SelectOp(big, b.const(math.inf), y))
+    nan = b.add(arith.CmpfOp(x0, x0, "uno"))
+    return arith.SelectOp(nan, x0, e)
+
+
 class _Expand(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        table = RATIONAL.get(type(op))
-        if table is None or not _is_f32(op.operands[0]):
+        if not isinstance(op, (*RATIONAL, xmath.ExpOp)) or not _is_f32(op.operands[0]):
             return
-        clamp, numerator, denominator = table
-        t = op.results[0].type
-        new: list[Operation] = []
-
-        def add(o: Operation) -> SSAValue:
-            new.append(o)
-            return o.results[0]
-
-        def const(v: float) -> SSAValue:
-            if isinstance(t, VectorType):
-                return add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [v] * t.get_shape()[0]), t))
-            return add(arith.ConstantOp(FloatAttr(v, f32)))
-
-        def horner(x2: SSAValue, coefficients: Sequence[float]) -> SSAValue:
-            acc = const(coefficients[-1])
-            for c in reversed(coefficients[:-1]):
-                acc = add(arith.AddfOp(add(arith.MulfOp(acc, x2)), const(c)))
-            return acc
-
-        x = add(arith.MinimumfOp(add(arith.MaximumfOp(op.operands[0], const(-clamp))), const(clamp)))
-        x2 = add(arith.MulfOp(x, x))
-        p = add(arith.MulfOp(x, horner(x2, numerator)))
-        q = horner(x2, denominator)
-        rewriter.replace(op, [*new, arith.DivfOp(p, q)])
+        b = _Builder(op.results[0].type)
+        x = op.operands[0]
+        last = _exp(b, x) if isinstance(op, xmath.ExpOp) else _rational(b, x, RATIONAL[type(op)])
+        rewriter.replace(op, [*b.ops, last])
 
 
 @dataclass(frozen=True)
 class ExpandMathPass(ModulePass):
-    """Replace f32 tanh and erf by rational approximations in arith (vectorisable), in
-    CPU code (device kernels call the device's own math functions)."""
+    """Replace f32 tanh, erf and exp by polynomial approximations in arith (vectorisable),
+    in CPU code (device kernels call the device's own math functions)."""
 
     name = "expand-math"
 

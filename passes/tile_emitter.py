@@ -34,6 +34,8 @@ from nimble.dialects.shape_functions import constant_index
 _WIDENABLE: tuple[type[Operation], ...] = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
     arith.CmpfOp, arith.SelectOp, xmath.ExpOp, xmath.LogOp, xmath.SqrtOp, xmath.AbsFOp, xmath.PowFOp,
+    xmath.FloorOp, arith.FPToSIOp, arith.AddiOp, arith.SubiOp, arith.ShLIOp, arith.ShRSIOp, arith.BitcastOp,
+    # (the last ones: exp's 2^n, expand-math)
 )
 _KIND = {"add": vector.CombiningKindFlag.ADD, "mul": vector.CombiningKindFlag.MUL,
          "max": vector.CombiningKindFlag.MAXIMUMF, "min": vector.CombiningKindFlag.MINIMUMF}
@@ -150,7 +152,7 @@ class Emitter:
             copy.subst[op.results[0]] = result
 
     def _widen(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> None:
-        if not isinstance(op, _WIDENABLE) or len(op.results) != 1:
+        if not isinstance(op, _WIDENABLE) or len(op.results) != 1 or isinstance(op.results[0].type, IndexType):
             raise NotVectorizable(f"{op.name} has no vector form")
         operands = []
         for v in op.operands:
