@@ -37,15 +37,16 @@ JOIN: dict[tuple[K, K], K] = {
     (K.ELEMENTWISE, K.REDUCTION): K.REDUCTION,
     (K.INJECTIVE, K.REDUCTION): K.REDUCTION,
     (K.REDUCTION, K.ELEMENTWISE): K.REDUCTION,
-    # A transpose joins like an injective op, but not a heavy op's output (no
-    # (OUT_FUSABLE, PERMUTE) entry): the heavy op keeps its own contiguous output nest.
-    (K.ELEMENTWISE, K.PERMUTE): K.INJECTIVE,
-    (K.INJECTIVE, K.PERMUTE): K.INJECTIVE,
-    (K.PERMUTE, K.ELEMENTWISE): K.INJECTIVE,
-    (K.PERMUTE, K.INJECTIVE): K.INJECTIVE,
-    (K.PERMUTE, K.PERMUTE): K.INJECTIVE,
-    (K.PERMUTE, K.REDUCTION): K.REDUCTION,
 }
+# Transposes and views join like injective ops, but not a heavy op's output (no
+# (OUT_FUSABLE, PERMUTE | VIEW) entry): the heavy op keeps its own contiguous output nest
+# (and a view of that output needs no kernel at all).
+for _layout in (K.PERMUTE, K.VIEW):
+    JOIN[K.ELEMENTWISE, _layout] = JOIN[K.INJECTIVE, _layout] = K.INJECTIVE
+    JOIN[_layout, K.ELEMENTWISE] = JOIN[_layout, K.INJECTIVE] = K.INJECTIVE
+    JOIN[_layout, K.REDUCTION] = K.REDUCTION
+    for _other in (K.PERMUTE, K.VIEW):
+        JOIN[_layout, _other] = K.INJECTIVE
 
 # Groups that may merge with each other through one elementwise consumer.
 MERGE: dict[tuple[K, K], K] = {

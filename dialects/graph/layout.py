@@ -77,7 +77,7 @@ class ReshapeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $shape attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _ReshapeCanonicalization())
-    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    FUSION: ClassVar[FusionKind] = FusionKind.VIEW
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("shape",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -101,7 +101,7 @@ class DynamicReshapeOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input `,` $shape attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
-    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    FUSION: ClassVar[FusionKind] = FusionKind.VIEW
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         return [_reshaped(k, k.dims(self.input), k.shape(self.shape))]
@@ -351,7 +351,7 @@ class _AxesOp(GraphOp):
     result = result_def(TensorType)
     assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
-    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    FUSION: ClassVar[FusionKind] = FusionKind.VIEW
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("axes",)
 
 

@@ -156,3 +156,25 @@ func.func @transpose_leaves_a_heavy_output_alone(%a: tensor<4x?x64xf32>, %b: ten
   %r = graph.relu %t : tensor<?x4x?xf32> -> tensor<?x4x?xf32>
   func.return %r : tensor<?x4x?xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_leaves_a_heavy_output_alone
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x256xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<256x256xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<256xf32>) -> tensor<?x4x64xf32> {
+// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<?x256xf32>, tensor<256x256xf32>, tensor<256xf32>) -> tensor<?x256xf32> {
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]], %[[B_1]] : (tensor<?x256xf32>, tensor<256x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+// CHECK-NEXT: %[[G_1:[A-Za-z0-9_$.-]+]] = graph.gelu %[[D]] : tensor<?x256xf32> -> tensor<?x256xf32>
+// CHECK-NEXT: graph.yield %[[G_1]] : tensor<?x256xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.reshape %[[G]] [-1, 4, 64] : tensor<?x256xf32> -> tensor<?x4x64xf32>
+// CHECK-NEXT: func.return %[[R]] : tensor<?x4x64xf32>
+// CHECK-NEXT: }
+
+// A reshape of a heavy op's output stays out of its group (a view of its buffer, no
+// kernel); the bias and activation before it still join.
+func.func @reshape_leaves_a_heavy_output_alone(%x: tensor<?x256xf32>, %w: tensor<256x256xf32>, %b: tensor<256xf32>) -> tensor<?x4x64xf32> {
+  %d = graph.dense %x, %w, %b : (tensor<?x256xf32>, tensor<256x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+  %g = graph.gelu %d : tensor<?x256xf32> -> tensor<?x256xf32>
+  %r = graph.reshape %g [-1, 4, 64] : tensor<?x256xf32> -> tensor<?x4x64xf32>
+  func.return %r : tensor<?x4x64xf32>
+}
