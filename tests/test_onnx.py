@@ -174,6 +174,40 @@ def test_pad_tile_range_size_gather_elements_match_onnxruntime(n, rng):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_resize_in_its_modes_matches_onnxruntime(n, rng):
+    """Nearest (scales), linear (sizes on two axes), cubic with align_corners, and a
+    downsampling linear with antialias, on a batch known only at run time."""
+    f32 = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("Resize", ["x", "", "up2"], ["nearest"], mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        helper.make_node("Resize", ["x", "", "", "hw"], ["linear"], mode="linear", axes=[2, 3]),
+        helper.make_node("Resize", ["x", "", "up2"], ["cubic"], mode="cubic",
+                         coordinate_transformation_mode="align_corners"),
+        helper.make_node("Resize", ["x", "", "down"], ["smooth"], mode="linear", antialias=1),
+    ]
+    initializers = [("up2", np.array([1, 1, 2, 2], np.float32)), ("hw", np.array([7, 3], np.int64)),
+                    ("down", np.array([1, 1, 0.5, 0.6], np.float32))]
+    outputs = [helper.make_tensor_value_info(o, f32, [None] * 4) for o in ("nearest", "linear", "cubic", "smooth")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["n", 2, 4, 5])], outputs, initializers, opset=19)
+    exe = nimble.compile(import_onnx(model))
+    x = rng.standard_normal((n, 2, 4, 5)).astype(np.float32)
+    got, want = exe(x), _ort(model)(x)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_resizing_a_dim_known_only_at_run_time_is_named():
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest", name="up")
+    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", 4])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)],
+                   [("s", np.array([1, 1, 2, 2], np.float32))])
+    with pytest.raises(OnnxImportError, match="node 'up' .Resize.: resizing dim 2, known only at run time"):
+        import_onnx(model)
+
+
 def test_pad_and_tile_arguments_that_cannot_work_are_named():
     f32 = TensorProto.FLOAT
     x = [helper.make_tensor_value_info("x", f32, [2, 3])]

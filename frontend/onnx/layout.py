@@ -1,6 +1,7 @@
 """Converters of ONNX layout ops the graph dialect spells with its own ops: `Tile` and
 `Pad` as concatenations of slices and fills (any mode, `?` dims included), `Range` as
-`graph.arange` over dims or a constant, `GatherElements` as its graph op."""
+`graph.arange` over dims or a constant, `GatherElements` as its graph op, `Resize` as
+gathers (`resize.py`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from xdsl.ir import SSAValue
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import NeedsConstant, OnnxImportError, dtype_of, rank_of
+from nimble.frontend.onnx.resize import resize
 from nimble.frontend.onnx.shapes import Sym, _index_of, _shape_value, _sym
 
 
@@ -144,5 +146,5 @@ def _gather_elements(b, n, xs, a):
     return [b.op(graph.GatherElementsOp, xs[:2], axis=a.get("axis", 0))]
 
 
-CONVERTERS = {"Tile": _tile, "Pad": _pad, "Range": _range, "GatherElements": _gather_elements}
+CONVERTERS = {"Tile": _tile, "Pad": _pad, "Range": _range, "GatherElements": _gather_elements, "Resize": resize}
 DIM_INPUTS = {"Range": {0, 1, 2}}
