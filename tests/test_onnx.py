@@ -14,6 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import nimble
+from nimble.compile import run_stages
 from nimble.frontend.onnx import OnnxImportError, import_onnx
 from nimble.onnx_conformance import node_cases, run_case
 from nimble.reference import InterpreterError
@@ -317,6 +318,27 @@ def test_lstm_becomes_a_loop_over_a_fused_cell_and_matches_onnxruntime(with_stat
             args += [rng.standard_normal((1, n, 16)).astype(np.float32) for _ in range(2)]
         for got, want in zip(exe.run(*args), ort_run(*args)):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_without_its_stacked_output_keeps_only_what_is_used(rng):
+    """Only the last hidden state is an output (as PyTorch's `lstm(x)[1][0]`): the
+    stacked outputs are no longer carried (canonicalize drops dead carried values), and
+    the weights' squeeze/transpose are folded at compile time (weights of 16k and 20k
+    elements, above the fold limit of compute ops); still ONNX Runtime's result."""
+    model = _lstm_model(rng, hidden=64, inputs=80, with_states=False)
+    del model.graph.output[0]  # y
+    del model.graph.output[1]  # yc
+    module = import_onnx(model)
+    graph_level = module.clone()
+    run_stages(graph_level, ["graph"], {})
+    (loop,) = [op for op in graph_level.walk() if op.name == "graph.while"]
+    assert len(loop.results) == 3  # the counter, h and c; no stack of every step's h
+    exe = nimble.compile(module)
+    assert not any("squeeze" in k or "transpose" in k for k in exe.kernel_names), exe.kernel_names
+    ort_run = _ort(model)
+    for t, n in ((1, 1), (6, 3)):
+        x = rng.standard_normal((t, n, 80)).astype(np.float32)
+        np.testing.assert_allclose(exe.run(x)[0], ort_run(x)[0], rtol=1e-4, atol=1e-5)
 
 
 def test_pytorch_exported_lstm_with_a_dynamic_time_axis(tmp_path, rng):

@@ -75,6 +75,12 @@ def broadcast_dims(k: DimAlgebra, *shapes: list[Any]) -> list[Any]:
     return result
 
 
+LAYOUT_FOLD_LIMIT = 1 << 24
+"""`FOLD_LIMIT` of ops that only move data (reshape, squeeze, transpose): a weight's
+layout is settled at compile time, not on every call (the folded constant replaces the
+original one, so nothing is stored twice)."""
+
+
 class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
     """Base of every graph operator with a shape function and a numpy reference."""
 

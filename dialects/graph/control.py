@@ -22,7 +22,8 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait, IsTerminator, Pure, RecursiveMemoryEffect
 
 from nimble.dialects.graph.base import op_error
 from nimble.dialects.graph.types import types_compatible
@@ -174,6 +175,14 @@ class IfOp(IRDLOperation, HasReference):
         return ctx.run_region(region, [])
 
 
+class _WhileCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from nimble.dialects.graph.while_patterns import DropDeadCarriedValues
+
+        return (DropDeadCarriedValues(),)
+
+
 @irdl_op_definition
 class WhileOp(IRDLOperation, HasReference):
     """Loop with carried values: the condition region decides, the body yields the next
@@ -197,7 +206,7 @@ class WhileOp(IRDLOperation, HasReference):
     outputs = var_result_def()
     cond_region = region_def("single_block")
     body_region = region_def("single_block")
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(RecursiveMemoryEffect(), _WhileCanonicalization())
 
     def __init__(self, inits: Sequence[SSAValue], result_types: Sequence[Attribute], cond: Region, body: Region):
         super().__init__(operands=[inits], result_types=[result_types], regions=[cond, body])

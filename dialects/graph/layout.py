@@ -24,7 +24,14 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from nimble.dialects.interfaces import FusionKind
-from nimble.dialects.graph.base import GraphOp, as_tensor, broadcast_dims, normalize_axes, normalize_axis
+from nimble.dialects.graph.base import (
+    LAYOUT_FOLD_LIMIT,
+    GraphOp,
+    as_tensor,
+    broadcast_dims,
+    normalize_axes,
+    normalize_axis,
+)
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_float
 from nimble.dialects.shape import ShapeType
@@ -78,6 +85,7 @@ class ReshapeOp(GraphOp):
     assembly_format = "$input $shape attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _ReshapeCanonicalization())
     FUSION: ClassVar[FusionKind] = FusionKind.VIEW
+    FOLD_LIMIT: ClassVar[int] = LAYOUT_FOLD_LIMIT
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("shape",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -126,6 +134,7 @@ class TransposeOp(GraphOp):
     assembly_format = "$input $perm attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder(), _TransposeCanonicalization())
     FUSION: ClassVar[FusionKind] = FusionKind.PERMUTE
+    FOLD_LIMIT: ClassVar[int] = LAYOUT_FOLD_LIMIT
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("perm",)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
@@ -352,6 +361,7 @@ class _AxesOp(GraphOp):
     assembly_format = "$input $axes attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.VIEW
+    FOLD_LIMIT: ClassVar[int] = LAYOUT_FOLD_LIMIT
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ("axes",)
 
 

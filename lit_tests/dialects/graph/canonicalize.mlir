@@ -4,6 +4,8 @@
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
 // CHECK-NEXT: func.return %[[X]], %[[X]] : tensor<?x4xf32>, tensor<?x4xf32>
 // CHECK-NEXT: }
+
+
 func.func @identities(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %one = graph.constant dense<1.0> : tensor<f32>
   %zero = graph.constant dense<0.0> : tensor<f32>
@@ -118,4 +120,110 @@ func.func @constant_folding() -> (tensor<2xf32>, tensor<2x2xf32>) {
   %t = graph.transpose %m [1, 0] : tensor<2x2xf32> -> tensor<2x2xf32>
   %p = graph.matmul %m, %t : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   func.return %e, %p : tensor<2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dead_carried_value
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[STACK0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[ZERO]], %[[H1:[A-Za-z0-9_$.-]+]] = %[[H0]]) : (index, tensor<4xf32>) -> (index, tensor<4xf32>) {
+// CHECK-NEXT: %[[GO:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I0]], %[[N]] : index
+// CHECK-NEXT: graph.condition %[[GO]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[I2:[A-Za-z0-9_$.-]+]]: index, %[[H2:[A-Za-z0-9_$.-]+]]: tensor<4xf32>):
+// CHECK-NEXT: %[[NEXT:[A-Za-z0-9_$.-]+]] = arith.addi %[[I2]], %[[ONE]] : index
+// CHECK-NEXT: %[[H3:[A-Za-z0-9_$.-]+]] = graph.tanh %[[H2]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.yield %[[NEXT]], %[[H3]] : index, tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[H]] : tensor<4xf32>
+// CHECK-NEXT: }
+// A carried value nothing reads (here: every step's h stacked, only the last h
+// returned) goes with the ops that compute it; the others stay.
+func.func @dead_carried_value(%xs: tensor<?x4xf32>, %h0: tensor<4xf32>, %stack0: tensor<?x4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %i, %h, %stack = graph.while (%i0 = %zero, %h1 = %h0, %s1 = %stack0) : (index, tensor<4xf32>, tensor<?x4xf32>) -> (index, tensor<4xf32>, tensor<?x4xf32>) {
+    %go = arith.cmpi slt, %i0, %n : index
+    graph.condition %go : i1
+  } do {
+  ^bb0(%i2: index, %h2: tensor<4xf32>, %s2: tensor<?x4xf32>):
+    %next = arith.addi %i2, %one : index
+    %h3 = graph.tanh %h2 : tensor<4xf32> -> tensor<4xf32>
+    %row = graph.unsqueeze %h3 [0] : tensor<4xf32> -> tensor<1x4xf32>
+    %s3 = graph.concat %s2, %row {axis = 0 : i64} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+    graph.yield %next, %h3, %s3 : index, tensor<4xf32>, tensor<?x4xf32>
+  }
+  func.return %h : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @carried_value_read_by_another_stays
+// CHECK-SAME: (%[[H0:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> tensor<4xf32> {
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[A:[A-Za-z0-9_$.-]+]], %[[B:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[ZERO]], %[[A1:[A-Za-z0-9_$.-]+]] = %[[H0]], %[[B1:[A-Za-z0-9_$.-]+]] = %[[H0]]) : (index, tensor<4xf32>, tensor<4xf32>) -> (index, tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT: %[[GO:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I0]], %[[N]] : index
+// CHECK-NEXT: graph.condition %[[GO]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[I2:[A-Za-z0-9_$.-]+]]: index, %[[A2:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[B2:[A-Za-z0-9_$.-]+]]: tensor<4xf32>):
+// CHECK-NEXT: %[[NEXT:[A-Za-z0-9_$.-]+]] = arith.addi %[[I2]], %[[ONE]] : index
+// CHECK-NEXT: %[[A3:[A-Za-z0-9_$.-]+]] = graph.add %[[A2]], %[[B2]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[B3:[A-Za-z0-9_$.-]+]] = graph.tanh %[[B2]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.yield %[[NEXT]], %[[A3]], %[[B3]] : index, tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[A]] : tensor<4xf32>
+// CHECK-NEXT: }
+// A carried value another one reads stays, though its result is unused.
+func.func @carried_value_read_by_another_stays(%h0: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %i, %a, %b = graph.while (%i0 = %zero, %a1 = %h0, %b1 = %h0) : (index, tensor<4xf32>, tensor<4xf32>) -> (index, tensor<4xf32>, tensor<4xf32>) {
+    %go = arith.cmpi slt, %i0, %n : index
+    graph.condition %go : i1
+  } do {
+  ^bb0(%i2: index, %a2: tensor<4xf32>, %b2: tensor<4xf32>):
+    %next = arith.addi %i2, %one : index
+    %a3 = graph.add %a2, %b2 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %b3 = graph.tanh %b2 : tensor<4xf32> -> tensor<4xf32>
+    graph.yield %next, %a3, %b3 : index, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %a : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @carried_value_yielded_as_another_stays
+// CHECK-SAME: (%[[H0:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> tensor<4xf32> {
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[A:[A-Za-z0-9_$.-]+]], %[[B:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[ZERO]], %[[A1:[A-Za-z0-9_$.-]+]] = %[[H0]], %[[B1:[A-Za-z0-9_$.-]+]] = %[[H0]]) : (index, tensor<4xf32>, tensor<4xf32>) -> (index, tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT: %[[GO:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I0]], %[[N]] : index
+// CHECK-NEXT: graph.condition %[[GO]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[I2:[A-Za-z0-9_$.-]+]]: index, %[[A2:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[B2:[A-Za-z0-9_$.-]+]]: tensor<4xf32>):
+// CHECK-NEXT: %[[NEXT:[A-Za-z0-9_$.-]+]] = arith.addi %[[I2]], %[[ONE]] : index
+// CHECK-NEXT: %[[B3:[A-Za-z0-9_$.-]+]] = graph.tanh %[[A2]] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: graph.yield %[[NEXT]], %[[B2]], %[[B3]] : index, tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[A]] : tensor<4xf32>
+// CHECK-NEXT: }
+// A carried value that becomes another one's next value stays.
+func.func @carried_value_yielded_as_another_stays(%h0: tensor<4xf32>, %n: index) -> tensor<4xf32> {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %i, %a, %b = graph.while (%i0 = %zero, %a1 = %h0, %b1 = %h0) : (index, tensor<4xf32>, tensor<4xf32>) -> (index, tensor<4xf32>, tensor<4xf32>) {
+    %go = arith.cmpi slt, %i0, %n : index
+    graph.condition %go : i1
+  } do {
+  ^bb0(%i2: index, %a2: tensor<4xf32>, %b2: tensor<4xf32>):
+    %next = arith.addi %i2, %one : index
+    %b3 = graph.tanh %a2 : tensor<4xf32> -> tensor<4xf32>
+    graph.yield %next, %b2, %b3 : index, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %a : tensor<4xf32>
 }
