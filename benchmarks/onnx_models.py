@@ -2,16 +2,19 @@
 
     python benchmarks/onnx_models.py [--threads N] [--quick]
 
-Each model is exported to ONNX (from PyTorch when it is installed: ResNet-18 and a small
-transformer-style MLP block; always: an MLP and a CNN built with onnx.helper), imported
-by Nimble, compiled for LLVM, checked against ONNX Runtime on the same inputs, then both
-are timed in turns (best of N). Ratios > 1 mean Nimble is faster.
+Each model is exported to ONNX (always: an MLP and a CNN built with onnx.helper; from
+PyTorch when it is installed, the hand-written examples' models: an LSTM over a dynamic
+time axis (hidden 256, 25 steps), a BERT-style encoder with a dynamic sequence axis
+(4 layers, hidden 256, 4 heads, sequence 128), ResNet-18 at 224x224, and a feed-forward
+block), imported by Nimble, compiled for LLVM, checked against ONNX Runtime on the same
+inputs, then both are timed in turns (best of N). Ratios > 1 mean Nimble is faster.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import math
 import os
 import sys
 import time
@@ -79,7 +82,58 @@ def torch_models():
         def forward(self, x):
             return self.norm(x + self.down(torch.nn.functional.gelu(self.up(x))))
 
-    for name, net, shape, axes in [("ffn block (torch)", Block(), (64, 256), {0: "s"})]:
+    class Lstm(torch.nn.Module):  # the final hidden state, as examples/lstm.nb returns
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(256, 256)
+
+        def forward(self, x):
+            return self.lstm(x)[1][0]
+
+    class Encoder(torch.nn.Module):  # BERT layers (post-LayerNorm), reshapes at run-time sizes
+        def __init__(self, layers=4, d=256, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.blocks = torch.nn.ModuleList(torch.nn.ModuleDict({
+                "qkv": torch.nn.Linear(d, 3 * d), "out": torch.nn.Linear(d, d), "ln1": torch.nn.LayerNorm(d),
+                "ff1": torch.nn.Linear(d, 4 * d), "ff2": torch.nn.Linear(4 * d, d), "ln2": torch.nn.LayerNorm(d),
+            }) for _ in range(layers))
+
+        def forward(self, x):
+            s, d = x.shape
+            for b in self.blocks:
+                q, k, v = (z.reshape(s, self.heads, d // self.heads).transpose(0, 1) for z in b["qkv"](x).chunk(3, -1))
+                att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), dim=-1)
+                x = b["ln1"](x + b["out"]((att @ v).transpose(0, 1).reshape(s, d)))
+                x = b["ln2"](x + b["ff2"](torch.nn.functional.gelu(b["ff1"](x))))
+            return x
+
+    def resnet18() -> torch.nn.Module:  # torchvision's ResNet-18, written out (torchvision is optional)
+        nn = torch.nn
+
+        class Basic(nn.Module):
+            def __init__(self, cin, cout, stride):
+                super().__init__()
+                self.c1, self.b1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout)
+                self.c2, self.b2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout)
+                self.down = None if stride == 1 and cin == cout else nn.Sequential(
+                    nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+            def forward(self, x):
+                y = self.b2(self.c2(torch.relu(self.b1(self.c1(x)))))
+                return torch.relu(y + (x if self.down is None else self.down(x)))
+
+        stages, cin = [], 64
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            stages += [Basic(cin, cout, stride), Basic(cout, cout, 1)]
+            cin = cout
+        return nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                             nn.MaxPool2d(3, 2, 1), *stages, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000))
+
+    for name, net, shape, axes in [("lstm h256 T=25 (torch)", Lstm(), (25, 1, 256), {0: "t"}),
+                                   ("bert 4x256 S=128 (torch)", Encoder(), (128, 256), {0: "s"}),
+                                   ("resnet-18 (torch)", resnet18(), (1, 3, 224, 224), {2: "h", 3: "w"}),
+                                   ("ffn block (torch)", Block(), (64, 256), {0: "s"})]:
         buffer = io.BytesIO()
         torch.onnx.export(net.eval(), (torch.randn(*shape),), buffer, input_names=["x"], output_names=["y"],
                           opset_version=17, dynamic_axes={"x": axes}, dynamo=False)
