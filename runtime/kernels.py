@@ -41,8 +41,6 @@ submit/result round trips of an empty function); at ~20-50 multiply-adds per ns,
 splitting pays only past a few million."""
 
 
-
-
 class Arg(Enum):
     """How a kernel argument is passed in the slot array."""
 
@@ -245,9 +243,10 @@ class _Plan:
 
 
 def _key(args: Sequence[Any], outputs: Sequence[Any], tensor: type = np.ndarray) -> tuple:
-    """What a launch plan depends on: tensors' shapes, dtypes (a dtype object, which no
-    other register value can equal) and strides, other arguments' values."""
-    key: list[Any] = []
+    """What a launch plan depends on: the number of inputs, tensors' shapes, dtypes (a
+    dtype object, which no other register value can equal) and strides, other arguments'
+    values."""
+    key: list[Any] = [len(args)]
     for values in (args, outputs):
         for a in values:
             if a.__class__ is tensor or isinstance(a, tensor):
