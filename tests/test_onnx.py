@@ -209,6 +209,20 @@ def test_resizing_a_dim_known_only_at_run_time_is_named():
         import_onnx(model)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_trilu_matches_onnxruntime(n, rng):
+    f32 = TensorProto.FLOAT
+    nodes = [helper.make_node("Trilu", ["x", "one"], ["upper"]),
+             helper.make_node("Trilu", ["x", "minus_one"], ["lower"], upper=0)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["n", 3, 4])],
+                   [helper.make_tensor_value_info(o, f32, ["n", 3, 4]) for o in ("upper", "lower")],
+                   [("one", np.array(1, np.int64)), ("minus_one", np.array(-1, np.int64))], opset=14)
+    exe = nimble.compile(import_onnx(model))
+    x = rng.standard_normal((n, 3, 4)).astype(np.float32)
+    for got, want in zip(exe(x), _ort(model)(x)):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_pad_and_tile_arguments_that_cannot_work_are_named():
     f32 = TensorProto.FLOAT
     x = [helper.make_tensor_value_info("x", f32, [2, 3])]
@@ -230,13 +244,29 @@ def test_pad_and_tile_arguments_that_cannot_work_are_named():
         import_onnx(tile)
 
 
-def test_mod_of_tensors_computed_at_run_time_is_a_clear_error():
-    """Mod is folded on constants and is index arithmetic on dims; on other tensors it
-    is an import error naming the node."""
+@pytest.mark.parametrize("dtype,fmod", [(np.int64, 0), (np.int32, 1), (np.float32, 1)])
+def test_mod_of_tensors_matches_onnxruntime(dtype, fmod, rng):
+    """Mod of tensors computed at run time (mixed signs, a broadcast divisor): Python's
+    % for fmod=0, C's fmod for fmod=1."""
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = _model([helper.make_node("Mod", ["x", "y"], ["z"], fmod=fmod)],
+                   [helper.make_tensor_value_info("x", t, ["n", 4]), helper.make_tensor_value_info("y", t, [4])],
+                   [helper.make_tensor_value_info("z", t, ["n", 4])])
+    exe = nimble.compile(import_onnx(model))
+    y = np.array([3, -3, 7, -2], dtype)
+    if dtype == np.float32:
+        y = y * 1.5
+    for n in (1, 5):
+        x = (rng.integers(-20, 20, (n, 4)) * (1.25 if dtype == np.float32 else 1)).astype(dtype)
+        got, want = exe(x, y), _ort(model)(x, y)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_mod_of_floats_without_fmod_is_named():
     node = helper.make_node("Mod", ["x", "x"], ["y"], name="mod")
-    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.INT64, [3])],
-                   [helper.make_tensor_value_info("y", TensorProto.INT64, [3])])
-    with pytest.raises(OnnxImportError, match="node 'mod' .Mod.: Mod of tensors computed at run time"):
+    model = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    with pytest.raises(OnnxImportError, match="node 'mod' .Mod.: Mod of floats needs fmod=1"):
         import_onnx(model)
 
 

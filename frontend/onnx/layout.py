@@ -1,7 +1,7 @@
 """Converters of ONNX layout ops the graph dialect spells with its own ops: `Tile` and
 `Pad` as concatenations of slices and fills (any mode, `?` dims included), `Range` as
-`graph.arange` over dims or a constant, `GatherElements` as its graph op, `Resize` as
-gathers (`resize.py`)."""
+`graph.arange` over dims or a constant, `GatherElements` as its graph op, `Trilu` as a
+select with a constant mask, `Resize` as gathers (`resize.py`)."""
 
 from __future__ import annotations
 
@@ -142,9 +142,24 @@ def _range(b, n, xs, a):
     return [b.op(graph.ArangeOp, [start, limit, delta], element)]
 
 
+def _trilu(b, n, xs, a):
+    """Upper (or lower) triangle from the k-th diagonal: a select with a constant mask
+    over the last two dims (which must be static)."""
+    x = xs[0]
+    k = int(np.asarray(b.static(n.input[1], "Trilu's k")).reshape(-1)[0]) if len(n.input) > 1 and n.input[1] else 0
+    rows, cols = x.type.get_shape()[-2:]
+    if rows < 0 or cols < 0:
+        raise OnnxImportError(f"{b.where()}: Trilu of a matrix whose dims are known only at run time is not supported")
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # j - i
+    keep = offset >= k if a.get("upper", 1) else offset <= k
+    zero = b.const(np.zeros((), dtype_of(x)))
+    return [b.op(graph.WhereOp, [b.const(keep), x, zero])]
+
+
 def _gather_elements(b, n, xs, a):
     return [b.op(graph.GatherElementsOp, xs[:2], axis=a.get("axis", 0))]
 
 
-CONVERTERS = {"Tile": _tile, "Pad": _pad, "Range": _range, "GatherElements": _gather_elements, "Resize": resize}
+CONVERTERS = {"Tile": _tile, "Pad": _pad, "Range": _range, "GatherElements": _gather_elements, "Resize": resize,
+              "Trilu": _trilu}
 DIM_INPUTS = {"Range": {0, 1, 2}}

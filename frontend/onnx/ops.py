@@ -452,6 +452,28 @@ def _sign(b, x, a):
     return b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, zero]), scalar(b, 1, x), below])
 
 
+def _mod(b, n, xs, a):
+    """`x - y * q`, q the quotient rounded toward zero (`fmod=1`, C's fmod: the sign of
+    x) or toward minus infinity (`fmod=0`, Python's %: the sign of y; integers only, as
+    ONNX requires)."""
+    x, y = xs[:2]
+    fmod = bool(a.get("fmod", 0))
+    floating = np.issubdtype(dtype_of(x), np.floating)
+    if floating and not fmod:
+        raise OnnxImportError(f"{b.where()}: Mod of floats needs fmod=1 (the ONNX spec)")
+    q = b.op(graph.DivOp, [x, y])  # integers: truncating division
+    if floating:
+        zero = scalar(b, 0, q)
+        q = b.op(graph.WhereOp, [b.op(graph.LessOp, [q, zero]), b.op(graph.CeilOp, [q]), b.op(graph.FloorOp, [q])])
+    r = b.op(graph.SubOp, [x, b.op(graph.MulOp, [y, q])])
+    if fmod:
+        return [r]
+    zero = scalar(b, 0, r)
+    signs_differ = b.op(graph.NotOp, [b.op(graph.EqualOp, [b.op(graph.LessOp, [r, zero]), b.op(graph.LessOp, [y, zero])])])
+    fix = b.op(graph.AndOp, [signs_differ, b.op(graph.NotOp, [b.op(graph.EqualOp, [r, zero])])])
+    return [b.op(graph.WhereOp, [fix, b.op(graph.AddOp, [r, y]), r])]
+
+
 def _prelu(b, n, xs, a):
     x, slope = xs[0], xs[1]
     return [b.op(graph.WhereOp, [b.op(graph.LessOp, [x, scalar(b, 0, x)]), b.op(graph.MulOp, [x, slope]), x])]
@@ -481,7 +503,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
-    "Sign": _activation(_sign), "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
+    "Sign": _activation(_sign), "Mod": _mod, "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
     **layout.CONVERTERS,
 }
 """Every ONNX op type the importer converts."""

@@ -164,7 +164,7 @@ def _sym_arith(b, n, a):
 
 def _sym_mod(b, n, a):
     """`Mod` of constants (folded) or of dims (index arithmetic; `fmod=0` takes the
-    divisor's sign, as Python's `%`). Mod of other tensors has no graph op yet."""
+    divisor's sign, as Python's `%`); of other tensors, None (the tensor converter)."""
     fmod = bool(a.get("fmod", 0))
     if all(x in b.constants for x in n.input[:2]):
         x, y = (b.constants[name] for name in n.input[:2])
@@ -174,8 +174,7 @@ def _sym_mod(b, n, a):
         b.values[n.output[0]] = b.const(value)
         return None
     if not any(x in b.shapes for x in n.input[:2]):
-        raise OnnxImportError(f"{b.where()}: Mod of tensors computed at run time is not supported "
-                              "(of constants and of dims it is)")
+        return None
     lhs, rhs = (_sym(b, x) for x in n.input[:2])
     if lhs is None or rhs is None:
         raise OnnxImportError(f"{b.where()}: Mod of a dim and a tensor computed at run time is not supported")
