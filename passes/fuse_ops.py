@@ -117,6 +117,8 @@ class _BlockFuser:
             merged = group.kind if producers_kind is None else MERGE.get((producers_kind, group.kind))
             if merged is None or (merged, kind) not in JOIN or placement_of(group.ops[0]) != placement_of(op):
                 continue
+            if joined and not all(o.SHARES_GROUP for g in (group, *joined) for o in g.ops if isinstance(o, GraphOp)):
+                continue
             if not self.convex({op, *group.ops, *(o for g in joined for o in g.ops)}):
                 continue
             joined.append(group)

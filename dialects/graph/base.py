@@ -91,6 +91,11 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
     COMMUTATIVE: ClassVar[bool] = False
     FUSION: ClassVar[FusionKind] = FusionKind.OPAQUE
     """How `fuse-ops` may group this op with its producers and consumers."""
+    SHARES_GROUP: ClassVar[bool] = True
+    """Whether the group of this op may merge with another producer group (through a
+    consumer of both). A conv does not: its kernel is a staged im2col buffer and one
+    matrix product, and a second conv in the group would be computed per output element
+    (ResNet's projection shortcut)."""
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = False
     """True when the result element type is chosen by the user, not the operands
     (cast, zeros, full, arange, external_constant): builders must supply it."""

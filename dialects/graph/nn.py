@@ -123,6 +123,7 @@ class Conv2dOp(_WindowOp):
     )
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE
+    SHARES_GROUP: ClassVar[bool] = False
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, w = k.dims(self.input), k.dims(self.weight)

@@ -178,3 +178,27 @@ func.func @reshape_leaves_a_heavy_output_alone(%x: tensor<?x256xf32>, %w: tensor
   %r = graph.reshape %g [-1, 4, 64] : tensor<?x256xf32> -> tensor<?x4x64xf32>
   func.return %r : tensor<?x4x64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @convs_do_not_share_a_group
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<1x8x?x?xf32>, %[[W1:[A-Za-z0-9_$.-]+]]: tensor<8x8x3x3xf32>, %[[W2:[A-Za-z0-9_$.-]+]]: tensor<8x8x1x1xf32>) -> tensor<1x8x?x?xf32> {
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.conv2d %[[X]], %[[W2]] : (tensor<1x8x?x?xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x?x?xf32>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W1_1:[A-Za-z0-9_$.-]+]] = %[[W1]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>, tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32> {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.conv2d %[[X_1]], %[[W1_1]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.add %[[A]], %[[B_1]] : (tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+// CHECK-NEXT: %[[R_1:[A-Za-z0-9_$.-]+]] = graph.relu %[[S]] : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
+// CHECK-NEXT: graph.yield %[[R_1]] : tensor<1x8x?x?xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[R]] : tensor<1x8x?x?xf32>
+// CHECK-NEXT: }
+
+// Two convs feeding one add (a projection shortcut) stay in their own groups: the add
+// joins the first; the second conv keeps its own im2col kernel.
+func.func @convs_do_not_share_a_group(%x: tensor<1x8x?x?xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x1x1xf32>) -> tensor<1x8x?x?xf32> {
+  %a = graph.conv2d %x, %w1 {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
+  %b = graph.conv2d %x, %w2 {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x?x?xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x?x?xf32>
+  %s = graph.add %a, %b : (tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+  %r = graph.relu %s : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
+  func.return %r : tensor<1x8x?x?xf32>
+}
