@@ -41,12 +41,10 @@ JOIN: dict[tuple[K, K], K] = {
 # Transposes and views join like injective ops, but not a heavy op's output (no
 # (OUT_FUSABLE, PERMUTE | VIEW) entry): the heavy op keeps its own contiguous output nest
 # (and a view of that output needs no kernel at all).
-for _layout in (K.PERMUTE, K.VIEW):
-    JOIN[K.ELEMENTWISE, _layout] = JOIN[K.INJECTIVE, _layout] = K.INJECTIVE
-    JOIN[_layout, K.ELEMENTWISE] = JOIN[_layout, K.INJECTIVE] = K.INJECTIVE
-    JOIN[_layout, K.REDUCTION] = K.REDUCTION
-    for _other in (K.PERMUTE, K.VIEW):
-        JOIN[_layout, _other] = K.INJECTIVE
+_LAYOUT = (K.PERMUTE, K.VIEW)
+JOIN.update({(k, layout): K.INJECTIVE for layout in _LAYOUT for k in (K.ELEMENTWISE, K.INJECTIVE, *_LAYOUT)})
+JOIN.update({(layout, k): K.INJECTIVE for layout in _LAYOUT for k in (K.ELEMENTWISE, K.INJECTIVE)})
+JOIN.update({(layout, K.REDUCTION): K.REDUCTION for layout in _LAYOUT})
 
 # Groups that may merge with each other through one elementwise consumer.
 MERGE: dict[tuple[K, K], K] = {

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import loop as loop_dialect
 from nimble.dialects import shape
 from nimble.dialects.graph import ConditionOp, WhileOp, YieldOp
 
@@ -150,15 +151,9 @@ class _Ranges:
                 continue
             hi = None
             if isinstance(compare, arith.CmpiOp) and compare.predicate.value.data == 2 \
-                    and compare.lhs is cond.args[k] and not _inside(compare.rhs, loop):
+                    and compare.lhs is cond.args[k] and not loop_dialect.defined_inside(compare.rhs, loop):
                 hi = (compare.rhs, -1)  # the body runs only while counter < bound
             self.facts[arg] = Bound(self.of(init).lo, hi)
-
-
-def _inside(v: SSAValue, op: Operation) -> bool:
-    owner = v.owner
-    parent = owner.parent_op() if isinstance(owner, Block) else owner
-    return parent is not None and op.is_ancestor(parent)
 
 
 def _fold(ranges: _Ranges, op: Operation) -> None:

@@ -16,20 +16,13 @@ from xdsl.traits import is_side_effect_free
 from nimble.dialects.graph.control import WhileOp, YieldOp
 
 
-def _top(op: Operation, block: Block) -> Operation | None:
-    """The ancestor of `op` (itself included) that lies directly in `block`."""
-    while op is not None and op.parent_block() is not block:
-        op = op.parent_op()
-    return op
-
-
 def _needed(body: Block, roots: list[SSAValue]) -> set[Operation]:
     """Ops of `body` (top level) that the `roots` or any op with effects depend on."""
     needed: set[Operation] = set()
     work: list[Operation] = [o for o in body.ops if not isinstance(o, YieldOp) and not is_side_effect_free(o)]
     work += [v.owner for v in roots if isinstance(v.owner, Operation)]
     while work:
-        op = _top(work.pop(), body)
+        op = body.find_ancestor_op_in_block(work.pop())
         if op is None or op in needed:
             continue
         needed.add(op)
@@ -50,7 +43,8 @@ class DropDeadCarriedValues(RewritePattern):
         while True:  # a value kept alive keeps what computes its next value: to a fixpoint
             needed = _needed(body, [yielded.operands[k] for k in range(count) if k not in dead])
             alive = [k for k in dead if any(use.index not in dead if use.operation is yielded
-                                            else _top(use.operation, body) in needed for use in body.args[k].uses)]
+                                            else body.find_ancestor_op_in_block(use.operation) in needed
+                                            for use in body.args[k].uses)]
             if not alive:
                 break
             dead = [k for k in dead if k not in alive]

@@ -83,6 +83,13 @@ class Importer:
         array = np.asarray(array)
         return self.emit(graph.ConstantOp(dense(array))).results[0]
 
+    def known(self, name: str, array: np.ndarray) -> SSAValue:
+        """Value `name` is `array`, known at import time: a constant, remembered for
+        the converters that need values at compile time."""
+        self.constants[name] = np.asarray(array)
+        self.values[name] = self.const(self.constants[name])
+        return self.values[name]
+
     def index(self, value: int) -> SSAValue:
         return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 

@@ -14,11 +14,7 @@ from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import NeedsConstant, OnnxImportError, dtype_of, rank_of
 from nimble.frontend.onnx.resize import resize
-from nimble.frontend.onnx.shapes import Sym, _index_of, _shape_value, _sym
-
-
-def _dims(b, x: SSAValue) -> list[int | SSAValue]:
-    return [d if d >= 0 else b.emit(shape.DimOp(x, k)).result for k, d in enumerate(x.type.get_shape())]
+from nimble.frontend.onnx.shapes import Sym, _index_of, _shape_value, _sym, dims_of
 
 
 def _slice(b, x: SSAValue, axis: int, start: int, end: int) -> SSAValue:
@@ -44,7 +40,7 @@ def _tile(b, n, xs, a):
 
 
 def _fill(b, x: SSAValue, axis: int, size: int, value: float | int) -> SSAValue:
-    items = _dims(b, x)
+    items = dims_of(b, x)
     items[axis] = size
     element = x.type.get_element_type()
     fill = float(value) if np.issubdtype(dtype_of(x), np.floating) else int(value)
@@ -125,14 +121,12 @@ def _pad(b, n, xs, a):
 
 
 def _range(b, n, xs, a):
-    bounds = [_sym(b, name) for name in n.input[:3]]
     if all(name in b.constants for name in n.input[:3]):
         start, limit, delta = (b.constants[name] for name in n.input[:3])
         if delta == 0:
             raise OnnxImportError(f"{b.where()}: Range's delta is 0")
-        value = np.arange(start, limit, delta, dtype=np.result_type(start, limit, delta))
-        b.constants[n.output[0]] = value
-        return [b.const(value)]
+        return [b.known(n.output[0], np.arange(start, limit, delta, dtype=np.result_type(start, limit, delta)))]
+    bounds = [_sym(b, name) for name in n.input[:3]]
     if any(s is None or len(s.items) != 1 for s in bounds):  # float bounds: all three needed now
         missing = next(name for name in n.input[:3] if name not in b.constants)
         raise NeedsConstant(f"{b.where()}: Range's bounds must be integer dims or constants", missing)

@@ -86,8 +86,7 @@ def _constant(b, n, xs, a):
         array = np.array(a["value_ints"], np.int64)
     else:
         raise OnnxImportError(f"{b.where()}: only tensor, float(s) and int(s) values are supported")
-    b.constants[n.output[0]] = array
-    return [b.const(array)]
+    return [b.known(n.output[0], array)]
 
 
 def _cast(b, n, xs, a):

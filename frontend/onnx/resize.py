@@ -65,18 +65,24 @@ def _weighted_rows(b, x: SSAValue, axis: int, matrix: np.ndarray, offset: np.nda
     return result
 
 
+def _optional(b, n, k: int, what: str) -> np.ndarray | None:
+    """Constant input `k`, None when absent or empty (opset 13 passes empty scales)."""
+    if len(n.input) <= k or not n.input[k]:
+        return None
+    value = b.static(n.input[k], what)
+    return value if value.size else None
+
+
 def resize(b, n, xs, a):
     x = xs[0]
     rank = rank_of(x)
     if a.get("keep_aspect_ratio_policy", b"stretch") not in (b"stretch", "stretch"):
         raise OnnxImportError(f"{b.where()}: keep_aspect_ratio_policy other than 'stretch' is not supported")
     axes = [int(v) % rank for v in a.get("axes", range(rank))]
-    name = lambda k: n.input[k] if len(n.input) > k and n.input[k] else None  # noqa: E731
-    scales = b.static(name(2), "Resize's scales") if name(2) and b.constants.get(name(2), np.zeros(1)).size else None
-    sizes = b.static(name(3), "Resize's sizes") if name(3) else None
+    roi, scales, sizes = (_optional(b, n, k, f"Resize's {what}") for k, what in ((1, "roi"), (2, "scales"),
+                                                                                 (3, "sizes")))
     if scales is None and sizes is None:
         raise OnnxImportError(f"{b.where()}: Resize needs scales or sizes")
-    roi = b.static(name(1), "Resize's roi") if name(1) and b.constants.get(name(1), np.zeros(1)).size else None
     attributes = {k: v for k, v in a.items() if k not in ("axes", "keep_aspect_ratio_policy")}
     dims = x.type.get_shape()
     for k, axis in enumerate(axes):

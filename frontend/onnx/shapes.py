@@ -47,6 +47,16 @@ def _index_of(b, item: int | SSAValue) -> SSAValue:
     return b.index(item) if isinstance(item, int) else item
 
 
+def dim_of(b, x: SSAValue, axis: int) -> int | SSAValue:
+    """Dim `axis` of `x`: its size if static, else a `shape.dim`."""
+    d = x.type.get_shape()[axis]
+    return d if d >= 0 else b.emit(shape.DimOp(x, axis)).result
+
+
+def dims_of(b, x: SSAValue) -> list[int | SSAValue]:
+    return [dim_of(b, x, k) for k in range(len(x.type.get_shape()))]
+
+
 def _shape_value(b, sym: Sym) -> SSAValue:
     return b.emit(shape.FromDimsOp([_index_of(b, d) for d in sym.items])).result
 
@@ -55,10 +65,8 @@ def _sym_shape(b, n, a):
     x = b.values.get(n.input[0])
     if x is None:
         return None
-    dims = x.type.get_shape()
-    start, end = a.get("start", 0), a.get("end", len(dims))
-    items = [d if d >= 0 else b.emit(shape.DimOp(x, k)).result for k, d in enumerate(dims)]
-    return Sym(items[slice(start, end)])
+    items = dims_of(b, x)
+    return Sym(items[slice(a.get("start", 0), a.get("end", len(items)))])
 
 
 def _sym_size(b, n, a):
@@ -110,9 +118,7 @@ def _sym_cast(b, n, a):
         return Sym(list(sym.items), sym.scalar)
     if all(isinstance(d, int) for d in sym.items):  # dims known now, as numbers (attention's 1/sqrt(d))
         dtype = onnx_package().helper.tensor_dtype_to_np_dtype(a["to"])
-        value = np.array(sym.items[0] if sym.scalar else sym.items, dtype=dtype)
-        b.constants[n.output[0]] = value
-        b.values[n.output[0]] = b.const(value)
+        b.known(n.output[0], np.array(sym.items[0] if sym.scalar else sym.items, dtype=dtype))
     return None
 
 
@@ -141,8 +147,7 @@ def _sym_arith(b, n, a):
         with np.errstate(all="ignore"):
             value = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                      "div": lambda p, q: np.trunc(p / np.where(q == 0, 1, q)).astype(p.dtype)}[kind](x, y)
-        b.constants[n.output[0]] = np.asarray(value, dtype=np.result_type(x, y))
-        b.values[n.output[0]] = b.const(b.constants[n.output[0]])
+        b.known(n.output[0], np.asarray(value, dtype=np.result_type(x, y)))
         return None
     if not any(x in b.shapes for x in n.input[:2]):
         return None
@@ -169,9 +174,7 @@ def _sym_mod(b, n, a):
     if all(x in b.constants for x in n.input[:2]):
         x, y = (b.constants[name] for name in n.input[:2])
         with np.errstate(all="ignore"):
-            value = np.fmod(x, y) if fmod else np.mod(x, y)
-        b.constants[n.output[0]] = value
-        b.values[n.output[0]] = b.const(value)
+            b.known(n.output[0], np.fmod(x, y) if fmod else np.mod(x, y))
         return None
     if not any(x in b.shapes for x in n.input[:2]):
         return None
@@ -214,8 +217,7 @@ def _sym_reshape(b, n, a):
     if data is not None and target is not None:
         # A small integer constant (slice bounds PyTorch computes with Mod/Reshape): folded.
         dims = [data.shape[k] if d == 0 and not a.get("allowzero", 0) else int(d) for k, d in enumerate(target)]
-        b.constants[n.output[0]] = data.reshape(dims)
-        b.values[n.output[0]] = b.const(b.constants[n.output[0]])
+        b.known(n.output[0], data.reshape(dims))
         return None
     sym = b.shapes.get(n.input[1])
     x = b.values.get(n.input[0])
@@ -225,7 +227,7 @@ def _sym_reshape(b, n, a):
     if not a.get("allowzero", 0):
         for k, d in enumerate(items):
             if isinstance(d, int) and d == 0:
-                items[k] = x.type.get_shape()[k] if x.type.get_shape()[k] >= 0 else b.emit(shape.DimOp(x, k)).result
+                items[k] = dim_of(b, x, k)
     if all(isinstance(d, int) for d in items):
         b.values[n.output[0]] = b.op(graph.ReshapeOp, [x], shape=items)
     else:
@@ -246,9 +248,8 @@ def _sym_expand(b, n, a):
     for k in range(rank):
         want = sym.items[k - (rank - len(sym.items))] if k >= rank - len(sym.items) else 1
         have_axis = k - (rank - len(dims))
-        have = dims[have_axis] if have_axis >= 0 else 1
         if isinstance(want, int) and want == 1 and have_axis >= 0:  # bidirectional: the input's dim
-            want = have if have >= 0 else b.emit(shape.DimOp(x, have_axis)).result
+            want = dim_of(b, x, have_axis)
         target.append(want)
     b.values[n.output[0]] = b.op(graph.BroadcastToOp, [x, _shape_value(b, Sym(target))])
     return None
