@@ -14,6 +14,7 @@ runs on the host through the reference semantics (a CPU fallback, reported by
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -53,12 +54,22 @@ def _on_last_axis(site: tuple) -> bool:
     return result_axis == len(result.type.get_shape()) - 1
 
 
+def _outside_groups(op: Operation) -> Iterator[Operation]:
+    """The ops nested in `op`, not looking into groups (a group's ops are its kernel's)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.ops:
+                yield o
+                if not isinstance(o, FusedOp):
+                    yield from _outside_groups(o)
+
+
 def kernel_groups(host: func.FuncOp) -> list[FusedOp]:
     """Every group of `host`, after wrapping lone fusable ops into groups of one."""
-    for op in list(host.walk()):
-        if isinstance(op, GraphOp) and op.FUSION is not FusionKind.OPAQUE and not isinstance(op.parent_op(), FusedOp):
+    for op in list(_outside_groups(host)):
+        if isinstance(op, GraphOp) and op.FUSION is not FusionKind.OPAQUE:
             outline([op])
-    return [op for op in host.walk() if isinstance(op, FusedOp)]
+    return [op for op in _outside_groups(host) if isinstance(op, FusedOp)]
 
 
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None:

@@ -52,6 +52,8 @@ from nimble.dialects import loop
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp
 from nimble.dialects.graph.fusion import fused_region
+from nimble.lowering.hoist_projections import hoist_input_projections
+from nimble.lowering.index_set_split import split_reductions
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering, memref_of
 from nimble.lowering.spatial_loops import hoist_row_scales, merge_reductions, stage_dram_reads
 from nimble.lowering.spatial_weights import (
@@ -63,6 +65,7 @@ from nimble.lowering.spatial_weights import (
     make_resident,
     nest,
 )
+from nimble.passes.int_range_optimizations import fold_index_ranges
 
 SPATIAL_ATTR = "nimble.spatial"
 """On the `graph.fused` wrapping a recurrence: the symbol of its spatial program."""
@@ -90,13 +93,13 @@ class NotARecurrence(Exception):
 
 
 @dataclass
-class _Recurrence:
+class Recurrence:
     op: WhileOp
     counter: int  # position of the counter among the carried values
     bound: SSAValue
 
 
-def match_recurrence(op: WhileOp) -> _Recurrence:
+def match_recurrence(op: WhileOp) -> Recurrence:
     cond = op.cond_region.block
     last = cond.last_op
     if not isinstance(last, ConditionOp) or not isinstance(last.operands[0].owner, arith.CmpiOp):
@@ -118,7 +121,7 @@ def match_recurrence(op: WhileOp) -> _Recurrence:
     for i, value in enumerate(op.inits):
         if i != k and not isinstance(value.type, TensorType):
             raise NotARecurrence(f"carried value #{i} is not a tensor")
-    return _Recurrence(op, k, cmp.rhs)
+    return Recurrence(op, k, cmp.rhs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,7 +161,7 @@ def _flatten(block: Block, functions: dict[str, func.FuncOp]) -> Block:
 
 
 @dataclass
-class _Step:
+class Step:
     group: FusedOp  # the body's graph ops (not inserted anywhere)
     scalars: list[Operation]  # index ops of the body computed before the step, in order
     flat: Block
@@ -179,7 +182,7 @@ def _stacked_rows(flat: Block, i: int, value: SSAValue) -> SSAValue | None:
     return rows
 
 
-def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
+def recurrence_step(rec: Recurrence, functions: dict[str, func.FuncOp]) -> Step:
     flat = _flatten(rec.op.body_region.block, functions)
     yielded = list(flat.last_op.operands)
     stacked: set[int] = set()
@@ -223,7 +226,7 @@ def _step(rec: _Recurrence, functions: dict[str, func.FuncOp]) -> _Step:
         if i in stacked and flat.args[i] in inputs:
             raise NotARecurrence(f"state #{i} stacks every step's rows and is also read by the step")
     region.block.add_op(YieldOp([env[v] for v in states]))
-    return _Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat, stacked)
+    return Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat, stacked)
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,15 +242,20 @@ class _Signature:
     inits: list[SSAValue]  # initial states
 
     @staticmethod
-    def of(rec: _Recurrence, step: _Step) -> _Signature:
+    def of(rec: Recurrence, step: Step, everything: bool = False) -> _Signature:
+        """The values the step reads from outside the loop (`everything`: that the whole
+        body reads, checks included: for a program that stands in for the loop)."""
         flat = step.flat
 
         def in_flat(v: SSAValue) -> bool:
             owner = v.owner
             return owner is flat if isinstance(owner, Block) else owner.parent_block() is flat
 
+        reads = [*step.group.inputs, *(v for o in step.scalars for v in o.operands)]
+        if everything:
+            reads += [v for o in flat.ops for v in o.operands]
         outside: list[SSAValue] = []  # in first-use order
-        for v in [*step.group.inputs, *(v for o in step.scalars for v in o.operands), rec.bound]:
+        for v in [*reads, rec.bound]:
             if not in_flat(v) and v not in outside:
                 outside.append(v)
         indices = [v for v in outside if not isinstance(v.type, TensorType)]
@@ -257,7 +265,7 @@ class _Signature:
         inits = [v for i, v in enumerate(rec.op.inits) if i != rec.counter]
         return _Signature([v for v in outside if isinstance(v.type, TensorType)], indices, inits)
 
-    def function(self, rec: _Recurrence, name: str) -> func.FuncOp:
+    def function(self, rec: Recurrence, name: str) -> func.FuncOp:
         finals = [r for i, r in enumerate(rec.op.results) if i != rec.counter]
         types = [memref_of(v.type) for v in self.tensors] + [IndexType()] * len(self.indices) \
             + [memref_of(v.type) for v in self.inits] + [memref_of(r.type) for r in finals]
@@ -288,11 +296,17 @@ def _append_rows(b: Builder, rows: SSAValue, out: SSAValue, init: SSAValue, t: S
     nest(b, buffer_dims(b, rows), body, zero, one)
 
 
-def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> tuple[func.FuncOp, list[SSAValue]]:
+def build_program(rec: Recurrence, step: Step, name: str, precision: str,
+                  target: str = SPATIAL_DEVICE) -> tuple[func.FuncOp, list[SSAValue]]:
     """The spatial program of a recurrence, and the host values its input parameters
     take (outside tensors, outside index values, initial states; one output per state
-    follows them)."""
-    sig = _Signature.of(rec, step)
+    follows them). `target="cpu"`: the same time loop as a CPU kernel: weights read where
+    they are (no on-chip copies, f32), reductions over concatenations split in parts
+    that each read one operand (`index_set_split`), and every value the loop's body reads
+    a parameter (the kernel stands in for the whole loop), the input projection of every
+    step computed before the time loop (`hoist_projections`)."""
+    spatial = target == SPATIAL_DEVICE
+    sig = _Signature.of(rec, step, everything=not spatial)
     program = sig.function(rec, name)
     params = list(program.args)
     n_in = len(sig.tensors) + len(sig.indices)
@@ -308,7 +322,8 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
     counter_derived = {counter} | {r for o in step.scalars for r in o.results}
     streamed = {v for o in step.flat.ops if any(u in counter_derived for u in o.operands)
                 for v in o.operands if v in host and isinstance(v.type, TensorType)}
-    residents = {v: make_resident(b, host[v], precision, zero, one) for v in sig.tensors if v not in streamed}
+    residents = {v: make_resident(b, host[v], precision, zero, one) for v in sig.tensors
+                 if v not in streamed and spatial}
     # States: current and next, in SRAM. A stacked state goes straight to its output:
     # its initial rows first, then each step's rows (staged in SRAM) at their place.
     kinds = [i in step.stacked for i in range(len(rec.op.inits)) if i != rec.counter]
@@ -360,13 +375,20 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
         if c is not None:
             copy(b, c[0], out, c[1], zero, one)
     b.insert(func.ReturnOp())
+    program.attributes[loop.KERNEL_MARK] = StringAttr(name)
+    if not spatial:  # gates fused; concatenations split, their clamps and selects folded
+        merge_reductions(program)
+        cse(program)
+        split_reductions(program)
+        fold_index_ranges(program)
+        hoist_input_projections(time_loop)
+        return program, sig.host_values
     # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.
     decode_loads(program, {r.buffer: r for r in residents.values()})
     merge_reductions(program)
     cse(program)  # the gates' reads of the shared operand become one, before it is staged
     stage_dram_reads(time_loop, set(params[:len(sig.tensors)]))
     hoist_row_scales(program, {r.scale for r in residents.values() if r.scale is not None})
-    program.attributes[loop.KERNEL_MARK] = StringAttr(name)
     program.attributes[loop.DEVICE_MARK] = StringAttr(SPATIAL_DEVICE)
     return program, sig.host_values
 
@@ -375,7 +397,7 @@ def build_program(rec: _Recurrence, step: _Step, name: str, precision: str) -> t
 # The pass
 
 
-def _wrap(rec: _Recurrence, name: str, host_values: list[SSAValue], stacked: set[int]) -> FusedOp:
+def _wrap(rec: Recurrence, name: str, host_values: list[SSAValue], stacked: set[int]) -> FusedOp:
     """Replace the loop by a `graph.fused` holding it, naming the program."""
     loop_op = rec.op
     inputs: list[SSAValue] = []
@@ -422,7 +444,7 @@ def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
             name = f"{host.sym_name.data}_rnn_{k}"
             try:
                 rec = match_recurrence(op)
-                step = _step(rec, functions)
+                step = recurrence_step(rec, functions)
                 program, host_values = build_program(rec, step, name, precision)
             except (NotARecurrence, NoLoopLowering) as e:
                 op.attributes[SKIPPED_ATTR] = StringAttr(str(e))

@@ -36,6 +36,7 @@ from nimble.runtime.vm import VirtualMachine, VMError
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
+    "recurrences": ["lower-rnn-to-kernels"],
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
@@ -50,7 +51,7 @@ STAGES: dict[str, list[str]] = {
     "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse"],
 }
 TARGETS: dict[str, list[str]] = {
-    "llvm": ["graph", "loops", "memory", "vm", "llvm"],
+    "llvm": ["graph", "recurrences", "loops", "memory", "vm", "llvm"],
     "opencl": ["graph", "place", "loops", "memory", "vm", "llvm"],
     "hetero": ["graph", "place", "loops", "memory", "vm", "llvm"],
 }

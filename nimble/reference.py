@@ -144,14 +144,37 @@ def conforms(value: Any, type: Attribute) -> str | None:
     return None
 
 
+class SignatureCheck:
+    """Checks arguments against parameter types, naming the parameter on a mismatch.
+    Built once per signature: the common case (ndarrays of the right dtype and dims)
+    compares precomputed dtypes and dims; only a mismatch formats a message."""
+
+    def __init__(self, callee: str, types: Sequence[Attribute], names: Sequence[str]):
+        self.callee, self.types, self.names = callee, list(types), list(names)
+        self.arrays = [(i, numpy_dtype(t.element_type), tuple(dims(t)))
+                       for i, t in enumerate(self.types) if isinstance(t, TensorType)]
+        self.others = [i for i, t in enumerate(self.types) if not isinstance(t, TensorType)]
+
+    def __call__(self, args: Sequence[Any]) -> None:
+        if len(args) != len(self.types):
+            raise InterpreterError(f"@{self.callee} takes {len(self.types)} arguments, got {len(args)}")
+        for i, dtype, expected in self.arrays:
+            a = args[i]
+            if not (type(a) is np.ndarray and a.dtype == dtype and len(a.shape) == len(expected)
+                    and all(d is None or d == n for d, n in zip(expected, a.shape))):
+                self._check(i, a)
+        for i in self.others:
+            self._check(i, args[i])
+
+    def _check(self, i: int, arg: Any) -> None:
+        if (why := conforms(arg, self.types[i])) is not None:
+            label = f" (%{self.names[i]})" if self.names[i] else ""
+            raise InterpreterError(f"@{self.callee} argument #{i}{label}: {why}")
+
+
 def check_values(callee: str, args: Sequence[Any], types: Sequence[Attribute], names: Sequence[str]) -> None:
     """InterpreterError naming the parameter unless `args` fit `types` (count, dtype, dims)."""
-    if len(args) != len(types):
-        raise InterpreterError(f"@{callee} takes {len(types)} arguments, got {len(args)}")
-    for i, (arg, t, name) in enumerate(zip(args, types, names)):
-        if (why := conforms(arg, t)) is not None:
-            label = f" (%{name})" if name else ""
-            raise InterpreterError(f"@{callee} argument #{i}{label}: {why}")
+    SignatureCheck(callee, types, names)(args)
 
 
 def where(op: Operation) -> str:

@@ -47,6 +47,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
     "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),
     "lower-rnn-to-spatial": _lazy("lowering.rnn_to_spatial", "LowerRnnToSpatialPass"),
+    "lower-rnn-to-kernels": _lazy("lowering.rnn_to_kernels", "LowerRnnToKernelsPass"),
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
     "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),

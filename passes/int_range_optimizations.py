@@ -4,7 +4,8 @@ Bounds are facts of the form `lo <= v` (an int) and `v <= w + k` (`w` an SSA val
 nothing, `k` an int), taken from constants, dims (never negative) and the counters of
 `graph.while` loops: a carried index that starts at `init`, steps by a constant `>= 0`
 and is compared `counter < bound` by the condition lies in `[lo(init), bound - 1]` in
-the body. From them, comparisons that always hold or never do become constants,
+the body; the induction variable of a kernel loop (`loop.foreach`, `loop.reduce`, `scf.for`) with
+a positive constant step lies in `[lb, ub - 1]`; `x + c` and `x - c` shift x's bounds. From them, comparisons that always hold or never do become constants,
 `max`/`min` of ordered operands become one of them, selects on a constant pick their
 side, and `(x + c) - x` is `c`. The slice `xs[i]` of a loop over `xs` is the case this
 is for: the Python-style clamping of `i` and `i + 1` into `[0, len(xs)]` and the check
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -113,8 +114,17 @@ class _Ranges:
                 for x, c in ((add.lhs, _constant(add.rhs)), (add.rhs, _constant(add.lhs))):
                     if x is op.rhs and c is not None:
                         return c
+            c = _constant(op.rhs)
+            if c is not None:  # x - c: x's bounds shifted
+                b = self.of(op.lhs)
+                hi = (b.hi[0], b.hi[1] - c) if b.hi is not None else None
+                self.facts[op.result] = Bound(b.lo - c if b.lo is not None else None, hi)
         elif isinstance(op, WhileOp):
             self._counters(op)
+        elif isinstance(op, loop_dialect.ForeachOp | loop_dialect.ReduceOp):
+            self._induction(op.iv, op.lower, op.upper, op.step)
+        elif isinstance(op, scf.ForOp):
+            self._induction(op.body.block.args[0], op.lb, op.ub, op.step)
         return None
 
     def _compare(self, predicate: int, x: SSAValue, y: SSAValue) -> bool | None:
@@ -156,6 +166,16 @@ class _Ranges:
             self.facts[arg] = Bound(self.of(init).lo, hi)
 
 
+    def _induction(self, iv: SSAValue, lower: SSAValue, upper: SSAValue, step: SSAValue) -> None:
+        """Bounds of a kernel loop's induction variable: `lb <= iv <= ub - 1` (for a
+        positive constant step)."""
+        by = _constant(step)
+        if by is None or by < 1:
+            return
+        ub = _constant(upper)
+        self.facts[iv] = Bound(self.of(lower).lo, (None, ub - 1) if ub is not None else (upper, -1))
+
+
 def _fold(ranges: _Ranges, op: Operation) -> None:
     known = ranges.visit(op)
     if known is None:
@@ -171,6 +191,14 @@ def _fold(ranges: _Ranges, op: Operation) -> None:
     Rewriter.erase_op(op)
 
 
+def fold_index_ranges(scope: Operation) -> None:
+    """Fold what bounds decide in the ops nested in `scope` (see the module docstring)."""
+    ranges = _Ranges()
+    for o in list(scope.walk()):  # pre-order: a loop's counters are known before its body
+        if o.parent is not None and o is not scope:
+            _fold(ranges, o)
+
+
 @dataclass(frozen=True)
 class IntRangeOptimizationsPass(ModulePass):
     """Fold host index comparisons, max/min and selects that value bounds decide."""
@@ -178,7 +206,4 @@ class IntRangeOptimizationsPass(ModulePass):
     name = "int-range-optimizations"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        ranges = _Ranges()
-        for o in list(op.walk()):  # pre-order: a loop's counters are known before its body
-            if o.parent is not None:
-                _fold(ranges, o)
+        fold_index_ranges(op)

@@ -31,12 +31,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
 from nimble.dialects import device, loop, shape
-from nimble.dialects.graph import CastOp, FusedOp, GraphOp, ReshapeOp, SliceOp, SqueezeOp, UnsqueezeOp, YieldOp
+from nimble.dialects.graph import CastOp, FusedOp, GraphOp, ReshapeOp, SliceOp, SqueezeOp, UnsqueezeOp, WhileOp, YieldOp
 from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR
 from nimble.lowering.index_rules import broadcast_sites
+from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 
 
 class GroupDims(ReifyDims):
@@ -174,6 +175,11 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
     where = group_device(group)
     k = GroupDims(group, outputs_dims)
     for op in group.body.block.ops:
+        if isinstance(op, WhileOp) and RECURRENCE_ATTR in group.attributes:
+            # A recurrence's kernel keeps each state's shape (its launch checks that a step does).
+            for result, init in zip(op.results, op.inits):
+                if isinstance(init.type, TensorType):
+                    k.known[result] = k.known[init]
         if not isinstance(op, GraphOp):
             continue
         try:

@@ -42,8 +42,8 @@ def _slice(op: Operation, body: Sequence[Operation]) -> list[Operation]:
 
 def distribute(foreach: loop.ForeachOp, columns: int, lanes: int) -> list[loop.ForeachOp] | None:
     """Rewrite `foreach` (schedule `tile = T`) into strips; the new innermost loops, or
-    None when it does not apply (fewer than two reductions, non-unit bounds, stores
-    inside reductions)."""
+    None when it does not apply (fewer than two reduction results, non-unit bounds,
+    stores inside reductions)."""
     schedule = foreach.schedule.schedule if foreach.schedule is not None else None
     if schedule is None or schedule.tile < 2:
         return None
@@ -51,7 +51,7 @@ def distribute(foreach: loop.ForeachOp, columns: int, lanes: int) -> list[loop.F
         return None
     body = [o for o in foreach.body.block.ops if not isinstance(o, loop.YieldOp)]
     reduces = [o for o in body if isinstance(o, loop.ReduceOp)]
-    if len(reduces) < 2 or any(len(r.results) != 1 for r in reduces):
+    if sum(len(r.results) for r in reduces) < 2:
         return None
     if any(isinstance(o, memref.StoreOp) for r in reduces for o in r.walk()):
         return None
@@ -69,9 +69,8 @@ def distribute(foreach: loop.ForeachOp, columns: int, lanes: int) -> list[loop.F
     size = ob.insert(arith.MinSIOp(const(strip), ob.insert(arith.SubiOp(foreach.upper, j0)).result)).result
     zero, one = const(0), const(1)
     buffers: dict[SSAValue, SSAValue] = {}
-    for r in reduces:
-        t = MemRefType(r.results[0].type, [strip])
-        buffers[r.results[0]] = ob.insert(loop.AllocOp("reg", t)).memref
+    for result in (v for r in reduces for v in r.results):
+        buffers[result] = ob.insert(loop.AllocOp("reg", MemRefType(result.type, [strip]))).memref
 
     def strip_loop(ops: Sequence[Operation], finish, sched: loop.Schedule) -> loop.ForeachOp:
         block = Block(arg_types=[IndexType()])
@@ -95,7 +94,8 @@ def distribute(foreach: loop.ForeachOp, columns: int, lanes: int) -> list[loop.F
         ops = [*_slice(r, body), r]
 
         def store_result(lb: Builder, mapping, jj, r=r) -> None:
-            lb.insert(memref.StoreOp.get(mapping[r.results[0]], buffers[r.results[0]], [jj]))
+            for result in r.results:
+                lb.insert(memref.StoreOp.get(mapping[result], buffers[result], [jj]))
 
         strip_loop(ops, store_result, loop.Schedule(unroll=columns if columns > 1 else 0))
     rest = [o for o in body if not isinstance(o, loop.ReduceOp)]

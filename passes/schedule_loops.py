@@ -81,20 +81,27 @@ STRIP = 64
 """Columns per strip when a body has several dot products (see passes/reduction_strips.py)."""
 
 MAX_JAMMED = 24
-"""Tile copies x reductions in the body: beyond this, tiles shrink (code size, compile
+"""Tile copies x accumulators in the body: beyond this, tiles shrink (code size, compile
 time and registers grow with it; the LSTM cell has 8 reductions per element)."""
 
 
+def _accumulators(inner: loop.ForeachOp) -> list[int]:
+    """The number of results of each reduction in the body."""
+    return [len(o.results) for o in inner.body.block.ops if isinstance(o, loop.ReduceOp)]
+
+
 def _strips(strategy: Strategy, inner: loop.ForeachOp) -> bool:
-    """Dot-product bodies with several reductions run in strips, one reduction at a time."""
-    reduces = sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops)
-    return strategy.reduce is not None and strategy.reduce.vector > 1 and reduces > 1
+    """Dot-product bodies with several reductions (or one with several results: gates
+    merged) run in strips, one reduction at a time, the rest of the body vectorised after."""
+    return strategy.reduce is not None and strategy.reduce.vector > 1 and sum(_accumulators(inner)) > 1
 
 
 def _fit(strategy: Strategy, inner: loop.ForeachOp) -> tuple[int, int]:
-    """The strategy's tile (rows, columns), halved until the jammed body is small enough
-    (in strips, each reduction has a loop of its own: one counts)."""
-    reduces = 1 if _strips(strategy, inner) else max(1, sum(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops))
+    """The strategy's tile (rows, columns), halved until the jammed body is small enough:
+    tile copies x accumulators (a reduction with several results, gates merged, jams one
+    per result; in strips, each reduction has a loop of its own: the largest counts)."""
+    counts = _accumulators(inner) or [1]
+    reduces = max(counts) if _strips(strategy, inner) else sum(counts)
     rows, cols = max(strategy.outer.unroll, 1), max(strategy.inner.unroll, 1)
     while rows * cols * reduces > MAX_JAMMED and rows * cols > 1:
         if rows > 1:  # rows pay off only with several rows (batch); columns always do
@@ -162,8 +169,13 @@ class ScheduleLoopsPass(ModulePass):
     def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:
         # Chunks of a kernel run independently (no barrier), each with its own local
         # buffers: only nests that write nothing but the kernel's outputs may be split.
+        # A kernel with a sequential loop at the top (a recurrence's time loop) runs whole
+        # on one thread: each chunk would run that loop again.
         outputs = set(kernel.args)
-        top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp)
+        sequential = any(not isinstance(o, loop.ForeachOp) and any(isinstance(s, memref.StoreOp | vector.StoreOp)
+                                                                  for s in o.walk())
+                         for o in kernel.body.block.ops)
+        top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp) and not sequential
                and all(_outermost_buffer(s, o) in outputs for s in o.walk()
                        if isinstance(s, memref.StoreOp | vector.StoreOp) and _outermost_buffer(s, o) is not None)}
         for index, (outer, inner) in enumerate(_innermost_nests(kernel)):

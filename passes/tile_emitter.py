@@ -108,7 +108,8 @@ class Emitter:
     def clone(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> None:
         if isinstance(op, loop.ReduceOp):
             raise NotVectorizable("reductions are jammed by the caller")
-        if isinstance(op, arith.AddiOp) and copy.lane is not None and self._lane_affine(op, copy, varying):
+        if isinstance(op, arith.AddiOp | arith.SubiOp) and copy.lane is not None \
+                and self._lane_affine(op, copy, varying):
             return
         if isinstance(op, memref.LoadOp):
             self._load(op, copy, varying)
@@ -119,15 +120,16 @@ class Emitter:
         else:
             self._uniform(op, copy)
 
-    def _lane_affine(self, op: arith.AddiOp, copy: Copy, varying: set[SSAValue]) -> bool:
-        """`lane + uniform` (either order): kept as the scalar index of lane 0."""
+    def _lane_affine(self, op: arith.AddiOp | arith.SubiOp, copy: Copy, varying: set[SSAValue]) -> bool:
+        """`lane + uniform` (either order) or `lane - uniform`: kept as the scalar index
+        of lane 0."""
         a, b = op.lhs, op.rhs
-        if b in varying and a not in varying:
+        if isinstance(op, arith.AddiOp) and b in varying and a not in varying:
             a, b = b, a
         if b in varying or not (a is copy.lane or a in self.affine):
             return False
         self.affine.add(op.result)
-        new = arith.AddiOp(copy.subst.get(a, a), copy.subst.get(b, b))
+        new = type(op)(copy.subst.get(a, a), copy.subst.get(b, b))
         self.emit(new)
         copy.subst[op.result] = new.result
         return True
@@ -335,12 +337,19 @@ class Tile:
         """Vector accumulators over consecutive k, lanes combined, scalar remainder."""
         if any(not isinstance(r.type, AnyFloat) for r in op.results):
             raise NotVectorizable("only float reductions are vectorised along k")
-        if constant_index(op.step) != 1 or constant_index(op.lower) != 0:
-            raise NotVectorizable("reduction does not start at 0 with step 1")
+        if constant_index(op.step) != 1:
+            raise NotVectorizable("reduction does not step by 1")
         upper = self.copies[0].subst.get(op.upper, op.upper)
-        main = split_at(self.e, upper, width)
+        lower = self.copies[0].subst.get(op.lower, op.lower)
+        if any(copy.subst.get(op.lower, op.lower) is not lower for copy in self.copies):
+            raise NotVectorizable("reduction starts where the tile's copies differ")
+        if constant_index(lower) == 0:
+            main = split_at(self.e, upper, width)
+        else:  # full vectors from `lower` on (the upper part of a split reduction)
+            count = self.e.emit(arith.SubiOp(upper, lower)).result
+            main = self.e.emit(arith.AddiOp(lower, split_at(self.e, count, width))).result
         n = len(op.results)
-        vectors = self.jammed_reduce(op, self.e.const_index(0), main, self.e.const_index(width),
+        vectors = self.jammed_reduce(op, lower, main, self.e.const_index(width),
                                      [width] * (n * len(self.copies)), k_lane=True)
         rest = [Copy(dict(copy.subst), None, 1) for copy in self.copies]
         totals: list[SSAValue] = []

@@ -60,7 +60,7 @@ class LaunchError(Exception):
     """A kernel launch with arguments the kernel cannot take."""
 
 
-class _ShapeOnly(StaticDims):
+class ShapeOnly(StaticDims):
     """Dims of values known only by shape (kernel intermediates and outputs)."""
 
     def __init__(self, shapes: dict[SSAValue, tuple[int, ...]], scalars: dict[SSAValue, Any]):
@@ -138,17 +138,7 @@ class KernelEntry:
                 shapes[param] = arg.shape
             else:
                 scalars[param] = arg
-        k = _ShapeOnly(shapes, scalars)
-        for op in self.members:
-            try:
-                result_shapes = op.shape_function(k)
-            except ShapeError as e:
-                raise LaunchError(f"{where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
-            for result, s in zip(op.results, result_shapes):
-                shapes[result] = tuple(int(d) for d in s)
-        if any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites):
-            raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
-        out_shapes = [shapes[v] for v in self.outputs]
+        out_shapes = self.output_shapes(shapes, scalars)
         for i, (out, shape, dtype) in enumerate(zip(outputs, out_shapes, self.out_dtypes)):
             if not isinstance(out, self.tensor_class) or out.shape != shape or out.dtype != dtype:
                 got = f"{out.dtype}{list(out.shape)}" if isinstance(out, self.tensor_class) else type(out).__name__
@@ -163,6 +153,21 @@ class KernelEntry:
         if len(self._plans) < 256:
             self._plans[key] = plan
         return plan
+
+    def output_shapes(self, shapes: dict[SSAValue, tuple[int, ...]], scalars: dict[SSAValue, Any]) -> list[tuple[int, ...]]:
+        """The outputs' shapes for inputs of these shapes and index values, by the group's
+        shape functions (LaunchError naming the op if they reject the inputs)."""
+        k = ShapeOnly(shapes, scalars)
+        for op in self.members:
+            try:
+                result_shapes = op.shape_function(k)
+            except ShapeError as e:
+                raise LaunchError(f"{where(op)}'{op.name}' op: {e} (kernel @{self.name})") from None
+            for result, s in zip(op.results, result_shapes):
+                shapes[result] = tuple(int(d) for d in s)
+        if any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites):
+            raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
+        return [shapes[v] for v in self.outputs]
 
     def finish(self) -> None:
         """Wait until the launches made so far are done (CPU launches are synchronous)."""

@@ -35,6 +35,7 @@ from nimble.runtime.allocator import Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
 from nimble.runtime.kernels import KernelEntry, LaunchError
 from nimble.runtime.opencl import ClStorage, ClTensor
+from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 
 RETURN = -1
 MAX_DEPTH = 1000
@@ -108,6 +109,7 @@ class VirtualMachine:
         self.host_functions = []
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
+        self.argument_checks: dict[str, Any] = {}  # SignatureCheck per entry, built on first call
         self.kernels: list[KernelEntry] = []
         self.tags = {name: tag for name, tag in program.constructors}
         self.index = {f.name: i for i, f in enumerate(program.functions)}
@@ -161,7 +163,9 @@ class VirtualMachine:
             address = kernel_addresses.get(k.name, 0)
             if not address:
                 raise BytecodeError(f"kernel '{k.name}' is not in the object code")
-            entry = KernelEntry(k.name, address, self.host_functions[k.group], k.parallel, k.variant, k.work)
+            group = self.host_functions[k.group]
+            kind = RecurrenceEntry if holds_recurrence(group) else KernelEntry
+            entry = kind(k.name, address, group, k.parallel, k.variant, k.work)
             if entry.abi != k.abi:
                 raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
             self.kernels.append(entry)
@@ -169,13 +173,15 @@ class VirtualMachine:
     # -- running -------------------------------------------------------------------------
     def check_arguments(self, name: str, args: Sequence[Any]) -> None:
         """Arguments against the source signature of function `name` (when known)."""
-        from nimble.reference import InterpreterError, check_values
+        from nimble.reference import InterpreterError, SignatureCheck
 
         if name not in self.index:
             raise InterpreterError(f"the module has no function @{name}")
         if name in self.signatures:
-            signature, names, _ = self.signatures[name]
-            check_values(name, args, signature.inputs.data, names)
+            if (check := self.argument_checks.get(name)) is None:
+                signature, names, _ = self.signatures[name]
+                check = self.argument_checks[name] = SignatureCheck(name, signature.inputs.data, names)
+            check(args)
 
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:
         if name not in self.index:

@@ -185,6 +185,7 @@ def test_kernel_launch_through_the_vm_checks_shapes(rng):
 # -- bytecode --------------------------------------------------------------------------
 
 LSTM = "examples/lstm.nb"
+TREE_LSTM = "examples/tree_lstm.nb"
 
 
 @pytest.fixture(scope="module")
@@ -216,25 +217,31 @@ def test_malformed_headers_are_rejected(lstm_bytes, mutate, message):
         nimble.load(mutate(lstm_bytes))
 
 
-def test_bad_indices_are_rejected_by_validation(lstm_bytes):
+@pytest.fixture(scope="module")
+def tree_bytes():
+    """A module with branches and calls (the LSTM's loop is one kernel)."""
+    return nimble.compile(TREE_LSTM).to_bytes()
+
+
+def test_bad_indices_are_rejected_by_validation(lstm_bytes, tree_bytes):
     program = decode(lstm_bytes)
     main = program.functions[program.function_index("main")]
     opcode, values = main.code[0]
     main.code[0] = (opcode, (10_000,) + values[1:])
     with pytest.raises(BytecodeError, match="register r10000 out of range"):
         decode(encode(program))
-    program = decode(lstm_bytes)
-    main = program.functions[program.function_index("main")]
-    goto = next(i for i, (op, _) in enumerate(main.code) if op == OPCODES["goto"])
-    main.code[goto] = (OPCODES["goto"], (len(main.code) + 3,))
+    program = decode(tree_bytes)
+    node = program.functions[program.function_index("node")]
+    goto = next(i for i, (op, _) in enumerate(node.code) if op == OPCODES["goto"])
+    node.code[goto] = (OPCODES["goto"], (len(node.code) + 3,))
     with pytest.raises(BytecodeError, match="jump target .* outside the function"):
         decode(encode(program))
-    program = decode(lstm_bytes)
+    program = decode(tree_bytes)
     main = program.functions[program.function_index("main")]
     call = next(i for i, (op, _) in enumerate(main.code) if op == OPCODES["invoke"])
     dsts, callee, args = main.code[call][1]
     main.code[call] = (OPCODES["invoke"], (dsts, callee, args[:-1]))
-    with pytest.raises(BytecodeError, match="takes 5 arguments, got 4"):
+    with pytest.raises(BytecodeError, match="takes 7 arguments, got 6"):
         decode(encode(program))
 
 

@@ -98,3 +98,42 @@ func.func @dims(%x: tensor<?x4xf32>) -> (index, i1) {
   %neg = arith.cmpi slt, %n, %zero : index
   func.return %m, %neg : index, i1
 }
+
+// -----
+
+// Kernel loops: the induction variable lies in [lb, ub - 1] and `k - 4` in [0, 3], so in
+// the upper part of a reduction split at 4 the select and the clamps fold away.
+
+// CHECK-LABEL: func.func @loop_counter
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>) -> f32 {
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[C4:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[C8:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = %[[C4]] to %[[C8]] step %[[C1]] combine(add) init(%[[ZERO]]) : f32 {
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = arith.subi %[[K]], %[[C4]] : index
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[J]]] : memref<4xf32>
+// CHECK-NEXT: loop.yield %[[X]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[S]] : f32
+// CHECK-NEXT: }
+
+func.func @loop_counter(%a: memref<8xf32>, %b: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.000000e+00 : f32
+  %s = loop.reduce %k = %c4 to %c8 step %c1 combine(add) init(%zero) : f32 {
+    %high = arith.cmpi sge, %k, %c4 : index
+    %j = arith.subi %k, %c4 : index
+    %lo = arith.maxsi %j, %c0 : index
+    %hi = arith.minsi %lo, %c3 : index
+    %x = memref.load %b[%hi] : memref<4xf32>
+    %y = memref.load %a[%k] : memref<8xf32>
+    %v = arith.select %high, %x, %y : f32
+    loop.yield %v : f32
+  }
+  func.return %s : f32
+}

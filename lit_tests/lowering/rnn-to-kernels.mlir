@@ -1,0 +1,217 @@
+// RUN: nimble-opt %s --split-input-file -p 'lower-rnn-to-kernels,canonicalize,cse' | filecheck %s
+
+// A counted loop over a cell: one kernel with the time loop inside; the reduction over
+// concat(x, h) is split at the concatenation, the x part computed for every step before
+// the loop (rows of one product); the host keeps the loop in a group marked nimble.recurrence.
+
+// CHECK-LABEL: func.func @rnn
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[H0]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
+// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[H:[A-Za-z0-9_$.-]+]] = graph.fused (%[[XS_1:[A-Za-z0-9_$.-]+]] = %[[XS]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]], %[[STEPS_1:[A-Za-z0-9_$.-]+]] = %[[STEPS]], %[[H0_1:[A-Za-z0-9_$.-]+]] = %[[H0]]) : (tensor<?x?x2xf32>, tensor<4x6xf32>, tensor<4xf32>, index, tensor<?x4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]], %[[V5:[A-Za-z0-9_$.-]+]] = graph.while (%[[I:[A-Za-z0-9_$.-]+]] = %[[V3]], %[[H_1:[A-Za-z0-9_$.-]+]] = %[[H0_1]]) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I]], %[[STEPS_1]] : index
+// CHECK-NEXT: graph.condition %[[V6]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[V7:[A-Za-z0-9_$.-]+]]: index, %[[V8:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>):
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.addi %[[V7]], %[[V9]] : index
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = graph.slice %[[XS_1]][%[[V7]]:%[[V10]], :, :] : tensor<?x?x2xf32> -> tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = graph.squeeze %[[V11]] [0] : tensor<?x?x2xf32> -> tensor<?x2xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = graph.concat %[[V12]], %[[V8]] {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x4xf32>) -> tensor<?x6xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = graph.dense %[[V13]], %[[W_1]], %[[B_1]] : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = graph.tanh %[[V14]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: graph.yield %[[V10]], %[[V15]] : index, tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: graph.yield %[[V5]] : tensor<?x4xf32>
+// CHECK-NEXT: } attributes {kernel = @rnn_rnn_0, nimble.recurrence}
+// CHECK-NEXT: func.return %[[H]] : tensor<?x4xf32>
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @rnn_rnn_0
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "rnn_rnn_0"} {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[H0_STATE:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V2]]) : memref<?x4xf32>
+// CHECK-NEXT: %[[H0_NEXT:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V2]]) : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V5:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = memref.load %[[H0]][%[[V4]], %[[V5]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V6]], %[[H0_STATE]][%[[V4]], %[[V5]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[STEPS]], %[[V0]] : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.dim %[[XS]], %[[V0]] : memref<?x?x2xf32>
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0_STATE]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[PROJECTED:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[V7]], %[[V9]]) : memref<?x?x4x1xf32>
+// CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V7]] step %[[V1]] schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V11]], %[[V8]] : index
+// CHECK-NEXT: loop.foreach %[[V13:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] schedule #loop.schedule<> {
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V17:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V15]] step %[[V1]] combine(add) init(%[[V14]]) : f32 schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = memref.load %[[XS]][%[[V12]], %[[V10]], %[[V17]]] : memref<?x?x2xf32>
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V13]], %[[V17]]] : memref<4x6xf32>
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V18]], %[[V19]] : f32
+// CHECK-NEXT: loop.yield %[[V20]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V16]], %[[PROJECTED]][%[[V11]], %[[V10]], %[[V13]], %[[V0]]] : memref<?x?x4x1xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
+// CHECK-NEXT: scf.for %[[T:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[STEPS]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V23]], %[[V24]], %[[V0]]] : memref<?x?x4x1xf32>
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V27:[A-Za-z0-9_$.-]+]] = %[[V21]] to %[[V22]] step %[[V1]] combine(add) init(%[[V25]]) : f32 {
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.subi %[[V27]], %[[V21]] : index
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V23]], %[[V28]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V24]], %[[V27]]] : memref<4x6xf32>
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V29]], %[[V30]] : f32
+// CHECK-NEXT: loop.yield %[[V31]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V24]]] : memref<4xf32>
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.addf %[[V26]], %[[V32]] : f32
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = math.tanh %[[V33]] : f32
+// CHECK-NEXT: memref.store %[[V34]], %[[H0_NEXT]][%[[V23]], %[[V24]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V35:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V36:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_NEXT]][%[[V35]], %[[V36]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V37]], %[[H0_STATE]][%[[V35]], %[[V36]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V38:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V39:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V38]], %[[V39]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V40]], %[[H_OUT]][%[[V38]], %[[V39]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+
+func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %2 = arith.cmpi eq, %0, %1 : index
+  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  %3 = arith.constant 0 : index
+  %i, %h = graph.while (%i_1 = %3, %h_1 = %h0) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
+    %4 = arith.cmpi slt, %i_1, %steps : index
+    graph.condition %4 : i1
+  } do {
+  ^bb0(%i_2: index, %h_2: tensor<?x4xf32>):
+    %5 = arith.constant 1 : index
+    %6 = arith.addi %i_2, %5 : index
+    %7 = graph.fused (%xs_1 = %xs, %i_3 = %i_2, %8 = %6, %h_3 = %h_2) : (tensor<?x?x2xf32>, index, index, tensor<?x4xf32>) -> tensor<?x6xf32> {
+      %9 = graph.slice %xs_1[%i_3:%8, :, :] : tensor<?x?x2xf32> -> tensor<?x?x2xf32>
+      %10 = graph.squeeze %9 [0] : tensor<?x?x2xf32> -> tensor<?x2xf32>
+      %11 = graph.concat %10, %h_3 {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x4xf32>) -> tensor<?x6xf32>
+      graph.yield %11 : tensor<?x6xf32>
+    }
+    %8 = graph.fused (%9 = %7, %w_1 = %w, %b_1 = %b) : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32> {
+      %10 = graph.dense %9, %w_1, %b_1 : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+      %11 = graph.tanh %10 : tensor<?x4xf32> -> tensor<?x4xf32>
+      graph.yield %11 : tensor<?x4xf32>
+    }
+    graph.yield %6, %8 : index, tensor<?x4xf32>
+  }
+  func.return %h : tensor<?x4xf32>
+}
+
+// -----
+
+// A state that stacks every step's rows: the loop stays a loop, saying why.
+
+// CHECK-LABEL: func.func @rnn_seq
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[YS0:[A-Za-z0-9_$.-]+]]: tensor<?x?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x?x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[H0]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
+// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = shape.dim %[[YS0]], 1 : tensor<?x?x4xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V3]] : index
+// CHECK-NEXT: shape.assert %[[V4]], "dim 1 of %[[YS0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V3]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]], %[[YS:[A-Za-z0-9_$.-]+]] = graph.while (%[[I_1:[A-Za-z0-9_$.-]+]] = %[[V5]], %[[H_1:[A-Za-z0-9_$.-]+]] = %[[H0]], %[[YS_1:[A-Za-z0-9_$.-]+]] = %[[YS0]]) : (index, tensor<?x4xf32>, tensor<?x?x4xf32>) -> (index, tensor<?x4xf32>, tensor<?x?x4xf32>) {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I_1]], %[[STEPS]] : index
+// CHECK-NEXT: graph.condition %[[V6]] : i1
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[I_2:[A-Za-z0-9_$.-]+]]: index, %[[H_2:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[YS_2:[A-Za-z0-9_$.-]+]]: tensor<?x?x4xf32>):
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.addi %[[I_2]], %[[V7]] : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = graph.fused (%[[XS_1:[A-Za-z0-9_$.-]+]] = %[[XS]], %[[I_3:[A-Za-z0-9_$.-]+]] = %[[I_2]], %[[V10:[A-Za-z0-9_$.-]+]] = %[[V8]], %[[H_3:[A-Za-z0-9_$.-]+]] = %[[H_2]]) : (tensor<?x?x2xf32>, index, index, tensor<?x4xf32>) -> tensor<?x6xf32> {
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = graph.slice %[[XS_1]][%[[I_3]]:%[[V10]], :, :] : tensor<?x?x2xf32> -> tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = graph.squeeze %[[V11]] [0] : tensor<?x?x2xf32> -> tensor<?x2xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = graph.concat %[[V12]], %[[H_3]] {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x4xf32>) -> tensor<?x6xf32>
+// CHECK-NEXT: graph.yield %[[V13]] : tensor<?x6xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[H2:[A-Za-z0-9_$.-]+]], %[[V10]] = graph.fused (%[[V11]] = %[[V9]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]], %[[YS_3:[A-Za-z0-9_$.-]+]] = %[[YS_2]]) : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<?x?x4xf32>) -> (tensor<?x4xf32>, tensor<?x?x4xf32>) {
+// CHECK-NEXT: %[[V12]] = graph.dense %[[V11]], %[[W_1]], %[[B_1]] : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: %[[H2_1:[A-Za-z0-9_$.-]+]] = graph.tanh %[[V12]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V13]] = graph.unsqueeze %[[H2_1]] [0] : tensor<?x4xf32> -> tensor<1x?x4xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = graph.concat %[[YS_3]], %[[V13]] : (tensor<?x?x4xf32>, tensor<1x?x4xf32>) -> tensor<?x?x4xf32>
+// CHECK-NEXT: graph.yield %[[H2_1]], %[[V14]] : tensor<?x4xf32>, tensor<?x?x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: graph.yield %[[V8]], %[[H2]], %[[V10]] : index, tensor<?x4xf32>, tensor<?x?x4xf32>
+// CHECK-NEXT: } attributes {nimble.recurrence_skipped = "a state stacks every step's rows (its size grows with the steps)"}
+// CHECK-NEXT: func.return %[[YS]] : tensor<?x?x4xf32>
+// CHECK-NEXT: }
+
+func.func @rnn_seq(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %ys0: tensor<?x?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x?x4xf32> {
+  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %2 = arith.cmpi eq, %0, %1 : index
+  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %3 = shape.dim %ys0, 1 : tensor<?x?x4xf32>
+  %4 = arith.cmpi eq, %0, %3 : index
+  shape.assert %4, "dim 1 of %ys0 must equal dim 1 of %xs (both are 'n')" dims(%3, %0) {nimble.named_dim = "n"}
+  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  %5 = arith.constant 0 : index
+  %i, %h, %ys = graph.while (%i_1 = %5, %h_1 = %h0, %ys_1 = %ys0) : (index, tensor<?x4xf32>, tensor<?x?x4xf32>) -> (index, tensor<?x4xf32>, tensor<?x?x4xf32>) {
+    %6 = arith.cmpi slt, %i_1, %steps : index
+    graph.condition %6 : i1
+  } do {
+  ^bb0(%i_2: index, %h_2: tensor<?x4xf32>, %ys_2: tensor<?x?x4xf32>):
+    %7 = arith.constant 1 : index
+    %8 = arith.addi %i_2, %7 : index
+    %9 = graph.fused (%xs_1 = %xs, %i_3 = %i_2, %10 = %8, %h_3 = %h_2) : (tensor<?x?x2xf32>, index, index, tensor<?x4xf32>) -> tensor<?x6xf32> {
+      %11 = graph.slice %xs_1[%i_3:%10, :, :] : tensor<?x?x2xf32> -> tensor<?x?x2xf32>
+      %12 = graph.squeeze %11 [0] : tensor<?x?x2xf32> -> tensor<?x2xf32>
+      %13 = graph.concat %12, %h_3 {axis = 1 : i64} : (tensor<?x2xf32>, tensor<?x4xf32>) -> tensor<?x6xf32>
+      graph.yield %13 : tensor<?x6xf32>
+    }
+    %h2, %10 = graph.fused (%11 = %9, %w_1 = %w, %b_1 = %b, %ys_3 = %ys_2) : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<?x?x4xf32>) -> (tensor<?x4xf32>, tensor<?x?x4xf32>) {
+      %12 = graph.dense %11, %w_1, %b_1 : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+      %h2_1 = graph.tanh %12 : tensor<?x4xf32> -> tensor<?x4xf32>
+      %13 = graph.unsqueeze %h2_1 [0] : tensor<?x4xf32> -> tensor<1x?x4xf32>
+      %14 = graph.concat %ys_3, %13 : (tensor<?x?x4xf32>, tensor<1x?x4xf32>) -> tensor<?x?x4xf32>
+      graph.yield %h2_1, %14 : tensor<?x4xf32>, tensor<?x?x4xf32>
+    }
+    graph.yield %8, %h2, %10 : index, tensor<?x4xf32>, tensor<?x?x4xf32>
+  }
+  func.return %ys : tensor<?x?x4xf32>
+}

@@ -1,0 +1,156 @@
+"""`lower-rnn-to-kernels`: a recurrence becomes one CPU kernel, its time loop inside.
+
+A recurrence (`lower-rnn-to-spatial`'s: a counted `graph.while` over a cell of graph
+ops) run by the VM costs a few dozen instructions and a kernel launch or two per step;
+at batch 1 that is most of an LSTM's time. Here the whole loop becomes one kernel
+(`build_program(..., target="cpu")`): the cell's ops are one loop nest per step (all
+gates of a hidden unit in one reduction, the reduction over `concat(x, h)` split in its
+two parts), the states live in kernel-local buffers, the weights are read in place.
+
+The host keeps the loop inside a `graph.fused` marked `nimble.recurrence`, with the
+body flattened (calls inlined, groups opened): its operands are the kernel's inputs
+(every value the body reads), its results the final states. It stands for the loop as
+any group stands for its ops: its reference semantics is the loop, `manifest-alloc`
+gives each state's output the initial state's dims, and the VM checks, per launch
+shapes, that a step keeps every state's shape (then every step does) and that the
+body's shape checks hold at the first and last counter values, before the kernel
+runs; a launch where a step would change a state's shape (a state broadcast by the
+first step) runs the loop by its reference semantics instead.
+
+Loops the kernel cannot take keep the reason in `nimble.recurrence_skipped`: states
+that stack rows (their size grows), bodies with control flow or ops without a loop
+lowering. The `llvm` target runs this pass (the OpenCL targets place a loop's groups
+on their devices instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from nimble.dialects import loop, shape
+from nimble.dialects.graph import FusedOp, GraphOp, WhileOp, YieldOp
+from nimble.dialects.graph.fusion import fused_region
+from nimble.lowering.graph_to_loops import KERNEL_ATTR
+from nimble.lowering.kernel_builder import NoLoopLowering
+from nimble.lowering.rnn_to_spatial import (
+    NotARecurrence,
+    Recurrence,
+    Step,
+    build_program,
+    match_recurrence,
+    recurrence_step,
+)
+from nimble.reference import XDSL_SEMANTICS
+
+RECURRENCE_ATTR = "nimble.recurrence"
+"""On a `graph.fused` holding a recurrence that one kernel computes."""
+SKIPPED_ATTR = "nimble.recurrence_skipped"
+"""On a `graph.while` this lowering does not take: why."""
+
+
+def _wrap(rec: Recurrence, step: Step, name: str, host_values: list) -> FusedOp:
+    """Replace the loop by a `graph.fused` over `host_values` holding it (body flattened)."""
+    loop_op = rec.op
+    region = fused_region([v.type for v in host_values])
+    block = region.block
+    env = dict(zip(host_values, block.args))
+    for arg, v in zip(block.args, host_values):
+        arg.name_hint = v.name_hint
+    zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+    block.add_op(zero)
+    inits = [zero.result if i == rec.counter else env[v] for i, v in enumerate(loop_op.inits)]
+    cond, body = Region(), Region()
+    loop_op.cond_region.clone_into(cond, value_mapper=dict(env))
+    flat = Region(step.flat)
+    flat.clone_into(body, value_mapper=dict(env))
+    clone = WhileOp(inits, [r.type for r in loop_op.results], cond, body)
+    block.add_op(clone)
+    states = [r for i, r in enumerate(clone.results) if i != rec.counter]
+    block.add_op(YieldOp(states))
+    wrapper = FusedOp(list(host_values), [r.type for r in states], region)
+    wrapper.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
+    wrapper.attributes[RECURRENCE_ATTR] = UnitAttr()
+    wrapper.location = loop_op.location
+    Rewriter.insert_op(wrapper, InsertPoint.before(loop_op))
+    results = iter(wrapper.results)
+    for i, old in enumerate(loop_op.results):
+        if i == rec.counter:
+            if old.uses:  # the counter ends at max(bound, 0)
+                zero_host = arith.ConstantOp(IntegerAttr(0, IndexType()))
+                end = arith.MaxSIOp(rec.bound, zero_host.result)
+                Rewriter.insert_op([zero_host, end], InsertPoint.before(wrapper))
+                old.replace_all_uses_with(end.result)
+            continue
+        new = next(results)
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    Rewriter.erase_op(loop_op)
+    return wrapper
+
+
+def followed(op: Operation) -> bool:
+    """Whether the VM can follow `op` by shapes alone (`runtime/recurrence.py`): graph
+    ops by their shape functions, dims and checks, index arithmetic."""
+    if isinstance(op, GraphOp | YieldOp | shape.DimOp | shape.AssertOp):
+        return True
+    return type(op) in XDSL_SEMANTICS and all(isinstance(r.type, IndexType | IntegerType) for r in op.results)
+
+
+def _check(step: Step) -> None:
+    if step.stacked:
+        raise NotARecurrence("a state stacks every step's rows (its size grows with the steps)")
+    for op in step.flat.ops:
+        if not followed(op):
+            raise NotARecurrence(f"the body holds '{op.name}', whose shapes the launch cannot check")
+
+
+def lower_module(module: ModuleOp) -> list[str]:
+    """Lower every recurrence of the module's host functions to a kernel; returns the
+    kernels' names."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    taken = set(functions)
+    names: list[str] = []
+    for host in [f for f in functions.values() if loop.KERNEL_MARK not in f.attributes and f.body.blocks]:
+        for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
+            k = 0
+            while f"{host.sym_name.data}_rnn_{k}" in taken:
+                k += 1
+            name = f"{host.sym_name.data}_rnn_{k}"
+            try:
+                rec = match_recurrence(op)
+                step = recurrence_step(rec, functions)
+                _check(step)
+                program, host_values = build_program(rec, step, name, "f32", target="cpu")
+            except (NotARecurrence, NoLoopLowering) as e:
+                op.attributes[SKIPPED_ATTR] = StringAttr(str(e))
+                continue
+            taken.add(name)
+            module.body.block.add_op(program)
+            _wrap(rec, step, name, host_values)
+            names.append(name)
+    return names
+
+
+@dataclass(frozen=True)
+class LowerRnnToKernelsPass(ModulePass):
+    """Turn each recurrence (counted loop over a cell) into one CPU kernel."""
+
+    name = "lower-rnn-to-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_module(op)

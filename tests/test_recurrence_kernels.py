@@ -1,0 +1,191 @@
+"""Recurrences as one CPU kernel (`lower-rnn-to-kernels`): numerics against the reference
+interpreter at several sequence lengths and batch sizes, the launch's shape checks, the
+loops it leaves to the VM, and the loop transformations it relies on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble import interpret, parse
+from nimble.compile import run_stages
+from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR, SKIPPED_ATTR
+from nimble.reference import InterpreterError
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SIZES = [(0, 1), (1, 1), (5, 1), (7, 3), (33, 2)]  # (steps, batch): none, one, odd, past a 4-step tile
+
+_EXES: dict[str, nimble.Executable] = {}
+
+
+def lstm_source(hidden: int, inputs: int) -> str:
+    gates = 4 * hidden
+    return f"""
+def @cell(%x: f32[n, {inputs}], %h: f32[n, {hidden}], %c: f32[n, {hidden}], %w: f32[{gates}, {inputs + hidden}], %b: f32[{gates}]) -> (f32[n, {hidden}], f32[n, {hidden}]) {{
+  let %gates = dense(concat(%x, %h, axis=1), %w, %b)
+  let %i, %f, %o, %u = split(%gates, axis=1, num=4)
+  let %c2 = sigmoid(%f) * %c + sigmoid(%i) * tanh(%u)
+  (sigmoid(%o) * tanh(%c2), %c2)
+}}
+
+def @main(%xs: f32[t, n, {inputs}], %h0: f32[n, {hidden}], %c0: f32[n, {hidden}], %w: f32[{gates}, {inputs + hidden}], %b: f32[{gates}]) -> (f32[n, {hidden}], f32[n, {hidden}]) {{
+  let %steps = shape.dim(%xs, 0)
+  let %i, %h, %c = while (%i = index(0), %h = %h0, %c = %c0) cond {{ %i < %steps }} do {{
+    let %h2, %c2 = @cell(%xs[%i], %h, %c, %w, %b)
+    (%i + 1, %h2, %c2)
+  }}
+  (%h, %c)
+}}
+"""
+
+
+def compiled(key: str, source) -> nimble.Executable:
+    if key not in _EXES:
+        _EXES[key] = nimble.compile(source)
+    return _EXES[key]
+
+
+def lstm_args(rng: np.random.Generator, t: int, n: int, hidden: int, inputs: int) -> list[np.ndarray]:
+    f = np.float32
+    return [rng.standard_normal((t, n, inputs)).astype(f), rng.standard_normal((n, hidden)).astype(f),
+            rng.standard_normal((n, hidden)).astype(f),
+            (0.2 * rng.standard_normal((4 * hidden, inputs + hidden))).astype(f),
+            rng.standard_normal(4 * hidden).astype(f)]
+
+
+@pytest.mark.parametrize("hidden,inputs", [(16, 16), (20, 13)])  # lane multiples, and not
+@pytest.mark.parametrize("t,n", SIZES)
+def test_lstm_matches_reference(hidden: int, inputs: int, t: int, n: int, rng: np.random.Generator) -> None:
+    source = lstm_source(hidden, inputs)
+    exe = compiled(f"lstm{hidden}x{inputs}", parse(source, "lstm.nb"))
+    args = lstm_args(rng, t, n, hidden, inputs)
+    expected = interpret(parse(source, "lstm.nb"), *args)
+    got = exe(*args)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_the_loop_is_one_launch(rng: np.random.Generator) -> None:
+    """The whole loop runs as one kernel: the VM runs a handful of instructions per call,
+    however many steps there are (a loop of launches ran dozens per step)."""
+    exe = compiled("lstm16x16", parse(lstm_source(16, 16), "lstm.nb"))
+    counts = []
+    for t in (4, 40):
+        profile = exe.vm.start_profile()
+        exe(*lstm_args(rng, t, 2, 16, 16))
+        counts.append(exe.vm.steps)
+        assert list(profile) == ["main_rnn_0"] and len(profile["main_rnn_0"]) == 1
+        exe.vm.profile, exe.vm.max_steps = None, None
+    assert counts[0] == counts[1]
+    # One thread runs it whole: chunks of a kernel would each run the time loop.
+    (kernel,) = [k for k in exe.program.kernels if k.name == "main_rnn_0"]
+    assert not kernel.parallel
+
+
+@pytest.mark.parametrize("example,make", [
+    ("lstm.nb", lambda rng, t, n: lstm_args(rng, t, n, 128, 64)),
+    ("gru.nb", lambda rng, t, n: [rng.standard_normal((t, n, 64)).astype(np.float32),
+                                  rng.standard_normal((n, 128)).astype(np.float32),
+                                  (0.1 * rng.standard_normal((384, 64))).astype(np.float32),
+                                  (0.1 * rng.standard_normal((384, 128))).astype(np.float32),
+                                  rng.standard_normal(384).astype(np.float32),
+                                  rng.standard_normal(384).astype(np.float32)]),
+])
+def test_examples_run_as_recurrence_kernels(example: str, make, rng: np.random.Generator) -> None:
+    exe = compiled(example, EXAMPLES / example)
+    assert "main_rnn_0" in exe.kernel_names
+    for t, n in [(1, 1), (9, 2)]:
+        args = make(rng, t, n)
+        expected = interpret(parse(EXAMPLES / example), *args)
+        np.testing.assert_allclose(exe.run(*args)[0], expected[0], rtol=1e-5, atol=1e-5)
+
+
+def test_saved_module_runs_in_a_fresh_process(tmp_path: Path, rng: np.random.Generator) -> None:
+    exe = compiled("lstm20x13", parse(lstm_source(20, 13), "lstm.nb"))
+    args = lstm_args(rng, 6, 2, 20, 13)
+    exe.save(tmp_path / "lstm.nbc")
+    np.savez(tmp_path / "args.npz", *args)
+    script = (f"import numpy as np, nimble; a = np.load({str(tmp_path / 'args.npz')!r}); "
+              f"exe = nimble.load({str(tmp_path / 'lstm.nbc')!r}); "
+              f"h, c = exe(*[a[f'arr_{{i}}'] for i in range(5)]); np.save({str(tmp_path / 'h.npy')!r}, h)")
+    subprocess.run([sys.executable, "-c", script], check=True)
+    np.testing.assert_array_equal(np.load(tmp_path / "h.npy"), exe(*args)[0])
+
+
+# -- what the launch checks ----------------------------------------------------------------
+
+BOUNDED = """
+def @main(%xs: f32[t, 1, 4], %h0: f32[1, 4], %w: f32[4, 8], %k: index) -> f32[1, 4] {
+  let %i, %h = while (%i = index(0), %h = %h0) cond { %i < %k } do {
+    (%i + 1, tanh(dense(concat(%xs[%i], %h, axis=1), %w)))
+  }
+  %h
+}
+"""
+
+
+def test_reading_past_the_sequence_is_an_error(rng: np.random.Generator) -> None:
+    """A loop bound past the sequence: the reference's error (the last step's slice is
+    empty), before the kernel reads anything."""
+    exe = compiled("bounded", parse(BOUNDED, "bounded.nb"))
+    xs, h0, w = (rng.standard_normal(s).astype(np.float32) for s in ((5, 1, 4), (1, 4), (4, 8)))
+    np.testing.assert_allclose(exe(xs, h0, w, 5), interpret(parse(BOUNDED, "b.nb"), xs, h0, w, 5)[0],
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(InterpreterError, match="step 5"):
+        exe(xs, h0, w, 6)
+
+
+BROADCAST = """
+func.func @main(%x: tensor<?x4xf32>, %h0: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = graph.while (%i = %c0, %h = %h0) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
+    %ok = arith.cmpi slt, %i, %n : index
+    graph.condition %ok : i1
+  } do {
+  ^bb0(%i2: index, %h2: tensor<?x4xf32>):
+    %s = graph.add %h2, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    %t = graph.tanh %s : tensor<?x4xf32> -> tensor<?x4xf32>
+    %next = arith.addi %i2, %c1 : index
+    graph.yield %next, %t : index, tensor<?x4xf32>
+  }
+  func.return %r#1 : tensor<?x4xf32>
+}
+"""
+
+
+def test_a_state_that_changes_shape_is_an_error(rng: np.random.Generator) -> None:
+    exe = compiled("broadcast", BROADCAST)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    h0 = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(exe(x, h0, 4), interpret(parse(BROADCAST), x, h0, 4)[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(InterpreterError, match=r"state #1 changes shape in a step \(\[1, 4\] -> \[3, 4\]\)"):
+        exe(x, h0[:1], 4)
+    np.testing.assert_array_equal(exe(x, h0[:1], 0), h0[:1])  # no step: nothing changes
+
+
+# -- what the lowering leaves to the VM ----------------------------------------------------
+
+
+def test_stacked_states_stay_loops() -> None:
+    text = """
+def @main(%xs: f32[t, 1, 2], %h0: f32[1, 2], %ys0: f32[k, 1, 2], %w: f32[2, 4]) -> f32[m, 1, 2] {
+  let %steps = shape.dim(%xs, 0)
+  let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
+    let %h2 = tanh(dense(concat(%xs[%i], %h, axis=1), %w))
+    (%i + 1, %h2, concat(%ys, unsqueeze(%h2, [0]), axis=0))
+  }
+  %ys
+}
+"""
+    module = parse(text, "stacked.nb")
+    run_stages(module, ["graph", "recurrences"])
+    (why,) = [o.attributes[SKIPPED_ATTR].data for o in module.walk() if SKIPPED_ATTR in o.attributes]
+    assert "stacks every step's rows" in why
+    assert not any(RECURRENCE_ATTR in o.attributes for o in module.walk())
