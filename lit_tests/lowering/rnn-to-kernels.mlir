@@ -50,7 +50,7 @@
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[STEPS]], %[[V0]] : index
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.dim %[[XS]], %[[V0]] : memref<?x?x2xf32>
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0_STATE]], %[[V0]] : memref<?x4xf32>
-// CHECK-NEXT: %[[PROJECTED:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[V7]], %[[V9]]) : memref<?x?x4x1xf32>
+// CHECK-NEXT: %[[PROJECTED:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[V7]], %[[V9]]) : memref<?x?x1x4xf32>
 // CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
 // CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V7]] step %[[V1]] schedule #loop.schedule<unroll = 4> {
 // CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V11]], %[[V8]] : index
@@ -63,7 +63,7 @@
 // CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V18]], %[[V19]] : f32
 // CHECK-NEXT: loop.yield %[[V20]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V16]], %[[PROJECTED]][%[[V11]], %[[V10]], %[[V13]], %[[V0]]] : memref<?x?x4x1xf32>
+// CHECK-NEXT: memref.store %[[V16]], %[[PROJECTED]][%[[V11]], %[[V10]], %[[V0]], %[[V13]]] : memref<?x?x1x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
@@ -75,7 +75,7 @@
 // CHECK-NEXT: scf.for %[[T:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[STEPS]] step %[[V1]] {
 // CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
 // CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V23]], %[[V24]], %[[V0]]] : memref<?x?x4x1xf32>
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V23]], %[[V0]], %[[V24]]] : memref<?x?x1x4xf32>
 // CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V27:[A-Za-z0-9_$.-]+]] = %[[V21]] to %[[V22]] step %[[V1]] combine(add) init(%[[V25]]) : f32 {
 // CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.subi %[[V27]], %[[V21]] : index
 // CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V23]], %[[V28]]] : memref<?x4xf32>
