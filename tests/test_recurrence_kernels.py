@@ -4,8 +4,6 @@ loops it leaves to the VM, and the loop transformations it relies on."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -104,18 +102,6 @@ def test_examples_run_as_recurrence_kernels(example: str, make, rng: np.random.G
         args = make(rng, t, n)
         expected = interpret(parse(EXAMPLES / example), *args)
         np.testing.assert_allclose(exe.run(*args)[0], expected[0], rtol=1e-5, atol=1e-5)
-
-
-def test_saved_module_runs_in_a_fresh_process(tmp_path: Path, rng: np.random.Generator) -> None:
-    exe = compiled("lstm20x13", parse(lstm_source(20, 13), "lstm.nb"))
-    args = lstm_args(rng, 6, 2, 20, 13)
-    exe.save(tmp_path / "lstm.nbc")
-    np.savez(tmp_path / "args.npz", *args)
-    script = (f"import numpy as np, nimble; a = np.load({str(tmp_path / 'args.npz')!r}); "
-              f"exe = nimble.load({str(tmp_path / 'lstm.nbc')!r}); "
-              f"h, c = exe(*[a[f'arr_{{i}}'] for i in range(5)]); np.save({str(tmp_path / 'h.npy')!r}, h)")
-    subprocess.run([sys.executable, "-c", script], check=True)
-    np.testing.assert_array_equal(np.load(tmp_path / "h.npy"), exe(*args)[0])
 
 
 # -- what the launch checks ----------------------------------------------------------------
