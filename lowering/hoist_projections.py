@@ -94,11 +94,20 @@ def hoist_input_projections(time_loop: scf.ForOp) -> int:
                 scopes = [body, outer.body.block, inner.body.block]
                 ops = _slice([*_outside_uses(red), outer.lower, outer.upper, outer.step,
                               inner.lower, inner.upper, inner.step], scopes)
-                if ops is None:
-                    continue
+                if ops is None or _varying(ops, time_loop) & {outer.lower, outer.upper, outer.step, inner.upper}:
+                    continue  # (loops whose bounds change with the step stay)
                 _hoist(time_loop, outer, inner, red, ops, lanes)
                 moved += 1
     return moved
+
+
+def _varying(ops: list[Operation], time_loop: scf.ForOp) -> set[SSAValue]:
+    """The values of `ops` (in order) that depend on the time loop's counter."""
+    varying = {time_loop.body.block.args[0]}
+    for o in ops:
+        if any(v in varying for v in o.operands):
+            varying.update(o.results)
+    return varying
 
 
 def _hoist(time_loop: scf.ForOp, outer: loop.ForeachOp, inner: loop.ForeachOp, red: loop.ReduceOp,
@@ -110,11 +119,9 @@ def _hoist(time_loop: scf.ForOp, outer: loop.ForeachOp, inner: loop.ForeachOp, r
     Rewriter.insert_op([zero, steps], before)
     # The outer loop's bounds, computed in front of the time loop (they do not read t).
     env: dict[SSAValue, SSAValue] = {}
-    varying = {t_iv}  # values of the time loop's body that depend on the step
+    varying = _varying(ops, time_loop)
     for o in ops:
-        if any(v in varying for v in o.operands):
-            varying.update(o.results)
-        elif o.parent_block() is time_loop.body.block:
+        if o.parent_block() is time_loop.body.block and not varying & set(o.results):
             clone = o.clone(value_mapper=env)
             Rewriter.insert_op(clone, before)
             env.update(zip(o.results, clone.results))
