@@ -21,6 +21,9 @@ The program is a kernel function marked `nimble.device = "spatial"`. The loop in
 is wrapped in a `graph.fused` (whose reference semantics is the loop itself) naming the
 program in `nimble.spatial`; `nimble.spatial.SpatialExecutable` runs it through the CPU
 backend (functional execution) and `spatial-dse` / the machine model schedule and cost it.
+
+The recognition, the step and the time loop also build the CPU's recurrence kernels
+(`build_program(..., target="cpu")`, used by `lower-rnn-to-kernels`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.hoist_projections import hoist_input_projections
 from nimble.lowering.index_set_split import split_reductions
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering, memref_of
+from nimble.lowering.pad_rows import pad_aliasing_rows
 from nimble.lowering.spatial_loops import hoist_row_scales, merge_reductions, stage_dram_reads
 from nimble.lowering.spatial_weights import (
     WEIGHT_TYPES,
@@ -304,7 +308,8 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str,
     they are (no on-chip copies, f32), reductions over concatenations split in parts
     that each read one operand (`index_set_split`), and every value the loop's body reads
     a parameter (the kernel stands in for the whole loop), the input projection of every
-    step computed before the time loop (`hoist_projections`)."""
+    step computed before the time loop (`hoist_projections`), weight rows whose length
+    aliases in the cache read from a padded copy (`pad_rows`)."""
     spatial = target == SPATIAL_DEVICE
     sig = _Signature.of(rec, step, everything=not spatial)
     program = sig.function(rec, name)
@@ -382,6 +387,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str,
         split_reductions(program)
         fold_index_ranges(program)
         hoist_input_projections(time_loop)
+        pad_aliasing_rows(program)
         return program, sig.host_values
     # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.
     decode_loads(program, {r.buffer: r for r in residents.values()})

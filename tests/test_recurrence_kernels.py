@@ -56,7 +56,7 @@ def lstm_args(rng: np.random.Generator, t: int, n: int, hidden: int, inputs: int
             rng.standard_normal(4 * hidden).astype(f)]
 
 
-@pytest.mark.parametrize("hidden,inputs", [(16, 16), (20, 13)])  # lane multiples, and not
+@pytest.mark.parametrize("hidden,inputs", [(16, 16), (20, 13), (128, 128)])  # lanes, not, padded rows
 @pytest.mark.parametrize("t,n", SIZES)
 def test_lstm_matches_reference(hidden: int, inputs: int, t: int, n: int, rng: np.random.Generator) -> None:
     source = lstm_source(hidden, inputs)
@@ -84,6 +84,21 @@ def test_the_loop_is_one_launch(rng: np.random.Generator) -> None:
     # One thread runs it whole: chunks of a kernel would each run the time loop.
     (kernel,) = [k for k in exe.program.kernels if k.name == "main_rnn_0"]
     assert not kernel.parallel
+
+
+def test_weight_rows_that_alias_are_read_from_a_padded_copy() -> None:
+    """Rows of 256 floats (1 KB): the kernel reads a copy with rows one line longer."""
+    from xdsl.dialects.builtin import MemRefType
+
+    from nimble.dialects import loop
+
+    exe = compiled("lstm128x128", parse(lstm_source(128, 128), "lstm.nb"))
+    (kernel,) = [f for f in exe.module.ops if getattr(f, "sym_name", None) and f.sym_name.data == "main_rnn_0"]
+    allocs = [o.memref.type for o in kernel.walk() if isinstance(o, loop.AllocOp)]
+    assert MemRefType(allocs[0].get_element_type(), [512, 272]) in allocs
+    small = compiled("lstm16x16", parse(lstm_source(16, 16), "lstm.nb"))
+    (kernel,) = [f for f in small.module.ops if getattr(f, "sym_name", None) and f.sym_name.data == "main_rnn_0"]
+    assert not [o for o in kernel.walk() if isinstance(o, loop.AllocOp) and o.memref.type.get_shape() == (64, 48)]
 
 
 @pytest.mark.parametrize("example,make", [
