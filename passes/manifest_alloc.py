@@ -31,7 +31,18 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
 from nimble.dialects import device, loop, shape
-from nimble.dialects.graph import CastOp, FusedOp, GraphOp, ReshapeOp, SliceOp, SqueezeOp, UnsqueezeOp, WhileOp, YieldOp
+from nimble.dialects.graph import (
+    CastOp,
+    DynamicReshapeOp,
+    FusedOp,
+    GraphOp,
+    ReshapeOp,
+    SliceOp,
+    SqueezeOp,
+    UnsqueezeOp,
+    WhileOp,
+    YieldOp,
+)
 from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
@@ -105,7 +116,7 @@ COMPILED_FOR = ("cpu",)
 """Devices with a kernel backend."""
 
 
-VIEW_OPS = (SliceOp, SqueezeOp, UnsqueezeOp, ReshapeOp, CastOp)
+VIEW_OPS = (SliceOp, SqueezeOp, UnsqueezeOp, ReshapeOp, DynamicReshapeOp, CastOp)
 """Ops whose result can be a view of a contiguous input (given `_is_view`)."""
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref, vector
+from xdsl.dialects import func, memref, scf, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -117,12 +117,22 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
     strip = STRIP if _strips(strategy, inner) else 0
+    # A nest inside a sequential loop (a recurrence's step) would pack its panels again
+    # at every step, for the few rows (the batch) that read them: it reads in place.
+    pack = strategy.inner.pack and not any(isinstance(p, scf.ForOp) for p in _ancestors(inner))
     inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
-                                                parallel=parallel and outer is None, pack=strategy.inner.pack,
+                                                parallel=parallel and outer is None, pack=pack,
                                                 mask=masked and strategy.inner.vector > 1))
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
             op.schedule = loop.ScheduleAttr(strategy.reduce)
+
+
+def _ancestors(op: Operation):
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
 
 
 def _works(strategy: Strategy, kernel: func.FuncOp, index: int, masked: bool) -> bool:

@@ -365,6 +365,10 @@ def test_lstm_without_its_stacked_output_keeps_only_what_is_used(rng):
     assert len(loop.results) == 3  # the counter, h and c; no stack of every step's h
     exe = nimble.compile(module)
     assert not any("squeeze" in k or "transpose" in k for k in exe.kernel_names), exe.kernel_names
+    # The projection is one product over the T x batch rows (its reshapes are views), the
+    # loop one recurrence kernel.
+    assert [k for k in exe.kernel_names if "matmul" in k or "reshape" in k] == ["main_matmul_0"], exe.kernel_names
+    assert "main_rnn_0" in exe.kernel_names
     ort_run = _ort(model)
     for t, n in ((1, 1), (6, 3)):
         x = rng.standard_normal((t, n, 80)).astype(np.float32)

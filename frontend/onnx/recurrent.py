@@ -24,6 +24,7 @@ from xdsl.ir import Block, Region, SSAValue
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import OnnxImportError, conform, scalar
+from nimble.frontend.onnx.shapes import dim_of, shape_value
 
 ACTIVATIONS: dict[str, type[graph.GraphOp]] = {"Sigmoid": graph.SigmoidOp, "Tanh": graph.TanhOp, "Relu": graph.ReluOp}
 DIRECTIONS = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}
@@ -157,9 +158,21 @@ def _run(b, spec: _Spec, xs: list[SSAValue], initial: list[SSAValue | None], hid
 
 
 def _projection(b, x: SSAValue, w: SSAValue, bias: SSAValue | None) -> SSAValue:
-    """x W^T (+ bias) for all steps at once: [T, batch, gates]."""
-    projected = b.op(graph.MatmulOp, [x, _t(b, w)])
-    return projected if bias is None else b.op(graph.AddOp, [projected, bias])
+    """x W^T (+ bias) for all steps at once: [T, batch, gates], computed as one product
+    over the T x batch rows (a product batched over T is T products of `batch` rows,
+    each reading all of W: 1.7 ms instead of ~0.3 for an LSTM h256 at T=25, batch 1)."""
+    steps, batch, features = x.type.get_shape()
+    if features < 0:
+        projected = b.op(graph.MatmulOp, [x, _t(b, w)])
+        return projected if bias is None else b.op(graph.AddOp, [projected, bias])
+    rows = b.op(graph.ReshapeOp, [x], shape=[-1, features])
+    projected = b.op(graph.MatmulOp, [rows, _t(b, w)])
+    if bias is not None:
+        projected = b.op(graph.AddOp, [projected, bias])
+    gates = projected.type.get_shape()[-1]
+    if steps >= 0 and batch >= 0:
+        return b.op(graph.ReshapeOp, [projected], shape=[steps, batch, gates])
+    return b.op(graph.DynamicReshapeOp, [projected, shape_value(b, [dim_of(b, x, 0), dim_of(b, x, 1), gates])])
 
 
 def rnn(b, n, xs, a):

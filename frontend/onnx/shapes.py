@@ -7,7 +7,7 @@ int64 tensors holding dims (`Shape`, then Gather/Concat/... of it) are lists of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +57,13 @@ def dims_of(b, x: SSAValue) -> list[int | SSAValue]:
     return [dim_of(b, x, k) for k in range(len(x.type.get_shape()))]
 
 
+def shape_value(b, dims: Sequence[int | SSAValue]) -> SSAValue:
+    """A `!shape.shape` of `dims` (ints or index values)."""
+    return b.emit(shape.FromDimsOp([_index_of(b, d) for d in dims])).result
+
+
 def _shape_value(b, sym: Sym) -> SSAValue:
-    return b.emit(shape.FromDimsOp([_index_of(b, d) for d in sym.items])).result
+    return shape_value(b, sym.items)
 
 
 def _sym_shape(b, n, a):
