@@ -111,12 +111,24 @@ def followed(op: Operation) -> bool:
     return type(op) in XDSL_SEMANTICS and all(isinstance(r.type, IndexType | IntegerType) for r in op.results)
 
 
-def _check(step: Step) -> None:
+def _check(rec: Recurrence, step: Step) -> None:
     if step.stacked:
         raise NotARecurrence("a state stacks every step's rows (its size grows with the steps)")
     for op in step.flat.ops:
         if not followed(op):
             raise NotARecurrence(f"the body holds '{op.name}', whose shapes the launch cannot check")
+    # The launch checks a step's shapes at the first and the last counter value: enough
+    # when the counter reaches graph ops (the slice `xs[i]`) only through `+ c` / `- c`,
+    # whose values then lie between those of the two ends.
+    counter = {step.flat.args[rec.counter]}
+    for op in step.flat.ops:
+        if not any(v in counter for v in op.operands) or isinstance(op, GraphOp | YieldOp):
+            continue
+        if isinstance(op, arith.AddiOp | arith.SubiOp) and not (op.lhs in counter and op.rhs in counter) \
+                and (op.lhs in counter or isinstance(op, arith.AddiOp)):
+            counter.update(op.results)
+        else:
+            raise NotARecurrence(f"the step's shapes depend on the counter through '{op.name}'")
 
 
 def lower_module(module: ModuleOp) -> list[str]:
@@ -134,7 +146,7 @@ def lower_module(module: ModuleOp) -> list[str]:
             try:
                 rec = match_recurrence(op)
                 step = recurrence_step(rec, functions)
-                _check(step)
+                _check(rec, step)
                 program, host_values = build_program(rec, step, name, "f32", target="cpu")
             except (NotARecurrence, NoLoopLowering) as e:
                 op.attributes[SKIPPED_ATTR] = StringAttr(str(e))

@@ -19,6 +19,7 @@ schedule keeps it (and its nest is left to it).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -128,7 +129,8 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
             op.schedule = loop.ScheduleAttr(strategy.reduce)
 
 
-def _ancestors(op: Operation):
+def _ancestors(op: Operation) -> Iterator[Operation]:
+    """The ops `op` is nested in, innermost first."""
     parent = op.parent_op()
     while parent is not None:
         yield parent

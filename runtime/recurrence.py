@@ -2,8 +2,10 @@
 
 The kernel's group holds the loop (its reference semantics). Before the first launch
 with given shapes the body's shape functions and checks run on shapes alone, at the
-first and the last counter value: a check that fails is the error the loop would
-raise; a step that changes a state's shape is an error too (the outputs were allocated
+first and the last counter value (`lower-rnn-to-kernels` takes only loops whose graph ops
+see the counter plus or minus loop-invariant values, such as the slice `xs[i]`: the two
+ends bound every step): a check that fails is the error the loop would raise; a step
+that changes a state's shape is an error too (the outputs were allocated
 with the initial states' shapes, and the kernel keeps them). Both are memoised with the
 launch plan, like any kernel's checks.
 """

@@ -190,3 +190,24 @@ def @main(%xs: f32[t, 1, 2], %h0: f32[1, 2], %ys0: f32[k, 1, 2], %w: f32[2, 4]) 
     (why,) = [o.attributes[SKIPPED_ATTR].data for o in module.walk() if SKIPPED_ATTR in o.attributes]
     assert "stacks every step's rows" in why
     assert not any(RECURRENCE_ATTR in o.attributes for o in module.walk())
+
+
+def test_counter_used_other_than_plus_a_constant_stays_a_loop(rng: np.random.Generator) -> None:
+    """The launch checks the first and last step; a counter scaled before it reaches a
+    slice could go out of range in between, so that loop stays a VM loop (and still runs)."""
+    text = """
+def @main(%xs: f32[t, 1, 2], %h0: f32[1, 2], %w: f32[2, 4], %k: index) -> f32[1, 2] {
+  let %i, %h = while (%i = index(0), %h = %h0) cond { %i < %k } do {
+    (%i + 1, tanh(dense(concat(%xs[%i * 2], %h, axis=1), %w)))
+  }
+  %h
+}
+"""
+    module = parse(text, "scaled.nb")
+    run_stages(module, ["graph", "recurrences"])
+    (why,) = [o.attributes[SKIPPED_ATTR].data for o in module.walk() if SKIPPED_ATTR in o.attributes]
+    assert "depend on the counter through 'arith.muli'" in why
+    exe = nimble.compile(parse(text, "scaled.nb"))
+    xs, h0, w = (rng.standard_normal(s).astype(np.float32) for s in ((7, 1, 2), (1, 2), (2, 4)))
+    np.testing.assert_allclose(exe(xs, h0, w, 4), interpret(parse(text, "s.nb"), xs, h0, w, 4)[0], rtol=1e-5, atol=1e-6)
+
