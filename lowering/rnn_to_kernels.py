@@ -28,13 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    StringAttr,
     SymbolRefAttr,
     UnitAttr,
 )
@@ -42,18 +41,16 @@ from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import loop, shape
+from nimble.dialects import shape
 from nimble.dialects.graph import FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.graph_to_loops import KERNEL_ATTR
-from nimble.lowering.kernel_builder import NoLoopLowering
 from nimble.lowering.rnn_to_spatial import (
     NotARecurrence,
     Recurrence,
     Step,
     build_program,
-    match_recurrence,
-    recurrence_step,
+    lower_recurrences,
 )
 from nimble.reference import XDSL_SEMANTICS
 
@@ -134,28 +131,14 @@ def _check(rec: Recurrence, step: Step) -> None:
 def lower_module(module: ModuleOp) -> list[str]:
     """Lower every recurrence of the module's host functions to a kernel; returns the
     kernels' names."""
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-    taken = set(functions)
-    names: list[str] = []
-    for host in [f for f in functions.values() if loop.KERNEL_MARK not in f.attributes and f.body.blocks]:
-        for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
-            k = 0
-            while f"{host.sym_name.data}_rnn_{k}" in taken:
-                k += 1
-            name = f"{host.sym_name.data}_rnn_{k}"
-            try:
-                rec = match_recurrence(op)
-                step = recurrence_step(rec, functions)
-                _check(rec, step)
-                program, host_values = build_program(rec, step, name, "f32", target="cpu")
-            except (NotARecurrence, NoLoopLowering) as e:
-                op.attributes[SKIPPED_ATTR] = StringAttr(str(e))
-                continue
-            taken.add(name)
-            module.body.block.add_op(program)
-            _wrap(rec, step, name, host_values)
-            names.append(name)
-    return names
+
+    def lower(rec: Recurrence, step: Step, name: str) -> None:
+        _check(rec, step)
+        program, host_values = build_program(rec, step, name, "f32", target="cpu")
+        module.body.block.add_op(program)
+        _wrap(rec, step, name, host_values)
+
+    return lower_recurrences(module, lower, SKIPPED_ATTR)
 
 
 @dataclass(frozen=True)

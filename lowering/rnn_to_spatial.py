@@ -28,7 +28,7 @@ The recognition, the step and the time loop also build the CPU's recurrence kern
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -433,12 +433,11 @@ def _wrap(rec: Recurrence, name: str, host_values: list[SSAValue], stacked: set[
     return wrapper
 
 
-def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
-    """Lower every recurrence of the module's host functions; returns the programs' names.
-    A `graph.while` that is not one keeps the reason in `nimble.spatial_skipped`."""
-    if precision not in WEIGHT_TYPES:
-        raise SpatialLoweringError(f"lower-rnn-to-spatial: unknown weight precision '{precision}' "
-                                   f"(expected one of {', '.join(WEIGHT_TYPES)})")
+def lower_recurrences(module: ModuleOp, lower: Callable[[Recurrence, Step, str], None], skipped: str) -> list[str]:
+    """Call `lower(recurrence, step, name)` for every recurrence of the module's host
+    functions (`name` a fresh `<host>_rnn_<k>`); returns the names used. A `graph.while`
+    that is not one, or that `lower` refuses (NotARecurrence, NoLoopLowering), keeps the
+    reason in attribute `skipped`."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     taken = set(functions)
     names: list[str] = []
@@ -450,16 +449,28 @@ def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
             name = f"{host.sym_name.data}_rnn_{k}"
             try:
                 rec = match_recurrence(op)
-                step = recurrence_step(rec, functions)
-                program, host_values = build_program(rec, step, name, precision)
+                lower(rec, recurrence_step(rec, functions), name)
             except (NotARecurrence, NoLoopLowering) as e:
-                op.attributes[SKIPPED_ATTR] = StringAttr(str(e))
+                op.attributes[skipped] = StringAttr(str(e))
                 continue
             taken.add(name)
-            module.body.block.add_op(program)
-            _wrap(rec, name, host_values, step.stacked)
             names.append(name)
     return names
+
+
+def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
+    """Lower every recurrence of the module's host functions; returns the programs' names.
+    A `graph.while` that is not one keeps the reason in `nimble.spatial_skipped`."""
+    if precision not in WEIGHT_TYPES:
+        raise SpatialLoweringError(f"lower-rnn-to-spatial: unknown weight precision '{precision}' "
+                                   f"(expected one of {', '.join(WEIGHT_TYPES)})")
+
+    def lower(rec: Recurrence, step: Step, name: str) -> None:
+        program, host_values = build_program(rec, step, name, precision)
+        module.body.block.add_op(program)
+        _wrap(rec, name, host_values, step.stacked)
+
+    return lower_recurrences(module, lower, SKIPPED_ATTR)
 
 
 @dataclass(frozen=True)
