@@ -109,19 +109,69 @@ def linearize(kb: KernelBuilder, idx: Sequence[Dim], dims: Sequence[Dim]) -> Dim
 
 
 def delinearize(kb: KernelBuilder, flat: Dim, dims: Sequence[Dim]) -> list[Dim]:
+    """The index of the in-range position `flat` in `dims` (the outermost needs no `rem`)."""
     out: list[Dim] = []
-    for d in reversed(dims):
+    for n, d in enumerate(reversed(dims)):
         if d == 1:
             out.append(0)
-            continue
-        out.append(kb.ibinary("rem", flat, d))
-        flat = kb.ibinary("div", flat, d)
+        elif n == len(dims) - 1:
+            out.append(flat)
+        else:
+            out.append(kb.ibinary("rem", flat, d))
+            flat = kb.ibinary("div", flat, d)
     return out[::-1]
 
 
+def _product(dims: Sequence[Dim]) -> int | None:
+    total = 1
+    for d in dims:
+        if not isinstance(d, int):
+            return None
+        total *= d
+    return total
+
+
+def _peel(a: Sequence[Dim], b: Sequence[Dim]) -> tuple[int, int] | None:
+    """The shortest prefixes of `a` and `b` with the same static number of elements."""
+    n = m = 1
+    while n <= len(a) and m <= len(b):
+        pa, pb = _product(a[:n]), _product(b[:m])
+        if pa is None or pb is None:
+            return None
+        if pa == pb:
+            return n, m
+        if pa < pb:
+            n += 1
+        else:
+            m += 1
+    return None
+
+
+def reshape_groups(src: Sequence[Dim], out: Sequence[Dim]) -> list[tuple[slice, slice]]:
+    """Groups of consecutive source and output axes holding the same elements: static
+    groups peeled from both ends, the rest one group. An output index maps to the source
+    group by group: a dim split or merged costs no division outside its group (BERT's
+    `[s, 768] -> [s, 12, 64]` reads row s at h * 64 + d)."""
+    head: list[tuple[slice, slice]] = []
+    tail: list[tuple[slice, slice]] = []
+    i, o, i_end, o_end = 0, 0, len(src), len(out)
+    while (step := _peel(src[i:i_end], out[o:o_end])) is not None:
+        head.append((slice(i, i + step[0]), slice(o, o + step[1])))
+        i, o = i + step[0], o + step[1]
+    while (step := _peel(src[i:i_end][::-1], out[o:o_end][::-1])) is not None:
+        tail.append((slice(i_end - step[0], i_end), slice(o_end - step[1], o_end)))
+        i_end, o_end = i_end - step[0], o_end - step[1]
+    middle = [(slice(i, i_end), slice(o, o_end))] if i < i_end or o < o_end else []
+    return head + middle + tail[::-1]
+
+
 def _reshape(kb: KernelBuilder, op: Operation, r: int, idx: list[Dim]) -> SSAValue:
-    flat = linearize(kb, idx, kb.dims(op.results[0]))
-    return kb.at(op.input, delinearize(kb, flat, kb.dims(op.input)))
+    out_dims, in_dims = kb.dims(op.results[0]), kb.dims(op.input)
+    src: list[Dim] = []
+    for in_axes, out_axes in reshape_groups(in_dims, out_dims):
+        flat = linearize(kb, idx[out_axes], out_dims[out_axes])
+        src += delinearize(kb, flat, in_dims[in_axes])
+    return kb.at(op.input, src)
 
 
 def _broadcast_to(kb: KernelBuilder, op: graph.BroadcastToOp, r: int, idx: list[Dim]) -> SSAValue:

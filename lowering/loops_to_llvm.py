@@ -554,6 +554,10 @@ class _FunctionLowering:
         lane = self.emit(llvm.BitcastOp(v, element))
         self.values[op.dest] = self.combine(kind, self.v(op.acc), lane)
 
+    def shuffle(self, op: vector.ShuffleOp) -> None:
+        mask = DenseArrayBase.from_list(i32, list(op.mask.get_values()))
+        self.values[op.result] = self.emit(llvm.ShuffleVectorOp(self.v(op.v1), self.v(op.v2), mask, op.result.type))
+
     def broadcast(self, op: vector.BroadcastOp) -> None:
         t = op.vector.type
         n = t.get_shape()[0]
@@ -591,6 +595,7 @@ _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]]
     vector.LoadOp: _FunctionLowering.vload,
     vector.StoreOp: _FunctionLowering.vstore,
     vector.BroadcastOp: _FunctionLowering.broadcast,
+    vector.ShuffleOp: _FunctionLowering.shuffle,
     vector.ReductionOp: _FunctionLowering.vector_reduction,
     vector.MaskedLoadOp: _FunctionLowering.masked_load,
     vector.MaskedStoreOp: _FunctionLowering.masked_store,

@@ -181,15 +181,15 @@ class Emitter:
         return True
 
     def _load(self, op: memref.LoadOp, copy: Copy, varying: set[SSAValue]) -> None:
-        if not self._lane_index(list(op.indices), copy, varying):
-            self._uniform(op, copy)
-            return
         t = VectorType(op.res.type, [copy.width])
-        if op in self.packs and copy.j_offset is not None:
+        if op in self.packs and copy.j_offset is not None:  # (a transposed panel too)
             panel, k = self.packs[op]
             indices = [copy.subst[k], self.const_index(copy.j_offset)]
             copy.subst[op.res] = self.memoized(("vload", panel, tuple(indices), copy.width), lambda: self.emit(
                 vector.LoadOp(panel, indices, t)).result)
+            return
+        if not self._lane_index(list(op.indices), copy, varying):
+            self._uniform(op, copy)
             return
         indices = [copy.subst.get(i, i) for i in op.indices]
         if copy.mask is not None:
@@ -359,6 +359,11 @@ class Tile:
                 acc = copy.subst.get(init, init)
                 totals.append(self.e.emit(vector.ReductionOp.create(
                     operands=[vectors[ci * n + ri], acc], result_types=[acc.type], properties={"kind": kind})).dest)
+        if main is upper:  # no remainder
+            for ci, copy in enumerate(self.copies):
+                for ri, r in enumerate(op.results):
+                    copy.subst[r] = totals[ci * n + ri]
+            return
         # The remainder: the original reduction from `main` on, seeded with the lanes' totals.
         Tile(self.e, [], rest, None).jammed_reduce(op, main, upper, self.e.const_index(1),
                                                     [0] * (n * len(rest)), seeds=totals)
@@ -366,9 +371,26 @@ class Tile:
             for r in op.results:
                 copy.subst[r] = scalar.subst[r]
 
+def multiple_of(v: SSAValue, tile: int) -> bool:
+    """Whether `v` is known to be a multiple of `tile`: a constant, `x * c`, `x - x % c`
+    (a split point) or a select of two such, for c a multiple of tile."""
+    c = constant_index(v)
+    if c is not None:
+        return c % tile == 0
+    op = v.owner
+    if isinstance(op, arith.MuliOp):
+        return any((constant_index(x) or 1) % tile == 0 for x in op.operands)
+    if isinstance(op, arith.SubiOp) and isinstance(op.rhs.owner, arith.RemSIOp):
+        rem = op.rhs.owner
+        return rem.lhs is op.lhs and (constant_index(rem.rhs) or 1) % tile == 0
+    if isinstance(op, arith.SelectOp):
+        return multiple_of(op.lhs, tile) and multiple_of(op.rhs, tile)
+    return False
+
+
 def split_at(e: Emitter, upper: SSAValue, tile: int) -> SSAValue:
     """upper - upper % tile: where the full tiles end."""
-    if tile == 1:
+    if tile == 1 or multiple_of(upper, tile):
         return upper
     t = e.const_index(tile)
     rem = e.emit(arith.RemSIOp(upper, t)).result

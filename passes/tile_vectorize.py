@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     ModuleOp,
-    VectorType,
 )
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -38,9 +37,8 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
+from nimble.passes.pack_panels import copy_panel
 from nimble.passes.reduction_strips import distribute
-
-# Ops whose vector form the LLVM backend supports: widened by changing result types.
 from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, schedule_of, split_at
 
 
@@ -166,22 +164,6 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         if rows > 1:
             _foreach(e, main_rows, m, 1, keep, lambda i: emit_rows([i]))
 
-    def packable_loads() -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:
-        """The body's single reduction and its loads to pack: read along the lanes as
-        `X[..., k, j]` (k the reduction iv, j the lane), the same for every row."""
-        reduces = [o for o in body if isinstance(o, loop.ReduceOp)]
-        if len(reduces) != 1 or outer is None or width == 1:
-            return None
-        (red,) = reduces
-        inside = {outer.iv, inner.iv, red.iv, *(r for o in body for r in o.results)}
-        inside |= {r for o in red.body.block.ops for r in o.results}
-        loads = [o for o in red.body.block.ops if isinstance(o, memref.LoadOp) and inner.iv in o.indices]
-        for ld in loads:
-            idx = list(ld.indices)
-            if len(idx) < 2 or idx[-1] is not inner.iv or idx[-2] is not red.iv or any(i in inside for i in idx[:-2]):
-                return None
-        return (red, loads) if loads else None
-
     def packed_rows() -> None:
         """Columns outer: per panel of W columns, pack the lane operands, then all rows."""
         red, loads = packable
@@ -198,14 +180,8 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                     t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
                     panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
 
-                    def copy_rows(k: SSAValue, ld=ld, buf=panels[key]) -> None:
-                        for c in range(cols):
-                            j = e.emit(arith.AddiOp(j0, e.const_index(c * width))).result if c else j0
-                            v = e.emit(vector.LoadOp(ld.memref, [*ld.indices[:-2], k, j],
-                                                     VectorType(ld.res.type, [width]))).result
-                            e.emit(vector.StoreOp(v, buf, [k, e.const_index(c * width)]))
-
-                    _foreach(e, e.const_index(0), k_upper, 1, None, copy_rows)
+                    copy_panel(e, lambda lo, hi, step, f: _foreach(e, lo, hi, step, None, f), ld, red.iv,
+                               panels[key], j0, k_upper, width, cols)
                 e.packs[ld] = (panels[key], red.iv)
             j_values = _offsets(e, j0, cols, width)
 
@@ -223,9 +199,14 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
         _foreach(e, e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)
 
-        row_tiles(lambda i_values: remainder_columns(i_values, main_cols))
+        if main_cols is n:  # whole panels (schedule-loops' split)
+            return
+        if any(ld.indices[-1] is red.iv for ld in loads):  # transposed: no lane reads it in place
+            row_tiles(lambda i_values: columns(i_values, 1, 1, main_cols, n))
+        else:
+            row_tiles(lambda i_values: remainder_columns(i_values, main_cols))
 
-    packable = packable_loads() if si.pack else None
+    packable = packable_loads(outer, inner) if si.pack and width > 1 else None
     try:
         if packable is not None:
             packed_rows()
@@ -242,6 +223,23 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     anchor.detach()
     anchor.erase()
     return True
+
+
+def packable_loads(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:
+    """The nest's single reduction and its loads to pack: read along the lanes as
+    `X[..., k, j]` (k the reduction iv, j the lane) or transposed, `X[..., j, k]` (a
+    dense layer's weights), the same for every row."""
+    reduces = [o for o in inner.body.block.ops if isinstance(o, loop.ReduceOp)]
+    if len(reduces) != 1 or outer is None:
+        return None
+    (red,) = reduces
+    inside = {outer.iv, inner.iv, red.iv, *(r for o in outer.body.walk() for r in o.results)}
+    loads = [o for o in red.body.block.ops if isinstance(o, memref.LoadOp) and inner.iv in o.indices]
+    for ld in loads:
+        idx = list(ld.indices)
+        if len(idx) < 2 or {idx[-2], idx[-1]} != {inner.iv, red.iv} or any(i in inside for i in idx[:-2]):
+            return None
+    return (red, loads) if loads else None
 
 
 @dataclass(frozen=True)

@@ -152,10 +152,10 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
 // -----
 
 // CHECK-LABEL: func.func @dot_products
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x70xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x70xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[C64:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[W]], %[[C0]] : memref<?x64xf32>
+// CHECK-NEXT: %[[C70:[A-Za-z0-9_$.-]+]] = arith.constant 70 : index
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[W]], %[[C0]] : memref<?x70xf32>
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
 // CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V0]] : index
@@ -164,24 +164,24 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.addi %[[V3]], %[[V4]] : index
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C64]], %[[V6]] : index
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.subi %[[C64]], %[[V7]] : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C70]], %[[V6]] : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.subi %[[C70]], %[[V7]] : index
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]], %[[V11:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V12:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V8]] step %[[V6]] combine(add, add) init(%[[V9]], %[[V9]]) : vector<16xf32>, vector<16xf32> {
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V12]]] : memref<?x64xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V3]], %[[V12]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V12]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V3]], %[[V12]]] : memref<?x70xf32>, vector<16xf32>
 // CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V14]] : vector<16xf32>
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V5]], %[[V12]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V5]], %[[V12]]] : memref<?x70xf32>, vector<16xf32>
 // CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V16]] : vector<16xf32>
 // CHECK-NEXT: loop.yield %[[V15]], %[[V17]] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V10]], %[[ZERO]] : vector<16xf32> into f32
 // CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V11]], %[[ZERO]] : vector<16xf32> into f32
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]], %[[V21:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V22:[A-Za-z0-9_$.-]+]] = %[[V8]] to %[[C64]] step %[[V4]] combine(add, add) init(%[[V18]], %[[V19]]) : f32, f32 {
-// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V22]]] : memref<?x64xf32>
-// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V3]], %[[V22]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]], %[[V21:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V22:[A-Za-z0-9_$.-]+]] = %[[V8]] to %[[C70]] step %[[V4]] combine(add, add) init(%[[V18]], %[[V19]]) : f32, f32 {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V22]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V3]], %[[V22]]] : memref<?x70xf32>
 // CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A]], %[[B]] : f32
-// CHECK-NEXT: %[[B_1:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V5]], %[[V22]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[B_1:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V5]], %[[V22]]] : memref<?x70xf32>
 // CHECK-NEXT: %[[P_1:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A]], %[[B_1]] : f32
 // CHECK-NEXT: loop.yield %[[P]], %[[P_1]] : f32, f32
 // CHECK-NEXT: }
@@ -192,19 +192,19 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
 // CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[N]] step %[[V23]] {
 // CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C64]], %[[V25]] : index
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.subi %[[C64]], %[[V26]] : index
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C70]], %[[V25]] : index
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.subi %[[C70]], %[[V26]] : index
 // CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V30:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V27]] step %[[V25]] combine(add) init(%[[V28]]) : vector<16xf32> {
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V30]]] : memref<?x64xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V24]], %[[V30]]] : memref<?x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V30]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V24]], %[[V30]]] : memref<?x70xf32>, vector<16xf32>
 // CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V31]], %[[V32]] : vector<16xf32>
 // CHECK-NEXT: loop.yield %[[V33]] : vector<16xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V29]], %[[ZERO]] : vector<16xf32> into f32
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V36:[A-Za-z0-9_$.-]+]] = %[[V27]] to %[[C64]] step %[[V23]] combine(add) init(%[[V34]]) : f32 {
-// CHECK-NEXT: %[[A_1:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V36]]] : memref<?x64xf32>
-// CHECK-NEXT: %[[B_2:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V24]], %[[V36]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V36:[A-Za-z0-9_$.-]+]] = %[[V27]] to %[[C70]] step %[[V23]] combine(add) init(%[[V34]]) : f32 {
+// CHECK-NEXT: %[[A_1:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V36]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[B_2:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V24]], %[[V36]]] : memref<?x70xf32>
 // CHECK-NEXT: %[[P_2:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A_1]], %[[B_2]] : f32
 // CHECK-NEXT: loop.yield %[[P_2]] : f32
 // CHECK-NEXT: }
@@ -213,16 +213,17 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
-func.func @dot_products(%x: memref<?x64xf32>, %w: memref<?x64xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
+
+func.func @dot_products(%x: memref<?x70xf32>, %w: memref<?x70xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c64 = arith.constant 64 : index
-  %n = memref.dim %w, %c0 : memref<?x64xf32>
+  %c70 = arith.constant 70 : index
+  %n = memref.dim %w, %c0 : memref<?x70xf32>
   %zero = arith.constant 0.0 : f32
   loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<unroll = 2> {
-    %s = loop.reduce %k = %c0 to %c64 step %c1 combine(add) init(%zero) : f32 schedule #loop.schedule<vector = 16> {
-      %a = memref.load %x[%c0, %k] : memref<?x64xf32>
-      %b = memref.load %w[%j, %k] : memref<?x64xf32>
+    %s = loop.reduce %k = %c0 to %c70 step %c1 combine(add) init(%zero) : f32 schedule #loop.schedule<vector = 16> {
+      %a = memref.load %x[%c0, %k] : memref<?x70xf32>
+      %b = memref.load %w[%j, %k] : memref<?x70xf32>
       %p = arith.mulf %a, %b : f32
       loop.yield %p : f32
     }
@@ -259,6 +260,53 @@ func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attr
     loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16> {
       %x = memref.load %a[%j, %i] : memref<?x?xf32>
       memref.store %x, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// A dense layer's weights W[j, k] packed for 16-lane columns: each panel is a transpose,
+// copied in 16 x 16 blocks (16 row loads, 4 rounds of 16 shuffles, 16 stores); the
+// row tiles then read it along the lanes. K = 32: whole blocks, no element-wise rest.
+// CHECK-LABEL: func.func @transposed_panel
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>,
+// CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %[[C16:[A-Za-z0-9_$.-]+]] {
+// CHECK-NEXT: %[[PANEL:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%{{.*}}) : memref<?x16xf32>
+// CHECK: loop.foreach %[[K0:[A-Za-z0-9_$.-]+]] = %{{.*}} step %[[C16]] {
+// CHECK: loop.foreach %[[C:[A-Za-z0-9_$.-]+]] = %{{.*}} step %[[C16]] {
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = arith.addi %[[J0]], %[[C]] : index
+// CHECK-NEXT: %{{.*}} = vector.load %[[W]][%[[J]], %[[K0]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK-COUNT-15: vector.load %[[W]]
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-NEXT: vector.store %{{.*}}, %[[PANEL]][%[[K0]], %[[C]]] : memref<?x16xf32>, vector<16xf32>
+// CHECK-COUNT-15: vector.store %{{.*}}, %[[PANEL]]
+// CHECK-NOT: memref.load %[[W]]
+// CHECK: loop.reduce
+// CHECK: vector.load %[[PANEL]]
+// Leftover columns (n % 16) read W in place, a column at a time:
+// CHECK: memref.load %[[W]]
+// CHECK: func.return
+
+func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "transposed_panel"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %m = memref.dim %x, %c0 : memref<?x32xf32>
+  %n = memref.dim %w, %c0 : memref<?x32xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 2> {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, pack> {
+      %s = loop.reduce %k = %c0 to %c32 step %c1 combine(add) init(%zero) : f32 {
+        %a = memref.load %x[%i, %k] : memref<?x32xf32>
+        %b = memref.load %w[%j, %k] : memref<?x32xf32>
+        %p = arith.mulf %a, %b : f32
+        loop.yield %p : f32
+      }
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
       loop.yield
     }
     loop.yield
