@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, IndexType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -193,12 +193,19 @@ def _split_columns(outer: loop.ForeachOp, inner: loop.ForeachOp, panel: int,
     rest_inner = next(o for o in rest.body.block.ops if isinstance(o, loop.ForeachOp))
     rest_inner.operands = [rest_inner.lower, left, rest_inner.step]
     iv = rest_inner.iv
-    uses = list(iv.uses)
     shifted = arith.AddiOp(cut, iv)
     rest_inner.body.block.insert_op_before(shifted, rest_inner.body.block.first_op)
-    for use in uses:
-        use.operation.operands[use.index] = shifted.result
+    iv.replace_uses_with_if(shifted.result, lambda use: use.operation is not shifted)
     return rest, rest_inner
+
+
+def _standalone(red: loop.ReduceOp) -> bool:
+    """A float reduction with a loop-free body that no nest strategy covers: not in the
+    body of an innermost loop (a softmax's row max, hoisted above the loop over the row)."""
+    parent = red.parent_op()
+    if isinstance(parent, loop.ForeachOp) and not any(isinstance(o, loop.ForeachOp) for o in parent.body.walk()):
+        return False
+    return all(isinstance(r.type, AnyFloat) for r in red.results) and not any(o.regions for o in red.body.block.ops)
 
 
 def _works(strategy: Strategy, kernel: func.FuncOp, index: int, masked: bool) -> bool:
@@ -277,6 +284,9 @@ class ScheduleLoopsPass(ModulePass):
                 _apply(strategy, outer, inner, parallel, masked)
             elif parallel:
                 (outer or inner).schedule = loop.ScheduleAttr(Schedule(parallel=True))
+        for red in kernel.walk():  # reductions outside nests (hoisted): along k in lanes
+            if isinstance(red, loop.ReduceOp) and red.schedule is None and _standalone(red):
+                red.schedule = loop.ScheduleAttr(Schedule(vector=lanes))
         for nest in top:  # loops holding deeper nests: the outermost one runs in parallel
             if nest.schedule is None and self.parallel:
                 nest.schedule = loop.ScheduleAttr(Schedule(parallel=True))

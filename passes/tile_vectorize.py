@@ -258,6 +258,32 @@ class TileVectorizePass(ModulePass):
             outer = parent if isinstance(parent, loop.ForeachOp) else None
             if any(s is not None and s.schedule is not None for s in (outer, inner)):
                 realize_nest(outer, inner)
+        for red in [o for o in op.walk() if isinstance(o, loop.ReduceOp)]:
+            if red.parent is not None and schedule_of(red).vector > 1:
+                vectorize_reduce(red)
+
+
+def vectorize_reduce(red: loop.ReduceOp) -> bool:
+    """A reduction outside a scheduled nest (a softmax's row max and sum, hoisted out of
+    the loop over the row) along k in vector accumulators; False if not possible."""
+    scratch = Block()
+    e = Emitter(Builder(InsertPoint.at_end(scratch)))
+    copy = Copy({}, None, 1)
+    try:
+        Tile(e, [red], [copy], None).run()
+    except NotVectorizable:
+        for dead in reversed(list(scratch.ops)):
+            dead.detach()
+            dead.erase(safe_erase=False)
+        return False
+    for new in list(scratch.ops):
+        new.detach()
+        red.parent_block().insert_op_before(new, red)
+    for r in red.results:
+        r.replace_all_uses_with(copy.subst[r])
+    red.detach()
+    red.erase()
+    return True
 
 
 def realize_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:

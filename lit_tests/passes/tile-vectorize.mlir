@@ -313,3 +313,61 @@ func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: me
   }
   func.return
 }
+
+// -----
+
+// A reduction outside any scheduled nest (a softmax row max hoisted above the loop over
+// the row) runs along k in vector accumulators, lanes combined, scalar remainder.
+// CHECK-LABEL: func.func @hoisted_reduction
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "hoisted_reduction"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C1]] : memref<?x?xf32>
+// CHECK-NEXT: %[[LOW:[A-Za-z0-9_$.-]+]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[M]] step %[[C1]] {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V0]] : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V1]] : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant dense<0xff800000> : vector<16xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V5:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V2]] step %[[V0]] combine(max) init(%[[V3]]) : vector<16xf32> {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[I]], %[[V5]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V6]] : vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = vector.reduction <maximumf>, %[[V4]], %[[LOW]] : vector<16xf32> into f32
+// CHECK-NEXT: %[[TOP:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V8:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[N]] step %[[C1]] combine(max) init(%[[V7]]) : f32 {
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[I]], %[[V8]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield %[[X]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[N]] step %[[C1]] {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = arith.subf %[[Y]], %[[TOP]] : f32
+// CHECK-NEXT: memref.store %[[D]], %[[OUT]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+
+func.func @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "hoisted_reduction"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %low = arith.constant 0xff800000 : f32
+  loop.foreach %i = %c0 to %m step %c1 {
+    %top = loop.reduce %k = %c0 to %n step %c1 combine(max) init(%low) : f32 schedule #loop.schedule<vector = 16> {
+      %x = memref.load %a[%i, %k] : memref<?x?xf32>
+      loop.yield %x : f32
+    }
+    loop.foreach %j = %c0 to %n step %c1 {
+      %y = memref.load %a[%i, %j] : memref<?x?xf32>
+      %d = arith.subf %y, %top : f32
+      memref.store %d, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
