@@ -1,6 +1,6 @@
 """Compiled kernels against numpy/OpenBLAS (and PyTorch CPU when installed), same run.
 
-    python benchmarks/kernels.py [--threads 1|2] [--quick] [--remainder peeled|masked|both]
+    python benchmarks/kernels.py [--threads 1|2] [--quick] [--remainder auto|peeled|masked|all]
 
 Prints, per workload: Nimble's time, the reference's, the ratio (>1: Nimble faster),
 GFLOP/s, and the compile time of the kernel. BLAS threads are pinned to `--threads`
@@ -15,7 +15,7 @@ import sys
 import time
 
 THREADS = 1
-REMAINDER = "peeled"
+REMAINDER = "auto"
 if "--threads" in sys.argv:
     THREADS = int(sys.argv[sys.argv.index("--threads") + 1])
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -160,11 +160,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="small sizes only")
-    parser.add_argument("--remainder", choices=["peeled", "masked", "both"], default="peeled",
+    parser.add_argument("--remainder", choices=["auto", "peeled", "masked", "all"], default="auto",
                         help="how vector loops finish sizes that are not a multiple of the width")
     args = parser.parse_args()
     global REMAINDER
-    for remainder in (["peeled", "masked"] if args.remainder == "both" else [args.remainder]):
+    for remainder in (["auto", "peeled", "masked"] if args.remainder == "all" else [args.remainder]):
         REMAINDER = remainder
         run(args)
 

@@ -27,6 +27,7 @@ from nimble.dialects import loop
 from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.reference import InterpreterError
+from nimble.passes.schedule_loops import REMAINDERS
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
@@ -218,13 +219,13 @@ class _NoKernels:
 
 
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
-            remainder: str = "peeled", opencl_device: str | None = None) -> Executable:
+            remainder: str = "auto", opencl_device: str | None = None) -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
 
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
     to 2, the cores of the CI machine kind) is how many chunks a parallel loop runs in.
-    `remainder` (`peeled` or `masked`) is how vector loops finish sizes that are not a
-    multiple of the vector width. Targets: `llvm` (every kernel on the CPU), `opencl`
+    `remainder` (`auto`, `peeled` or `masked`: see `schedule-loops`) is how vector loops
+    finish sizes that are not a multiple of the vector width. Targets: `llvm` (every kernel on the CPU), `opencl`
     (every kernel the OpenCL backend can express on the OpenCL device, the rest on the
     CPU), `hetero` (OpenCL for the groups with enough work); `opencl_device` picks the
     device (`P:D` indices or part of its name; default: the first GPU, else the first
@@ -237,8 +238,8 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     base_dir = os.path.dirname(os.fspath(source)) if isinstance(source, str | os.PathLike) and os.path.exists(source) else "."
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)
     t0 = time.perf_counter()
-    if remainder not in ("peeled", "masked"):
-        raise ValueError(f"remainder must be 'peeled' or 'masked', not '{remainder}'")
+    if remainder not in REMAINDERS:
+        raise ValueError(f"remainder must be one of {', '.join(REMAINDERS)}, not '{remainder}'")
     functions = [f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]
     if entry is None:
         entry = "main" if "main" in functions or len(functions) != 1 else functions[0]

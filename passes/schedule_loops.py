@@ -5,13 +5,20 @@ of *strategies* and realised by `tile-vectorize`; a tuner can write them instead
 each innermost nest `foreach i { foreach j { ... } }` the first strategy of the table
 that `tile-vectorize` can apply to it wins (tried on a copy):
 
-- `lanes_j` (matmul-like: the operand read along j is contiguous): a 6 x 64 register
-  tile (24 vector accumulators of 16 f32 lanes: measured best of 8x32, 8x48, 6x48,
-  7x48, 5x64, 4x64, 6x64, 4x80), the reduction jammed across the tile and run 4 steps per
-  trip, and that operand packed per 64-column panel (contiguous, reused by every row tile);
+- `lanes_j` (matmul-like: the operand read along j is contiguous, or a dense layer's
+  `W[j, k]`, packed transposed): a 6 x 64 register tile (24 vector accumulators of 16 f32
+  lanes: measured best of 8x32, 8x48, 6x48, 7x48, 5x64, 4x64, 6x64, 4x80), the reduction
+  jammed across the tile and run 4 steps per trip, and that operand packed per 64-column
+  panel (contiguous, reused by every row tile). Packing pays from PACK_MIN_ROWS rows;
+  when the rows are known only at run time the nest is split at a column `cut` (whole
+  panels with enough rows, else none) and the rest takes the next strategy unpacked;
 - `lanes_k` (dense-like: both operands contiguous along the reduction): 4 x 4 dot
   products with 16-lane vector accumulators along k;
-- `elementwise`: j in 16-lane vectors.
+- `elementwise`: j in 16-lane vectors, rows finished by one masked vector step
+  (`remainder=auto`).
+
+A float reduction outside the innermost nests (a softmax's row max, hoisted above the
+loop over the row) runs along k in vector lanes.
 
 The outermost loop of each nest is also marked `parallel`. A loop that already has a
 schedule keeps it (and its nest is left to it).
@@ -43,6 +50,9 @@ class Strategy:
     inner: Schedule
     reduce: Schedule | None = None
     needs_reduce: bool = False
+    masks: bool = False
+    """With `remainder=auto`, leftover columns are one masked vector step (a copy's short
+    rows: an im2col row of 7 to 56 elements), else a scalar loop."""
 
 
 def _strategies(lanes: int) -> list[Strategy]:
@@ -50,7 +60,8 @@ def _strategies(lanes: int) -> list[Strategy]:
         Strategy("lanes_j", Schedule(unroll=6), Schedule(vector=lanes, unroll=4, pack=True), Schedule(unroll=REDUCE_UNROLL),
                  needs_reduce=True),
         Strategy("lanes_k", Schedule(unroll=4), Schedule(unroll=4), Schedule(vector=lanes), needs_reduce=True),
-        Strategy("elementwise", Schedule(), Schedule(vector=lanes)),
+        Strategy("elementwise", Schedule(), Schedule(vector=lanes), masks=True),
+        Strategy("elementwise", Schedule(), Schedule(vector=lanes)),  # bodies that cannot mask (bools)
     ]
 
 
@@ -87,6 +98,8 @@ at 4 to 32 rows for 256 x 256 to 768 x 3072 operands: a matmul's plain panel pay
 4 rows (768 x 3072 at 4 rows: 1.36 ms packed, 3.40 unpacked; at 1 row 0.19 against
 0.10), a dense layer's transposed panel from 16 to 24 (768 x 768: 16 rows 0.64 / 0.49 ms,
 24 rows 0.60 / 0.73)."""
+
+REMAINDERS = ("auto", "peeled", "masked")
 
 REDUCE_UNROLL = 4
 """Reduction steps per trip in register tiles (loop overhead over 16 FMAs per step)."""
@@ -126,8 +139,9 @@ def _fit(strategy: Strategy, inner: loop.ForeachOp) -> tuple[int, int]:
 
 
 def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, parallel: bool,
-           masked: bool = False) -> None:
+           remainder: str = "peeled") -> None:
     rows, cols = _fit(strategy, inner)
+    masked = remainder == "masked" or (remainder == "auto" and strategy.masks)
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
     strip = STRIP if _strips(strategy, inner) else 0
@@ -151,10 +165,10 @@ def _ancestors(op: Operation) -> Iterator[Operation]:
 
 
 def _first(strategies: list[Strategy], kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
-           masked: bool) -> Strategy | None:
+           remainder: str) -> Strategy | None:
     """The first strategy tile-vectorize can apply to the nest."""
     index = next(n for n, (o, i) in enumerate(_innermost_nests(kernel)) if i is inner)
-    return next((s for s in strategies if _works(s, kernel, index, masked)), None)
+    return next((s for s in strategies if _works(s, kernel, index, remainder)), None)
 
 
 def _packs(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool | None:
@@ -208,7 +222,7 @@ def _standalone(red: loop.ReduceOp) -> bool:
     return all(isinstance(r.type, AnyFloat) for r in red.results) and not any(o.regions for o in red.body.block.ops)
 
 
-def _works(strategy: Strategy, kernel: func.FuncOp, index: int, masked: bool) -> bool:
+def _works(strategy: Strategy, kernel: func.FuncOp, index: int, remainder: str) -> bool:
     """Does tile-vectorize apply `strategy` to nest `index` of `kernel`? Tried on a copy
     with a 1 x 1 tile: what can fail (lanes, contiguity, packing) does not depend on the
     tile's size, and the copy stays small."""
@@ -216,9 +230,8 @@ def _works(strategy: Strategy, kernel: func.FuncOp, index: int, masked: bool) ->
     outer, inner = _innermost_nests(trial)[index]
     if strategy.needs_reduce and not any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
         return False
-    probe = Strategy(strategy.name, Schedule(), Schedule(**{**strategy.inner.__dict__, "unroll": 0}),
-                     strategy.reduce, strategy.needs_reduce)
-    _apply(probe, outer, inner, False, masked)
+    probe = replace(strategy, outer=Schedule(), inner=replace(strategy.inner, unroll=0))
+    _apply(probe, outer, inner, False, remainder)
     if strategy.outer.unroll > 1 and not _strips(strategy, inner):
         done = transform_nest(outer, inner)  # a register tile needs its rows
     else:
@@ -235,13 +248,14 @@ class ScheduleLoopsPass(ModulePass):
 
     target: str = "cpu"
     parallel: bool = True
-    remainder: str = "peeled"
-    """Columns left over by full vectors: `peeled` (a scalar loop) or `masked` (one
-    masked vector step). benchmarks/kernels.py --remainder measures both."""
+    remainder: str = "auto"
+    """Columns left over by full vectors: `peeled` (a scalar loop), `masked` (one masked
+    vector step) or `auto` (masked for copies and elementwise nests, peeled for register
+    tiles). benchmarks/kernels.py --remainder measures them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.remainder not in ("peeled", "masked"):
-            raise ValueError(f"remainder must be 'peeled' or 'masked', not '{self.remainder}'")
+        if self.remainder not in REMAINDERS:
+            raise ValueError(f"remainder must be one of {', '.join(REMAINDERS)}, not '{self.remainder}'")
         lanes = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"]) // 32
         for kernel in op.body.block.ops:
             if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes \
@@ -261,27 +275,27 @@ class ScheduleLoopsPass(ModulePass):
         top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp) and not sequential
                and all(_outermost_buffer(s, o) in outputs for s in o.walk()
                        if isinstance(s, memref.StoreOp | vector.StoreOp) and _outermost_buffer(s, o) is not None)}
-        masked = self.remainder == "masked"
+        remainder = self.remainder
         strategies = _strategies(lanes)
         unpacked = [replace(s, inner=replace(s.inner, pack=False)) for s in strategies]
         for outer, inner in _innermost_nests(kernel):
             if (outer is not None and outer.schedule is not None) or inner.schedule is not None:
                 continue
             parallel = self.parallel and (outer in top or (outer is None and inner in top))
-            strategy = _first(strategies, kernel, outer, inner, masked)
+            strategy = _first(strategies, kernel, outer, inner, remainder)
             packs = _packs(strategy, outer, inner) if strategy is not None else None
             if packs is not None:
                 rows, least = constant_index(outer.upper), PACK_MIN_ROWS[packs]
                 panel = lanes * _fit(strategy, inner)[1]
                 if (rows is not None and rows < least) or (constant_index(inner.upper) or panel) < panel:
-                    strategy = _first(unpacked, kernel, outer, inner, masked)
+                    strategy = _first(unpacked, kernel, outer, inner, remainder)
                 elif rows is None:  # known at run time: the packed nest takes whole panels
-                    fallback = _first(unpacked, kernel, outer, inner, masked)
+                    fallback = _first(unpacked, kernel, outer, inner, remainder)
                     rest = _split_columns(outer, inner, panel, least) if fallback else None
                     if rest is not None:
-                        _apply(fallback, *rest, parallel, masked)
+                        _apply(fallback, *rest, parallel, remainder)
             if strategy is not None:
-                _apply(strategy, outer, inner, parallel, masked)
+                _apply(strategy, outer, inner, parallel, remainder)
             elif parallel:
                 (outer or inner).schedule = loop.ScheduleAttr(Schedule(parallel=True))
         for red in kernel.walk():  # reductions outside nests (hoisted): along k in lanes

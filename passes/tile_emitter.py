@@ -19,10 +19,12 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     IntegerType,
     AnyFloat,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
     VectorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -66,8 +68,9 @@ class Emitter:
     def __init__(self, builder: Builder):
         self.b = builder
         self.memo: list[dict[tuple, SSAValue]] = [{}]
-        self.affine: set[SSAValue] = set()
-        """Index values `lane + uniform`: contiguous along the lanes, like the lane itself."""
+        self.strides: dict[SSAValue, int] = {}
+        """Index values `lane * s + uniform` and their stride s (1: contiguous along the
+        lanes, like the lane itself; 2: every other element, a stride-2 window)."""
         self.packs: dict[Operation, tuple[SSAValue, SSAValue]] = {}
         """Loads redirected to a packed panel: load op -> (panel, the reduction iv)."""
 
@@ -108,7 +111,7 @@ class Emitter:
     def clone(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> None:
         if isinstance(op, loop.ReduceOp):
             raise NotVectorizable("reductions are jammed by the caller")
-        if isinstance(op, arith.AddiOp | arith.SubiOp) and copy.lane is not None \
+        if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp) and copy.lane is not None \
                 and self._lane_affine(op, copy, varying):
             return
         if isinstance(op, memref.LoadOp):
@@ -120,15 +123,24 @@ class Emitter:
         else:
             self._uniform(op, copy)
 
-    def _lane_affine(self, op: arith.AddiOp | arith.SubiOp, copy: Copy, varying: set[SSAValue]) -> bool:
-        """`lane + uniform` (either order) or `lane - uniform`: kept as the scalar index
-        of lane 0."""
+    def stride(self, v: SSAValue, copy: Copy) -> int | None:
+        return 1 if v is copy.lane else self.strides.get(v)
+
+    def _lane_affine(self, op: arith.AddiOp | arith.SubiOp | arith.MuliOp, copy: Copy, varying: set[SSAValue]) -> bool:
+        """`lane + uniform` (either order), `lane - uniform` or `lane * constant`: kept as
+        the scalar index of lane 0, with its stride."""
         a, b = op.lhs, op.rhs
-        if isinstance(op, arith.AddiOp) and b in varying and a not in varying:
+        if isinstance(op, arith.AddiOp | arith.MuliOp) and b in varying and a not in varying:
             a, b = b, a
-        if b in varying or not (a is copy.lane or a in self.affine):
+        stride = self.stride(a, copy)
+        if b in varying or stride is None:
             return False
-        self.affine.add(op.result)
+        if isinstance(op, arith.MuliOp):
+            factor = constant_index(b)
+            if factor is None or factor < 1:
+                return False
+            stride *= factor
+        self.strides[op.result] = stride
         new = type(op)(copy.subst.get(a, a), copy.subst.get(b, b))
         self.emit(new)
         copy.subst[op.result] = new.result
@@ -170,15 +182,17 @@ class Emitter:
             operands=operands, result_types=[result_type], properties=dict(op.properties),
             attributes=dict(op.attributes))).results[0])
 
-    def _lane_index(self, indices: Sequence[SSAValue], copy: Copy, varying: set[SSAValue]) -> bool:
-        """True if the access is contiguous along the lane (lane iv as last index only)."""
+    def _lane_index(self, indices: Sequence[SSAValue], copy: Copy, varying: set[SSAValue]) -> int:
+        """The stride of the access along the lanes (lane iv as last index only): 0 if
+        the access is uniform, 1 if contiguous."""
         varies = [i for i in indices if i in varying]
         if not varies:
-            return False
+            return 0
         last = indices[-1]
-        if copy.lane is None or varies != [last] or not (last is copy.lane or last in self.affine):
+        stride = self.stride(last, copy)
+        if copy.lane is None or varies != [last] or stride is None:
             raise NotVectorizable("a lane-varying access that is not contiguous")
-        return True
+        return stride
 
     def _load(self, op: memref.LoadOp, copy: Copy, varying: set[SSAValue]) -> None:
         t = VectorType(op.res.type, [copy.width])
@@ -188,10 +202,14 @@ class Emitter:
             copy.subst[op.res] = self.memoized(("vload", panel, tuple(indices), copy.width), lambda: self.emit(
                 vector.LoadOp(panel, indices, t)).result)
             return
-        if not self._lane_index(list(op.indices), copy, varying):
+        stride = self._lane_index(list(op.indices), copy, varying)
+        if not stride:
             self._uniform(op, copy)
             return
         indices = [copy.subst.get(i, i) for i in op.indices]
+        if stride != 1:
+            copy.subst[op.res] = self._strided_load(op, indices, stride, copy)
+            return
         if copy.mask is not None:
             if not isinstance(op.res.type, AnyFloat):
                 raise NotVectorizable("masked accesses are for float buffers")
@@ -203,13 +221,36 @@ class Emitter:
         copy.subst[op.res] = self.memoized(("vload", op.memref, tuple(indices), copy.width), lambda: self.emit(
             vector.LoadOp(copy.subst.get(op.memref, op.memref), indices, t)).result)
 
+    def _strided_load(self, op: memref.LoadOp, indices: list[SSAValue], stride: int, copy: Copy) -> SSAValue:
+        """Lanes reading every other element (a stride-2 window): two overlapping vector
+        loads, from lane 0's element and from the one `width - 1` further (so nothing past
+        the last lane's element is read), the even elements shuffled out."""
+        if stride != 2 or copy.mask is not None:
+            raise NotVectorizable(f"a stride-{stride} access along the lanes")
+        width = copy.width
+        t = VectorType(op.res.type, [width])
+        buffer = copy.subst.get(op.memref, op.memref)
+
+        def make() -> SSAValue:
+            first = self.emit(vector.LoadOp(buffer, indices, t)).result
+            further = self.emit(arith.AddiOp(indices[-1], self.const_index(width - 1))).result
+            second = self.emit(vector.LoadOp(buffer, [*indices[:-1], further], t)).result
+            half = width // 2
+            mask = [2 * i if i < half else 2 * i + 1 for i in range(width)]
+            return self.emit(vector.ShuffleOp(first, second, DenseArrayBase.from_list(i64, mask), result_type=t)).result
+
+        return self.memoized(("vload2", buffer, tuple(indices), width), make)
+
     def _store(self, op: memref.StoreOp, copy: Copy, varying: set[SSAValue]) -> None:
         indices = [copy.subst.get(i, i) for i in op.indices]
-        if not self._lane_index(list(op.indices), copy, varying):
+        stride = self._lane_index(list(op.indices), copy, varying)
+        if not stride:
             if copy.lane is not None and op.value in varying:
                 raise NotVectorizable("a lane-varying value stored to one address")
             self._uniform(op, copy)
             return
+        if stride != 1:
+            raise NotVectorizable("a strided store")
         value = copy.subst.get(op.value, op.value)
         if op.value not in varying:
             value = self.broadcast(value, copy.width)
@@ -392,6 +433,9 @@ def split_at(e: Emitter, upper: SSAValue, tile: int) -> SSAValue:
     """upper - upper % tile: where the full tiles end."""
     if tile == 1 or multiple_of(upper, tile):
         return upper
+    c = constant_index(upper)
+    if c is not None:
+        return e.const_index(c - c % tile)
     t = e.const_index(tile)
     rem = e.emit(arith.RemSIOp(upper, t)).result
     return e.emit(arith.SubiOp(upper, rem)).result

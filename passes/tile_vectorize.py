@@ -65,6 +65,15 @@ def _offsets(e: Emitter, base: SSAValue, count: int, stride: int) -> list[SSAVal
     return out
 
 
+def _leftover_end(e: Emitter, start: SSAValue, upper: SSAValue, tile: int) -> SSAValue:
+    """Where whole tiles of `tile` from `start` end, before `upper`."""
+    lo, hi = constant_index(start), constant_index(upper)
+    if lo is not None and hi is not None:
+        return e.const_index(lo + (hi - lo) // tile * tile)
+    count = e.emit(arith.SubiOp(upper, start)).result
+    return e.emit(arith.AddiOp(start, split_at(e, count, tile))).result
+
+
 def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     """Rewrite one nest by its schedules; False (and nothing changed) if not possible."""
     for o in (outer, inner):
@@ -111,9 +120,13 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
 
     def remainder_columns(i_values: list[SSAValue], start: SSAValue) -> None:
-        """Columns [start, n) left by full tiles: single vectors, then scalars (or one
-        masked vector, with `mask`)."""
+        """Columns [start, n) left by full tiles: a tile of half the vectors if they fit,
+        single vectors, then scalars (or one masked vector, with `mask`)."""
         n = inner.upper
+        if width > 1 and cols >= 4:
+            half = _leftover_end(e, start, n, width * (cols // 2))
+            columns(i_values, width, cols // 2, start, half)
+            start = half
         if width > 1:
             mid = split_at(e, n, width)
             columns(i_values, width, 1, start, mid)
@@ -161,8 +174,17 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         main_rows = split_at(e, m, rows)
         keep = loop.Schedule(parallel=parallel)
         _foreach(e, e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(_offsets(e, i0, rows, 1)))
+        leftover_rows(main_rows, m, keep, emit_rows)
+
+    def leftover_rows(start: SSAValue, m: SSAValue, schedule: loop.Schedule | None, emit_rows) -> None:
+        """Rows [start, m), fewer than a tile: a tile of half the rows if they fit (they
+        share every load of the other operand), then single rows."""
+        if rows > 3:
+            half = _leftover_end(e, start, m, rows // 2)
+            _foreach(e, start, half, rows // 2, schedule, lambda i0: emit_rows(_offsets(e, i0, rows // 2, 1)))
+            start = half
         if rows > 1:
-            _foreach(e, main_rows, m, 1, keep, lambda i: emit_rows([i]))
+            _foreach(e, start, m, 1, schedule, lambda i: emit_rows([i]))
 
     def packed_rows() -> None:
         """Columns outer: per panel of W columns, pack the lane operands, then all rows."""
@@ -193,8 +215,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             m = outer.upper
             main_rows = split_at(e, m, rows)
             _foreach(e, e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(_offsets(e, i0, rows, 1)))
-            if rows > 1:
-                _foreach(e, main_rows, m, 1, None, lambda i: rows_tile([i]))
+            leftover_rows(main_rows, m, None, rows_tile)
             e.packs.clear()
 
         _foreach(e, e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)

@@ -135,6 +135,21 @@ def test_conv_im2col_windows(stride, pad, dilation, size, rng):
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
 
 
+def test_stride_two_windows_are_vector_loads(rng):
+    """ResNet's first convolution (7 x 7, stride 2): the im2col copy reads every other
+    element as vector loads and shuffles; widths around the vector width and beyond."""
+    text = """func.func @main(%x: tensor<1x3x?x?xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x?x?xf32> {
+  %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x?x?xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x?x?xf32>
+  func.return %y : tensor<1x8x?x?xf32>
+}"""
+    exe = nimble.compile(text)
+    assert "vector.shuffle" in str(exe.module)
+    w = rng.standard_normal((8, 3, 7, 7)).astype(np.float32)
+    for h, width in [(1, 1), (9, 31), (16, 33), (5, 64), (3, 101)]:
+        x = rng.standard_normal((1, 3, h, width)).astype(np.float32)
+        np.testing.assert_allclose(exe(x, w), nimble.interpret(nimble.parse(text), x, w)[0], rtol=1e-4, atol=1e-4)
+
+
 def test_bool_vectors_are_bytes_in_memory(rng):
     """numpy bools are one byte each: vector loads/stores of i1 must not be bit-packed."""
     text = """func.func @main(%a: tensor<?x40xf32>, %b: tensor<?x40xf32>, %m: tensor<?x40xi1>) -> (tensor<?x40xi1>, tensor<?x40xf32>) {
@@ -153,19 +168,42 @@ def test_bool_vectors_are_bytes_in_memory(rng):
 
 @pytest.mark.parametrize("text", [_matmul(17), _dense(17)], ids=["matmul", "dense"])
 def test_masked_remainders_match_peeled(text, rng):
-    """`remainder="masked"` finishes rows with one masked vector step: same results."""
-    peeled, masked = nimble.compile(text), nimble.compile(text, remainder="masked")
-    assert "vector.maskedstore" in str(masked.module) or "vector.reduction" in str(masked.module)
+    """`remainder="masked"` finishes rows with one masked vector step, `auto` does so for
+    elementwise nests only: same results."""
+    exes = {r: nimble.compile(text, remainder=r) for r in ("peeled", "masked", "auto")}
+    assert "vector.maskedstore" in str(exes["masked"].module) or "vector.reduction" in str(exes["masked"].module)
     ref = nimble.parse(text)
     for m, n in [(1, 1), (3, 15), (9, 17), (8, 33), (5, 100)]:
         a = rng.standard_normal((m, 17)).astype(np.float32)
         b = rng.standard_normal((17, n) if "matmul" in text else (n, 17)).astype(np.float32)
         args = [a, b, rng.standard_normal(n).astype(np.float32)] if "matmul" in text else [a, b]
         expected = nimble.interpret(ref, *args)[0]
-        np.testing.assert_allclose(masked(*args), expected, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(peeled(*args), expected, rtol=1e-4, atol=1e-5)
+        for exe in exes.values():
+            np.testing.assert_allclose(exe(*args), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_auto_remainder_masks_elementwise_rows_only(rng):
+    """The default (`auto`): an elementwise nest ends its rows with a masked vector step,
+    a register tile with a scalar loop."""
+    text = """func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %e = graph.exp %a : tensor<?x?xf32> -> tensor<?x?xf32>
+  %c = graph.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %e, %c : tensor<?x?xf32>, tensor<?x?xf32>
+}"""
+    exe = nimble.compile(text)
+    kernels = {k.sym_name.data: str(k) for k in exe.module.body.block.ops if "nimble.kernel" in k.attributes}
+    (exp,) = [t for n, t in kernels.items() if "exp" in n]
+    matmuls = [t for n, t in kernels.items() if "matmul" in n]
+    assert "vector.maskedstore" in exp
+    assert matmuls and not any("vector.maskedstore" in t for t in matmuls)
+    for m, n in [(1, 1), (7, 17), (33, 5)]:
+        a = rng.standard_normal((m, n)).astype(np.float32)
+        b = rng.standard_normal((n, 19)).astype(np.float32)
+        e, c = exe(a, b)
+        np.testing.assert_allclose(e, np.exp(a), rtol=1e-5)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_remainder_option_is_checked():
-    with pytest.raises(ValueError, match="remainder must be 'peeled' or 'masked'"):
+    with pytest.raises(ValueError, match="remainder must be one of auto, peeled, masked"):
         nimble.compile(_dense(4), remainder="rounded")

@@ -184,7 +184,7 @@ func.func @dense_packs_transposed_panels(%x: tensor<?x64xf32>, %w: tensor<128x64
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V4]] : memref<?x?xf32>
 // CHECK-NEXT: loop.foreach %[[V6:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[V3]] step %[[V4]] schedule #loop.schedule<parallel> {
-// CHECK-NEXT: loop.foreach %[[V7:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[V5]] step %[[V4]] schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: loop.foreach %[[V7:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[V5]] step %[[V4]] schedule #loop.schedule<vector = 16, mask> {
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V6]], %[[V7]]] : memref<?x?xf32>
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = math.exp %[[V8]] : f32
 // CHECK-NEXT: memref.store %[[V9]], %[[V1]][%[[V6]], %[[V7]]] : memref<?x?xf32>

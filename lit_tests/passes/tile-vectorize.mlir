@@ -126,6 +126,7 @@ func.func @lanes_and_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attri
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
+
 func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "register_tile"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -163,52 +164,50 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
 // CHECK-NEXT: loop.foreach %[[V3:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V2]] step %[[V0]] {
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.addi %[[V3]], %[[V4]] : index
-// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C70]], %[[V6]] : index
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.subi %[[C70]], %[[V7]] : index
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]], %[[V11:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V12:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V8]] step %[[V6]] combine(add, add) init(%[[V9]], %[[V9]]) : vector<16xf32>, vector<16xf32> {
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V12]]] : memref<?x70xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V3]], %[[V12]]] : memref<?x70xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V14]] : vector<16xf32>
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V5]], %[[V12]]] : memref<?x70xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V16]] : vector<16xf32>
-// CHECK-NEXT: loop.yield %[[V15]], %[[V17]] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]], %[[V10:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V11:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V6]] step %[[V7]] combine(add, add) init(%[[V8]], %[[V8]]) : vector<16xf32>, vector<16xf32> {
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V11]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V3]], %[[V11]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V12]], %[[V13]] : vector<16xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V5]], %[[V11]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V12]], %[[V15]] : vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V14]], %[[V16]] : vector<16xf32>, vector<16xf32>
 // CHECK-NEXT: }
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V9]], %[[ZERO]] : vector<16xf32> into f32
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V10]], %[[ZERO]] : vector<16xf32> into f32
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V11]], %[[ZERO]] : vector<16xf32> into f32
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]], %[[V21:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V22:[A-Za-z0-9_$.-]+]] = %[[V8]] to %[[C70]] step %[[V4]] combine(add, add) init(%[[V18]], %[[V19]]) : f32, f32 {
-// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V22]]] : memref<?x70xf32>
-// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V3]], %[[V22]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]], %[[V20:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V21:[A-Za-z0-9_$.-]+]] = %[[V6]] to %[[C70]] step %[[V4]] combine(add, add) init(%[[V17]], %[[V18]]) : f32, f32 {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V21]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V3]], %[[V21]]] : memref<?x70xf32>
 // CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A]], %[[B]] : f32
-// CHECK-NEXT: %[[B_1:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V5]], %[[V22]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[B_1:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V5]], %[[V21]]] : memref<?x70xf32>
 // CHECK-NEXT: %[[P_1:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A]], %[[B_1]] : f32
 // CHECK-NEXT: loop.yield %[[P]], %[[P_1]] : f32, f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V20]], %[[OUT]][%[[V3]]] : memref<?xf32>
-// CHECK-NEXT: memref.store %[[V21]], %[[OUT]][%[[V5]]] : memref<?xf32>
+// CHECK-NEXT: memref.store %[[V19]], %[[OUT]][%[[V3]]] : memref<?xf32>
+// CHECK-NEXT: memref.store %[[V20]], %[[OUT]][%[[V5]]] : memref<?xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[N]] step %[[V23]] {
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[N]] step %[[V22]] {
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
 // CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.remsi %[[C70]], %[[V25]] : index
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.subi %[[C70]], %[[V26]] : index
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V30:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V27]] step %[[V25]] combine(add) init(%[[V28]]) : vector<16xf32> {
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V30]]] : memref<?x70xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V24]], %[[V30]]] : memref<?x70xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V31]], %[[V32]] : vector<16xf32>
-// CHECK-NEXT: loop.yield %[[V33]] : vector<16xf32>
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V28:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V24]] step %[[V25]] combine(add) init(%[[V26]]) : vector<16xf32> {
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[C0]], %[[V28]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[V23]], %[[V28]]] : memref<?x70xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V29]], %[[V30]] : vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V31]] : vector<16xf32>
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V29]], %[[ZERO]] : vector<16xf32> into f32
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V36:[A-Za-z0-9_$.-]+]] = %[[V27]] to %[[C70]] step %[[V23]] combine(add) init(%[[V34]]) : f32 {
-// CHECK-NEXT: %[[A_1:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V36]]] : memref<?x70xf32>
-// CHECK-NEXT: %[[B_2:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V24]], %[[V36]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V27]], %[[ZERO]] : vector<16xf32> into f32
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V34:[A-Za-z0-9_$.-]+]] = %[[V24]] to %[[C70]] step %[[V22]] combine(add) init(%[[V32]]) : f32 {
+// CHECK-NEXT: %[[A_1:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[C0]], %[[V34]]] : memref<?x70xf32>
+// CHECK-NEXT: %[[B_2:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V23]], %[[V34]]] : memref<?x70xf32>
 // CHECK-NEXT: %[[P_2:[A-Za-z0-9_$.-]+]] = arith.mulf %[[A_1]], %[[B_2]] : f32
 // CHECK-NEXT: loop.yield %[[P_2]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V35]], %[[OUT]][%[[V24]]] : memref<?xf32>
+// CHECK-NEXT: memref.store %[[V33]], %[[OUT]][%[[V23]]] : memref<?xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
@@ -251,6 +250,7 @@ func.func @dot_products(%x: memref<?x70xf32>, %w: memref<?x70xf32>, %out: memref
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
+
 func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "strided_stays_scalar"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -365,6 +365,64 @@ func.func @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
       %y = memref.load %a[%i, %j] : memref<?x?xf32>
       %d = arith.subf %y, %top : f32
       memref.store %d, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// Lanes reading every other element (a stride-2 convolution window): two overlapping
+// vector loads (the second from 15 elements on, so nothing past the last lane is read),
+// even elements shuffled out.
+// CHECK-LABEL: func.func @stride_two_window
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "stride_two_window"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[C2:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[OUT]], %[[C0]] : memref<?x?xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[OUT]], %[[C1]] : memref<?x?xf32>
+// CHECK-NEXT: loop.foreach %[[V0:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[M]] step %[[C1]] {
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V1]] : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V2]] : index
+// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.muli %[[V4]], %[[C2]] : index
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.addi %[[V5]], %[[C1]] : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[V0]], %[[V6]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 15 : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.addi %[[V6]], %[[V8]] : index
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[V0]], %[[V9]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = vector.shuffle %[[V7]], %[[V10]] [0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[V11]], %[[OUT]][%[[V0]], %[[V4]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V12:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[N]] step %[[C1]] {
+// CHECK-NEXT: %[[TWICE:[A-Za-z0-9_$.-]+]] = arith.muli %[[V12]], %[[C2]] : index
+// CHECK-NEXT: %[[AT:[A-Za-z0-9_$.-]+]] = arith.addi %[[TWICE]], %[[C1]] : index
+// CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[V0]], %[[AT]]] : memref<?x?xf32>
+// CHECK-NEXT: memref.store %[[X]], %[[OUT]][%[[V0]], %[[V12]]] : memref<?x?xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+
+func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "stride_two_window"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = memref.dim %out, %c0 : memref<?x?xf32>
+  %n = memref.dim %out, %c1 : memref<?x?xf32>
+  loop.foreach %i = %c0 to %m step %c1 {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16> {
+      %twice = arith.muli %j, %c2 : index
+      %at = arith.addi %twice, %c1 : index
+      %x = memref.load %a[%i, %at] : memref<?x?xf32>
+      memref.store %x, %out[%i, %j] : memref<?x?xf32>
       loop.yield
     }
     loop.yield
