@@ -3,7 +3,7 @@
 Which ops may join is decided by their `FusionKind` alone (a table, no op names):
 elementwise and injective consumers join their producer's group (dense/matmul/conv +
 bias + activation; chains of elementwise ops), elementwise prologues and epilogues join
-a reduction (softmax, layer_norm), and an elementwise op consuming several groups of
+a reduction (softmax, layer_norm), a small elementwise prologue joins a heavy op, and an elementwise op consuming several groups of
 heavy ops merges them (the LSTM/GRU cell: matmuls, bias, gate activations and the cell
 update in one group, so gate intermediates never reach memory). Opaque ops (constants,
 nms, control flow, calls) stay outside. A group must stay convex: no op outside it may
@@ -13,9 +13,10 @@ lie on a path between two of its ops.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -46,6 +47,13 @@ JOIN.update({(k, layout): K.INJECTIVE for layout in _LAYOUT for k in (K.ELEMENTW
 JOIN.update({(layout, k): K.INJECTIVE for layout in _LAYOUT for k in (K.ELEMENTWISE, K.INJECTIVE)})
 JOIN.update({(layout, K.REDUCTION): K.REDUCTION for layout in _LAYOUT})
 
+# An elementwise prologue joins a heavy op (dense/matmul/conv) only when its value is one
+# small row (static shape, at most PROLOGUE_ELEMENTS): the heavy op recomputes it for
+# every output column it feeds, which costs no more than reading it then, and the
+# kernel launch it saves (a Tree-LSTM's `dense(hl + hr, u)`) costs far more.
+PROLOGUE: dict[tuple[K, K], K] = {(K.ELEMENTWISE, K.OUT_FUSABLE): K.OUT_FUSABLE}
+PROLOGUE_ELEMENTS = 4096
+
 # Groups that may merge with each other through one elementwise consumer.
 MERGE: dict[tuple[K, K], K] = {
     (K.OUT_FUSABLE, K.OUT_FUSABLE): K.OUT_FUSABLE,
@@ -59,6 +67,17 @@ MERGE: dict[tuple[K, K], K] = {
 class _Group:
     ops: list[Operation]
     kind: K
+
+
+def _small(group: _Group) -> bool:
+    """Every value the group computes has a static shape of at most PROLOGUE_ELEMENTS."""
+    for o in group.ops:
+        for r in o.results:
+            t = r.type
+            if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()) or \
+                    prod(t.get_shape()) > PROLOGUE_ELEMENTS:
+                return False
+    return True
 
 
 def _fusable(op: Operation) -> bool:
@@ -113,7 +132,9 @@ class _BlockFuser:
         producers_kind: K | None = None
         for group in self.producer_groups(op):
             merged = group.kind if producers_kind is None else MERGE.get((producers_kind, group.kind))
-            if merged is None or (merged, kind) not in JOIN or placement_of(group.ops[0]) != placement_of(op):
+            if merged is None or placement_of(group.ops[0]) != placement_of(op):
+                continue
+            if (merged, kind) not in JOIN and not ((merged, kind) in PROLOGUE and _small(group)):
                 continue
             if joined and not all(o.SHARES_GROUP for g in (group, *joined) for o in g.ops if isinstance(o, GraphOp)):
                 continue
@@ -125,7 +146,7 @@ class _BlockFuser:
             self.group_of[op] = _Group([op], kind)
             return
         group = _Group(sorted([op, *(o for g in joined for o in g.ops)], key=self.order.__getitem__),
-                       JOIN[(producers_kind, kind)])
+                       JOIN.get((producers_kind, kind)) or PROLOGUE[(producers_kind, kind)])
         for o in group.ops:
             self.group_of[o] = group
 

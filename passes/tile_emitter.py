@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     VectorType,
+    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -41,6 +42,10 @@ _WIDENABLE: tuple[type[Operation], ...] = (
 )
 _KIND = {"add": vector.CombiningKindFlag.ADD, "mul": vector.CombiningKindFlag.MUL,
          "max": vector.CombiningKindFlag.MAXIMUMF, "min": vector.CombiningKindFlag.MINIMUMF}
+
+
+_F32_MASKS = ("masked accesses are for f32 buffers: xdsl's LLVM conversion declares one `llvm.masked.*` "
+              "intrinsic per module, whatever the element type (an f16 one next to an f32 one fails)")
 
 
 class NotVectorizable(Exception):
@@ -211,8 +216,8 @@ class Emitter:
             copy.subst[op.res] = self._strided_load(op, indices, stride, copy)
             return
         if copy.mask is not None:
-            if not isinstance(op.res.type, AnyFloat):
-                raise NotVectorizable("masked accesses are for float buffers")
+            if op.res.type != f32:
+                raise NotVectorizable(_F32_MASKS)
             zeros = self.splat(0.0, t)
             buffer = copy.subst.get(op.memref, op.memref)
             copy.subst[op.res] = self.memoized(("mload", buffer, tuple(indices), copy.mask), lambda: self.emit(
@@ -255,8 +260,8 @@ class Emitter:
         if op.value not in varying:
             value = self.broadcast(value, copy.width)
         if copy.mask is not None:
-            if not isinstance(op.value.type, AnyFloat):
-                raise NotVectorizable("masked accesses are for float buffers")
+            if op.value.type != f32:
+                raise NotVectorizable(_F32_MASKS)
             buffer = copy.subst.get(op.memref, op.memref)
             self.emit(vector.MaskedStoreOp.create(operands=[buffer, *indices, copy.mask, value]))
             return

@@ -202,3 +202,39 @@ func.func @convs_do_not_share_a_group(%x: tensor<1x8x?x?xf32>, %w1: tensor<8x8x3
   %r = graph.relu %s : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
   func.return %r : tensor<1x8x?x?xf32>
 }
+
+// -----
+
+// A small elementwise prologue (one static row) joins the dense layer it feeds: the
+// kernel recomputes it per output column, and saves a launch (a Tree-LSTM's hl + hr).
+// CHECK-LABEL: func.func @small_prologue_joins_dense
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: tensor<1x150xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<1x150xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<450x150xf32>) -> tensor<1x450xf32> {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[A_1:[A-Za-z0-9_$.-]+]] = %[[A]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<1x150xf32>, tensor<1x150xf32>, tensor<450x150xf32>) -> tensor<1x450xf32> {
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.add %[[A_1]], %[[B_1]] : (tensor<1x150xf32>, tensor<1x150xf32>) -> tensor<1x150xf32>
+// CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = graph.dense %[[S]], %[[W_1]] : (tensor<1x150xf32>, tensor<450x150xf32>) -> tensor<1x450xf32>
+// CHECK-NEXT: graph.yield %[[Y_1]] : tensor<1x450xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[Y]] : tensor<1x450xf32>
+// CHECK-NEXT: }
+
+func.func @small_prologue_joins_dense(%a: tensor<1x150xf32>, %b: tensor<1x150xf32>, %w: tensor<450x150xf32>) -> tensor<1x450xf32> {
+  %s = graph.add %a, %b : (tensor<1x150xf32>, tensor<1x150xf32>) -> tensor<1x150xf32>
+  %y = graph.dense %s, %w : (tensor<1x150xf32>, tensor<450x150xf32>) -> tensor<1x450xf32>
+  func.return %y : tensor<1x450xf32>
+}
+
+// -----
+
+// With `?` rows it could be any size: it stays a kernel of its own.
+// CHECK-LABEL: func.func @dynamic_prologue_stays_apart
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: tensor<?x150xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<?x150xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<450x150xf32>) -> tensor<?x450xf32> {
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.add %[[A]], %[[B]] : (tensor<?x150xf32>, tensor<?x150xf32>) -> tensor<?x150xf32>
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.dense %[[S]], %[[W]] : (tensor<?x150xf32>, tensor<450x150xf32>) -> tensor<?x450xf32>
+// CHECK-NEXT: func.return %[[Y]] : tensor<?x450xf32>
+// CHECK-NEXT: }
+
+func.func @dynamic_prologue_stays_apart(%a: tensor<?x150xf32>, %b: tensor<?x150xf32>, %w: tensor<450x150xf32>) -> tensor<?x450xf32> {
+  %s = graph.add %a, %b : (tensor<?x150xf32>, tensor<?x150xf32>) -> tensor<?x150xf32>
+  %y = graph.dense %s, %w : (tensor<?x150xf32>, tensor<450x150xf32>) -> tensor<?x450xf32>
+  func.return %y : tensor<?x450xf32>
+}
