@@ -1,6 +1,7 @@
 """Index rules of the window and vision ops: conv2d (im2col staging and a matrix
 product over flattened pixels, or a direct reduction for grouped convs), pooling and
-roi_align. They join `index_rules.INDEX_RULES`; same signature."""
+roi_align; a max pool over a kernel input runs tap by tap over whole rows, staged).
+They join `index_rules.INDEX_RULES`; same signature."""
 
 from __future__ import annotations
 
@@ -35,6 +36,63 @@ def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw
     return coords, inside
 
 
+def _tap_span(kb: KernelBuilder, op: Operation, oh: Dim, kh: Dim, kw: Dim, h_: Dim, w_: Dim,
+              ow_: Dim) -> tuple[Dim, Dim, Dim, Dim]:
+    """For output row `oh` and tap (kh, kw): the input row (clamped into range), and the
+    output columns [lo, hi) whose input column `iw = ow * stride + off` lies inside the
+    input (none when the row is outside), with `base`, the input column of `lo`."""
+    (s0, s1), pads, (d0, d1) = op.window()
+    ih = kb.ibinary("sub", kb.iadd(kb.imul(oh, s0), kb.imul(kh, d0)), pads[0])
+    row_ok = kb.emit(arith.AndIOp(kb.emit(arith.CmpiOp(kb.index(ih), kb.index(0), "sge")),
+                                  kb.emit(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
+    ih_safe = kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1))
+    off = kb.ibinary("sub", kb.imul(kw, d1), pads[1])
+    lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, off)), kb.index(s1)))
+    hi = kb.iadd(kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", w_, 1), off)),
+                                            kb.index(s1))), 1)
+    lo = kb.ibinary("min", kb.ibinary("max", lo, 0), ow_)
+    hi = kb.ibinary("min", kb.ibinary("max", hi, lo), ow_)
+    lo = kb.emit(arith.SelectOp(row_ok, kb.index(lo), kb.index(0)))
+    hi = kb.emit(arith.SelectOp(row_ok, kb.index(hi), kb.index(0)))
+    return ih_safe, lo, hi, kb.iadd(kb.imul(lo, s1), off)
+
+
+def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
+    """The staged result `out[n, c, oh, ow]` of a max pool, row by row: the row starts at
+    -inf and each tap takes the maximum with its input over the columns where it lies
+    inside (taps in the padding add nothing), so every tap is one contiguous loop along
+    `ow` (stride-2 windows read every other element: still vector loads)."""
+    n_, c_, h_, w_ = kb.dims(op.input)
+    _n, _c, oh_, ow_ = kb.dims(op.result)
+    s1 = op.window()[0][1]
+    kh_, kw_ = list(op.kernel.get_values())
+    t = op.result.type.get_element_type()
+    dims = [n_, c_, oh_, ow_]
+    out = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
+                               [kb.index(d) for d in dims if not isinstance(d, int)]))
+    kb.buffer_dims[out] = dims
+    low = const(kb.emit, float("-inf"), t)
+
+    def row(n: SSAValue, c: SSAValue, oh: SSAValue) -> None:
+        at = [kb.index(n), kb.index(c), kb.index(oh)]
+        kb.foreach(ow_, lambda ow: kb.emit(memref.StoreOp.get(low, out, [*at, ow])))
+        for kh in range(kh_):
+            for kw in range(kw_):
+                ih, lo, hi, base = _tap_span(kb, op, oh, kh, kw, h_, w_, ow_)
+
+                def take(t_: SSAValue, ih=ih, lo=lo, base=base) -> None:
+                    iw = kb.iadd(kb.imul(t_, s1), base) if s1 != 1 else kb.emit(arith.AddiOp(t_, kb.index(base)))
+                    ow = kb.emit(arith.AddiOp(t_, kb.index(lo)))
+                    acc = kb.emit(memref.LoadOp.get(out, [*at, ow]))
+                    value = kb.emit(arith.MaximumfOp(acc, kb.at(op.input, [n, c, ih, iw])))
+                    kb.emit(memref.StoreOp.get(value, out, [*at, ow]))
+
+                kb.foreach(kb.ibinary("sub", hi, lo), take)
+
+    kb.foreach(n_, lambda n: kb.foreach(c_, lambda c: kb.foreach(oh_, lambda oh: row(n, c, oh))))
+    return out
+
+
 def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     """The staged patch buffer `col[n, (c, kh, kw), oh, ow]` (zeros where the window
     overhangs the padding). Each row is split into zeros / a copy / zeros, so the copy
@@ -61,26 +119,13 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
         tap = kb.ibinary("rem", k, taps)
         kh = kb.ibinary("div", tap, kw_)
         kw = kb.ibinary("rem", tap, kw_)
-        ih = kb.ibinary("sub", kb.iadd(kb.imul(oh, s0), kb.imul(kh, d0)), pads[0])
-        row_ok = kb.emit(arith.AndIOp(kb.emit(arith.CmpiOp(kb.index(ih), kb.index(0), "sge")),
-                                      kb.emit(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
-        ih_safe = kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1))
-        # iw = ow * s1 + off lies in [0, W) for ow in [lo, hi).
-        off = kb.ibinary("sub", kb.imul(kw, d1), pads[1])
-        lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, off)), kb.index(s1)))
-        hi = kb.iadd(kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", w_, 1), off)),
-                                                kb.index(s1))), 1)
-        lo = kb.ibinary("min", kb.ibinary("max", lo, 0), ow_)
-        hi = kb.ibinary("min", kb.ibinary("max", hi, lo), ow_)
-        lo = kb.emit(arith.SelectOp(row_ok, kb.index(lo), kb.index(0)))
-        hi = kb.emit(arith.SelectOp(row_ok, kb.index(hi), kb.index(0)))
+        ih, lo, hi, base = _tap_span(kb, op, oh, kh, kw, h_, w_, ow_)
         kb.foreach(lo, lambda ow: store(n, oh, k, ow, zero))
-        base = kb.iadd(kb.imul(lo, s1), off)
 
         def copy(t_: SSAValue) -> None:
             iw = kb.iadd(kb.imul(t_, s1), base) if s1 != 1 else kb.emit(arith.AddiOp(t_, kb.index(base)))
             ow = kb.emit(arith.AddiOp(t_, kb.index(lo)))
-            store(n, oh, k, ow, kb.at(op.input, [n, c, ih_safe, iw]))
+            store(n, oh, k, ow, kb.at(op.input, [n, c, ih, iw]))
 
         kb.foreach(kb.ibinary("sub", hi, lo), copy)
         kb.foreach(kb.ibinary("sub", ow_, hi), lambda t_: store(n, oh, k, kb.emit(arith.AddiOp(t_, kb.index(hi))), zero))
@@ -128,6 +173,9 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
 
 def pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, idx: list[Dim]) -> SSAValue:
     n, c, oh, ow = idx
+    if isinstance(op, graph.MaxPool2dOp) and op.input in kb.buffers:
+        rows = kb.staged(("max_pool", op), lambda: _max_pool_rows(kb, op))
+        return kb.load_buffer(rows, idx)
     x_dims = kb.dims(op.input)
     t = op.result.type.get_element_type()
     kh_, kw_ = list(op.kernel.get_values())

@@ -150,6 +150,22 @@ def test_stride_two_windows_are_vector_loads(rng):
         np.testing.assert_allclose(exe(x, w), nimble.interpret(nimble.parse(text), x, w)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("kernel,stride,pad", [(3, 2, 1), (2, 2, 0), (3, 1, 1), (5, 3, 2)])
+def test_max_pool_rows(kernel, stride, pad, rng):
+    """Max pooling tap by tap over whole rows (taps in the padding skipped): exact against
+    the reference at sizes around the vector width, windows overhanging both sides."""
+    text = f"""func.func @main(%x: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {{
+  %y = graph.max_pool2d %x {{kernel = array<i64: {kernel}, {kernel}>, strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, {pad}, {pad}>}} : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  func.return %y : tensor<?x?x?x?xf32>
+}}"""
+    exe = nimble.compile(text)
+    for shape in [(1, 1, 1, 1), (2, 3, 7, 9), (1, 4, 33, 40), (1, 1, 5, 101)]:
+        if min(shape[2:]) + 2 * pad < kernel:
+            continue
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(exe(x), nimble.interpret(nimble.parse(text), x)[0])
+
+
 def test_bool_vectors_are_bytes_in_memory(rng):
     """numpy bools are one byte each: vector loads/stores of i1 must not be bit-packed."""
     text = """func.func @main(%a: tensor<?x40xf32>, %b: tensor<?x40xf32>, %m: tensor<?x40xi1>) -> (tensor<?x40xi1>, tensor<?x40xf32>) {

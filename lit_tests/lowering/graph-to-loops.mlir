@@ -155,3 +155,24 @@ func.func @opaque_stays_on_host(%b: tensor<?x4xf32>, %s: tensor<?xf32>) -> tenso
   %k = graph.nms %b, %s {iou_threshold = 5.000000e-01 : f64, score_threshold = 0.000000e+00 : f64, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
   func.return %k : tensor<?xi64>
 }
+
+// -----
+
+// A max pool runs tap by tap over whole output rows, staged: each row starts at -inf and
+// every tap (4 here) takes the maximum over the columns where it lies inside the input,
+// one contiguous loop per tap; the output nest then reads the staged rows.
+// CHECK-LABEL: func.func @max_pool_rows_max_pool2d_0
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>)
+// CHECK: %[[ROWS:[A-Za-z0-9_$.-]+]] = loop.alloc dram
+// CHECK-NEXT: %[[LOW:[A-Za-z0-9_$.-]+]] = arith.constant 0xff800000 : f32
+// CHECK: memref.store %[[LOW]], %[[ROWS]]
+// CHECK-COUNT-4: arith.maximumf
+// CHECK: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[ROWS]]
+// CHECK-NEXT: memref.store %[[V]], %[[Y]]
+// CHECK-NOT: arith.maximumf
+// CHECK: func.return
+
+func.func @max_pool_rows(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
+  %y = graph.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
+  func.return %y : tensor<1x2x?x?xf32>
+}
