@@ -30,12 +30,17 @@ BLOCK = 16
 """Side of the blocks of a transposed panel (16 f32 lanes)."""
 
 
+def transposed(load: memref.LoadOp, k_iv: SSAValue) -> bool:
+    """Whether a packed operand is read as `X[..., j, k]` (a dense layer's weights)."""
+    return load.indices[-1] is k_iv
+
+
 def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, panel: SSAValue, j0: SSAValue,
                k_upper: SSAValue, width: int, cols: int) -> None:
     """Copy columns [j0, j0 + width * cols) of the operand `load` reads into `panel`."""
     lead = list(load.indices[:-2])
     element = load.res.type
-    if load.indices[-2] is k_iv:
+    if not transposed(load, k_iv):
         def row(k: SSAValue) -> None:
             for c in range(cols):
                 j = e.emit(arith.AddiOp(j0, e.const_index(c * width))).result if c else j0

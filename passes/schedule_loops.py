@@ -40,6 +40,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from nimble.dialects import loop
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
+from nimble.passes.pack_panels import transposed
 from nimble.passes.tile_vectorize import packable_loads, realize_nest, transform_nest
 
 
@@ -177,7 +178,7 @@ def _packs(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     if packable is None:
         return None
     red, loads = packable
-    return any(ld.indices[-1] is red.iv for ld in loads)
+    return any(transposed(ld, red.iv) for ld in loads)
 
 
 def _in_sequential_loop(op: Operation) -> bool:

@@ -31,13 +31,13 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.pack_panels import copy_panel
+from nimble.passes.pack_panels import copy_panel, transposed
 from nimble.passes.reduction_strips import distribute
 from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, schedule_of, split_at
 
@@ -177,14 +177,16 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         leftover_rows(main_rows, m, keep, emit_rows)
 
     def leftover_rows(start: SSAValue, m: SSAValue, schedule: loop.Schedule | None, emit_rows) -> None:
-        """Rows [start, m), fewer than a tile: a tile of half the rows if they fit (they
-        share every load of the other operand), then single rows."""
-        if rows > 3:
-            half = _leftover_end(e, start, m, rows // 2)
-            _foreach(e, start, half, rows // 2, schedule, lambda i0: emit_rows(_offsets(e, i0, rows // 2, 1)))
-            start = half
-        if rows > 1:
-            _foreach(e, start, m, 1, schedule, lambda i: emit_rows([i]))
+        """Rows [start, m), fewer than a tile, in tiles of 4, 2 and 1 rows (rows of a
+        tile share every load of the other operand); with a static row count only the
+        tiles it needs."""
+        size = 1 << (rows - 1).bit_length() - 1 if rows > 1 else 0
+        while size >= 1:
+            end = m if size == 1 else _leftover_end(e, start, m, size)
+            lo, hi = constant_index(start), constant_index(end)
+            if lo is None or hi is None or lo < hi:
+                _foreach(e, start, end, size, schedule, lambda i0, size=size: emit_rows(_offsets(e, i0, size, 1)))
+            start, size = end, size // 2
 
     def packed_rows() -> None:
         """Columns outer: per panel of W columns, pack the lane operands, then all rows."""
@@ -222,7 +224,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
         if main_cols is n:  # whole panels (schedule-loops' split)
             return
-        if any(ld.indices[-1] is red.iv for ld in loads):  # transposed: no lane reads it in place
+        if any(transposed(ld, red.iv) for ld in loads):  # no lane reads a transposed operand in place
             row_tiles(lambda i_values: columns(i_values, 1, 1, main_cols, n))
         else:
             row_tiles(lambda i_values: remainder_columns(i_values, main_cols))
@@ -234,16 +236,25 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         else:
             row_tiles(tile_rows)
     except NotVectorizable:
-        for dead in reversed(list(scratch.ops)):
-            dead.detach()
-            dead.erase(safe_erase=False)
+        _discard(scratch)
         return False
-    for op in list(scratch.ops):
-        op.detach()
-        anchor.parent_block().insert_op_before(op, anchor)
+    _move_before(scratch, anchor)
     anchor.detach()
     anchor.erase()
     return True
+
+
+def _discard(scratch: Block) -> None:
+    """Drop what a failed attempt emitted."""
+    for dead in reversed(list(scratch.ops)):
+        dead.detach()
+        dead.erase(safe_erase=False)
+
+
+def _move_before(scratch: Block, anchor: Operation) -> None:
+    for op in list(scratch.ops):
+        op.detach()
+        anchor.parent_block().insert_op_before(op, anchor)
 
 
 def packable_loads(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:
@@ -293,13 +304,9 @@ def vectorize_reduce(red: loop.ReduceOp) -> bool:
     try:
         Tile(e, [red], [copy], None).run()
     except NotVectorizable:
-        for dead in reversed(list(scratch.ops)):
-            dead.detach()
-            dead.erase(safe_erase=False)
+        _discard(scratch)
         return False
-    for new in list(scratch.ops):
-        new.detach()
-        red.parent_block().insert_op_before(new, red)
+    _move_before(scratch, red)
     for r in red.results:
         r.replace_all_uses_with(copy.subst[r])
     red.detach()
