@@ -41,8 +41,8 @@ STAGES: dict[str, list[str]] = {
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse"],
-    "memory": ["manifest-alloc", "canonicalize", "cse", "int-range-optimizations", "canonicalize", "host-licm",
-               "plan-memory", "canonicalize"],
+    "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations", "simplify-host", "host-licm",
+               "plan-memory", "simplify-host"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
     # Recurrences as spatial-accelerator programs (`nimble.spatial`).

@@ -293,11 +293,15 @@ def _closure(ops: Sequence[Operation], seed: set[SSAValue]) -> set[SSAValue]:
 class Tile:
     """Emit one tile: `copies` of `body`, reductions jammed."""
 
-    def __init__(self, emitter: Emitter, body: Sequence[Operation], copies: list[Copy], lane: SSAValue | None):
+    def __init__(self, emitter: Emitter, body: Sequence[Operation], copies: list[Copy], lane: SSAValue | None,
+                 unroll: bool = True):
         self.e = emitter
         self.body = [o for o in body if not isinstance(o, loop.YieldOp)]
         self.copies = copies
         self.varying = varying_values(self.body, lane)
+        self.unroll = unroll
+        """Keep the reductions' `unroll` (off for leftover tiles: they run once per row
+        of tiles, and each unrolled copy is code to compile)."""
 
     def run(self) -> None:
         for op in self.body:
@@ -362,7 +366,7 @@ class Tile:
         self.e.b.insert(loop.YieldOp(yielded))
         self.e.b = saved
         kinds = [k for _ in self.copies for k in op.kinds]
-        unroll = schedule_of(op).unroll
+        unroll = schedule_of(op).unroll if self.unroll else 0
         kept = loop.ScheduleAttr(loop.Schedule(unroll=unroll)) if unroll > 1 else None
         new = loop.ReduceOp(lower, upper, step, inits, kinds, Region(block), kept)
         self.e.emit(new)

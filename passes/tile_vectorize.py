@@ -114,19 +114,15 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                     if outer is not None:
                         subst[outer.iv] = i_value
                     copies.append(Copy(subst, inner.iv if j_width > 1 else None, j_width))
-            Tile(e, body, copies, inner.iv if j_width > 1 else None).run()
+            Tile(e, body, copies, inner.iv if j_width > 1 else None, len(i_values) == rows).run()
 
         # Columns are parallel too: where rows are too few to split (batch 1), they are.
         _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
 
     def remainder_columns(i_values: list[SSAValue], start: SSAValue) -> None:
-        """Columns [start, n) left by full tiles: a tile of half the vectors if they fit,
-        single vectors, then scalars (or one masked vector, with `mask`)."""
+        """Columns [start, n) left by full tiles: single vectors, then scalars (or one
+        masked vector, with `mask`)."""
         n = inner.upper
-        if width > 1 and cols >= 4:
-            half = _leftover_end(e, start, n, width * (cols // 2))
-            columns(i_values, width, cols // 2, start, half)
-            start = half
         if width > 1:
             mid = split_at(e, n, width)
             columns(i_values, width, 1, start, mid)
@@ -212,7 +208,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             def rows_tile(i_values: list[SSAValue]) -> None:
                 copies = [Copy({inner.iv: j, outer.iv: i}, inner.iv, width, c * width)
                           for i in i_values for c, j in enumerate(j_values)]
-                Tile(e, body, copies, inner.iv).run()
+                Tile(e, body, copies, inner.iv, len(i_values) == rows).run()
 
             m = outer.upper
             main_rows = split_at(e, m, rows)
