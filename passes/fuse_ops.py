@@ -3,11 +3,12 @@
 Which ops may join is decided by their `FusionKind` alone (a table, no op names):
 elementwise and injective consumers join their producer's group (dense/matmul/conv +
 bias + activation; chains of elementwise ops), elementwise prologues and epilogues join
-a reduction (softmax, layer_norm), a small elementwise prologue joins a heavy op, and an elementwise op consuming several groups of
-heavy ops merges them (the LSTM/GRU cell: matmuls, bias, gate activations and the cell
-update in one group, so gate intermediates never reach memory). Opaque ops (constants,
-nms, control flow, calls) stay outside. A group must stay convex: no op outside it may
-lie on a path between two of its ops.
+a reduction (softmax, layer_norm), a small elementwise prologue joins a heavy op, and an
+elementwise op consuming several groups of heavy ops merges them (the LSTM/GRU cell:
+matmuls, bias, gate activations and the cell update in one group, so gate
+intermediates never reach memory). Opaque ops (constants, nms, control flow, calls)
+stay outside. A group must stay convex: no op outside it may lie on a path between two
+of its ops.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ JOIN.update({(k, layout): K.INJECTIVE for layout in _LAYOUT for k in (K.ELEMENTW
 JOIN.update({(layout, k): K.INJECTIVE for layout in _LAYOUT for k in (K.ELEMENTWISE, K.INJECTIVE)})
 JOIN.update({(layout, K.REDUCTION): K.REDUCTION for layout in _LAYOUT})
 
-# An elementwise prologue joins a heavy op (dense/matmul/conv) only when its value is one
-# small row (static shape, at most PROLOGUE_ELEMENTS): the heavy op recomputes it for
+# An elementwise prologue joins a heavy op (dense/matmul/conv) only when its values are
+# small (static shapes, at most PROLOGUE_ELEMENTS each): the heavy op recomputes it for
 # every output column it feeds, which costs no more than reading it then, and the
 # kernel launch it saves (a Tree-LSTM's `dense(hl + hr, u)`) costs far more.
 PROLOGUE: dict[tuple[K, K], K] = {(K.ELEMENTWISE, K.OUT_FUSABLE): K.OUT_FUSABLE}

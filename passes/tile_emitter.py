@@ -421,6 +421,7 @@ class Tile:
             for r in op.results:
                 copy.subst[r] = scalar.subst[r]
 
+
 def multiple_of(v: SSAValue, tile: int) -> bool:
     """Whether `v` is known to be a multiple of `tile`: a constant, `x * c`, `x - x % c`
     (a split point) or a select of two such, for c a multiple of tile."""
