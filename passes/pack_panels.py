@@ -8,9 +8,10 @@ Per panel of `width * cols` columns the operand is copied into a contiguous buff
 - `X[..., j, k]` (a dense layer's weights, `W[out, in]`): the panel is a transpose. It
   is copied in 16 x 16 blocks: 16 contiguous loads along k, a transpose in registers
   (4 rounds of 16 two-vector shuffles, each swapping one bit of the row index with the
-  same bit of the lane index), 16 contiguous stores; the last `K % 16` steps element by
-  element. (Element by element throughout, a 768 x 768 transpose took ~0.4 ms; a plain
-  panel copy of the same matrix ~0.1 ms.)
+  same bit of the lane index), 16 contiguous stores; the last `K % 16` steps (all of
+  them for a panel narrower than 16 or not a multiple of it) element by element.
+  (Element by element throughout, a 768 x 768 transpose took ~0.4 ms; a plain panel copy
+  of the same matrix ~0.1 ms.)
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
         loop(e.const_index(0), k_upper, 1, row)
         return
     columns = width * cols
-    blocks = split_at(e, k_upper, BLOCK)
+    blocks = split_at(e, k_upper, BLOCK) if columns % BLOCK == 0 else e.const_index(0)  # else all one by one
 
     def block(k0: SSAValue) -> None:
         def square(c0: SSAValue) -> None:
@@ -73,7 +74,8 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
 
         loop(e.const_index(0), e.const_index(columns), 1, one)
 
-    loop(e.const_index(0), blocks, BLOCK, block)
+    if columns % BLOCK == 0:
+        loop(e.const_index(0), blocks, BLOCK, block)
     if blocks is not k_upper:
         loop(blocks, k_upper, 1, rest)
 

@@ -130,3 +130,44 @@ def test_kernel_rejects_bad_arguments(kernels):
         kernels["axpy"](np.zeros(4, np.float32), np.zeros(4, np.float64), np.zeros(4, np.float32))
     with pytest.raises(TypeError, match="takes 3 arguments"):
         kernels["axpy"](np.zeros(4, np.float32))
+
+
+def _packed_dense(width: int, cols: int) -> str:
+    return f"""
+func.func @dense_t(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {{nimble.kernel = "dense_t"}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %k = memref.dim %x, %c1 : memref<?x?xf32>
+  %n = memref.dim %w, %c0 : memref<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 3> {{
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = {width}, unroll = {cols}, pack> {{
+      %s = loop.reduce %r = %c0 to %k step %c1 combine(add) init(%zero) : f32 {{
+        %a = memref.load %x[%i, %r] : memref<?x?xf32>
+        %b = memref.load %w[%j, %r] : memref<?x?xf32>
+        %p = arith.mulf %a, %b : f32
+        loop.yield %p : f32
+      }}
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }}
+    loop.yield
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("width,cols", [(16, 4), (16, 1), (4, 2), (8, 3)])
+def test_transposed_panels(width, cols, rng):
+    """A dense layer's W[j, k] packed as transposed panels (16x16 blocks in registers when
+    the panel is a multiple of 16 wide, element by element otherwise), at sizes around
+    the block and panel edges."""
+    dense_t = compile_kernels(_packed_dense(width, cols))["dense_t"]
+    for m, k, n in [(1, 1, 1), (4, 15, 17), (7, 16, 64), (5, 33, 70), (3, 40, width * cols * 2 + 1)]:
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        w = rng.standard_normal((n, k)).astype(np.float32)
+        out = np.empty((m, n), np.float32)
+        dense_t(x, w, out)
+        np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
