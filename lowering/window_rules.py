@@ -57,6 +57,13 @@ def _tap_span(kb: KernelBuilder, op: Operation, oh: Dim, kh: Dim, kw: Dim, h_: D
     return ih_safe, lo, hi, kb.iadd(kb.imul(lo, s1), off)
 
 
+def _span_column(kb: KernelBuilder, t: SSAValue, lo: Dim, base: Dim, stride: int) -> tuple[SSAValue, Dim]:
+    """Step `t` of a tap's span: the output column `lo + t` and its input column
+    `base + t * stride`."""
+    iw = kb.iadd(kb.imul(t, stride), base) if stride != 1 else kb.emit(arith.AddiOp(t, kb.index(base)))
+    return kb.emit(arith.AddiOp(t, kb.index(lo))), iw
+
+
 def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
     """The staged result `out[n, c, oh, ow]` of a max pool, row by row: the row starts at
     -inf and each tap takes the maximum with its input over the columns where it lies
@@ -81,8 +88,7 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
                 ih, lo, hi, base = _tap_span(kb, op, oh, kh, kw, h_, w_, ow_)
 
                 def take(t_: SSAValue, ih=ih, lo=lo, base=base) -> None:
-                    iw = kb.iadd(kb.imul(t_, s1), base) if s1 != 1 else kb.emit(arith.AddiOp(t_, kb.index(base)))
-                    ow = kb.emit(arith.AddiOp(t_, kb.index(lo)))
+                    ow, iw = _span_column(kb, t_, lo, base, s1)
                     acc = kb.emit(memref.LoadOp.get(out, [*at, ow]))
                     value = kb.emit(arith.MaximumfOp(acc, kb.at(op.input, [n, c, ih, iw])))
                     kb.emit(memref.StoreOp.get(value, out, [*at, ow]))
@@ -123,8 +129,7 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
         kb.foreach(lo, lambda ow: store(n, oh, k, ow, zero))
 
         def copy(t_: SSAValue) -> None:
-            iw = kb.iadd(kb.imul(t_, s1), base) if s1 != 1 else kb.emit(arith.AddiOp(t_, kb.index(base)))
-            ow = kb.emit(arith.AddiOp(t_, kb.index(lo)))
+            ow, iw = _span_column(kb, t_, lo, base, s1)
             store(n, oh, k, ow, kb.at(op.input, [n, c, ih, iw]))
 
         kb.foreach(kb.ibinary("sub", hi, lo), copy)

@@ -26,8 +26,8 @@ from xdsl.passes import PassPipeline
 from nimble.dialects import loop
 from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
-from nimble.reference import InterpreterError
 from nimble.passes.schedule_loops import REMAINDERS
+from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
@@ -225,11 +225,11 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
     to 2, the cores of the CI machine kind) is how many chunks a parallel loop runs in.
     `remainder` (`auto`, `peeled` or `masked`: see `schedule-loops`) is how vector loops
-    finish sizes that are not a multiple of the vector width. Targets: `llvm` (every kernel on the CPU), `opencl`
-    (every kernel the OpenCL backend can express on the OpenCL device, the rest on the
-    CPU), `hetero` (OpenCL for the groups with enough work); `opencl_device` picks the
-    device (`P:D` indices or part of its name; default: the first GPU, else the first
-    device).
+    finish sizes that are not a multiple of the vector width. Targets: `llvm` (every
+    kernel on the CPU), `opencl` (every kernel the OpenCL backend can express on the
+    OpenCL device, the rest on the CPU), `hetero` (OpenCL for the groups with enough
+    work); `opencl_device` picks the device (`P:D` indices or part of its name; default:
+    the first GPU, else the first device).
     """
     from nimble.api import parse
 

@@ -51,7 +51,6 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
         loop(e.const_index(0), k_upper, 1, row)
         return
     columns = width * cols
-    blocks = split_at(e, k_upper, BLOCK) if columns % BLOCK == 0 else e.const_index(0)  # else all one by one
 
     def block(k0: SSAValue) -> None:
         def square(c0: SSAValue) -> None:
@@ -64,7 +63,7 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
                 k = e.emit(arith.AddiOp(k0, e.const_index(t))).result if t else k0
                 e.emit(vector.StoreOp(v, panel, [k, c0]))
 
-        loop(e.const_index(0), e.const_index(columns - columns % BLOCK), BLOCK, square)
+        loop(e.const_index(0), e.const_index(columns), BLOCK, square)
 
     def rest(k: SSAValue) -> None:
         def one(c: SSAValue) -> None:
@@ -74,8 +73,11 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
 
         loop(e.const_index(0), e.const_index(columns), 1, one)
 
-    if columns % BLOCK == 0:
-        loop(e.const_index(0), blocks, BLOCK, block)
+    if columns % BLOCK:  # a panel narrower than a block, or uneven: element by element
+        loop(e.const_index(0), k_upper, 1, rest)
+        return
+    blocks = split_at(e, k_upper, BLOCK)
+    loop(e.const_index(0), blocks, BLOCK, block)
     if blocks is not k_upper:
         loop(blocks, k_upper, 1, rest)
 

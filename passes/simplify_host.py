@@ -34,10 +34,10 @@ class SimplifyHostPass(ModulePass):
     cse: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pattern = GreedyRewritePatternApplier([CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True)
         for f in op.body.block.ops:
             if not isinstance(f, func.FuncOp) or loop.KERNEL_MARK in f.attributes or not f.body.blocks:
                 continue
-            pattern = GreedyRewritePatternApplier([CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True)
             PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_region(f.body)
             if self.cse:
                 cse(f)
