@@ -79,6 +79,18 @@ class StoragePool:
             s.peak_bytes = max(s.peak_bytes, s.live_bytes)
         return storage
 
+    def private(self, array: np.ndarray, size: int) -> np.ndarray:
+        """Count `array`, allocated outside the pool for a storage of `size` bytes that
+        only it uses (the VM's `_alloc_private`), as that storage."""
+        s = self.stats
+        s.allocations += 1
+        s.requested_bytes += size
+        if self.track_live:
+            s.live_bytes += size
+            s.peak_bytes = max(s.peak_bytes, s.live_bytes)
+            weakref.finalize(array, self._released, size)
+        return array
+
     def _released(self, capacity: int) -> None:
         self.stats.live_bytes -= capacity
 

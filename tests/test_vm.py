@@ -15,7 +15,7 @@ from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.vm import OPCODES
 from nimble.reference import InterpreterError
 from nimble.runtime.bytecode import HEADER, BytecodeError, decode, encode, program_from_module
-from nimble.runtime.vm import VirtualMachine, VMError
+from nimble.runtime.vm import VirtualMachine, VMError, private_tensor_storages
 
 ADT = """
 graph.adt @Tree {
@@ -180,6 +180,70 @@ def test_kernel_launch_through_the_vm_checks_shapes(rng):
         entry.launch([a, a], [np.empty((2, 4), np.float32)], 1, None, None)
     with pytest.raises(Exception, match="cannot be broadcast"):
         entry.launch([a, a[:2]], [np.empty((3, 4), np.float32)], 1, None, None)
+
+
+def test_launches_repeating_a_checked_launch_are_checked_in_machine_code(rng):
+    """After a checked launch a kernel keeps its spec for `launcher.LAUNCH`: launches on
+    arrays of the same shapes, dtypes and strides run through it, anything else falls
+    back to the Python checks (their errors, or a new spec)."""
+    from nimble.runtime.launcher import LAUNCH
+
+    if LAUNCH is None:
+        pytest.skip("this Python's object layouts differ from what the launcher reads")
+    text = """func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c = graph.mul %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %c : tensor<?x4xf32>
+}"""
+    (entry,) = nimble.compile(text).vm.kernels
+    a, b = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2))
+    out = np.empty((3, 4), np.float32)
+    entry.launch([a, b], [out], 1, None, None)
+    spec = entry._fast[0]
+    assert LAUNCH(entry.address, spec.address, [b, b], [out]) == 0  # the fast path itself
+    np.testing.assert_array_equal(out, b * b)
+    frozen = np.empty((3, 4), np.float32)
+    frozen.flags.writeable = False
+    wide = rng.standard_normal((3, 8)).astype(np.float32)
+    for inputs, outputs in [([a, b.astype(np.float64)], [out]), ([a, b[:2]], [out]), ([a, b], [frozen]),
+                            ([a, wide[:, ::2]], [out]), ([a], [out]), ([a, b, b], [out]), ([a, b], []),
+                            ([a, np.asfortranarray(b)], [out]), ([a, b.view(np.matrix)], [out])]:
+        assert LAUNCH(entry.address, spec.address, inputs, outputs) == 1
+    with pytest.raises(Exception, match="input #1"):
+        entry.launch([a, b.astype(np.float64)], [out], 1, None, None)
+    with pytest.raises(Exception, match="outputs must be writable"):
+        entry.launch([a, b], [frozen], 1, None, None)
+    entry.launch([a, wide[:, ::2]], [out], 1, None, None)  # strided: copied, then launched
+    np.testing.assert_array_equal(out, a * wide[:, ::2])
+    long = rng.standard_normal((7, 4)).astype(np.float32)
+    entry.launch([long, long], [np.empty((7, 4), np.float32)], 1, None, None)
+    assert entry._fast[0] is not spec  # the latest checked launch's shapes
+    entry.launch([a, b], [out], 1, None, None)
+    np.testing.assert_array_equal(out, a * b)
+
+
+def test_a_storage_only_its_tensor_uses_is_a_private_array():
+    text = """vm.function @main(r0) regs 6 {
+  vm.alloc_storage r1, r0, 64, cpu
+  vm.alloc_tensor r2, r1, 0, f32, [4]
+  vm.alloc_storage r3, r0, 64, cpu
+  vm.alloc_tensor r4, r3, 0, f32, [2]
+  vm.alloc_tensor r5, r3, 8, f32, [2]
+  vm.ret (r2, r4, r5)
+}"""
+    vm_ = machine(text)
+    code = vm_.program.functions[0].code
+    assert private_tensor_storages(code, OPCODES["alloc_storage"], OPCODES["alloc_tensor"]) == [0]
+    t, first, second = vm_.invoke("main", [16])
+    assert t.shape == (4,) and t.dtype == np.float32 and t.base is None and first.base is second.base
+    with pytest.raises(VMError, match="does not fit"):
+        vm_.invoke("main", [8])
+    jumped_into = """vm.function @main(r0) regs 4 {
+  vm.alloc_storage r1, r0, 64, cpu
+  vm.alloc_tensor r2, r1, 0, f32, [4]
+  vm.goto L1
+}"""
+    assert private_tensor_storages(machine(jumped_into).program.functions[0].code, OPCODES["alloc_storage"],
+                                   OPCODES["alloc_tensor"]) == []
 
 
 # -- bytecode --------------------------------------------------------------------------
