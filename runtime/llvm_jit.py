@@ -25,6 +25,10 @@ import nimble.lowering.llvm_extras  # noqa: F401  (casts xdsl's converter lacks)
 _LOCK = threading.Lock()
 _LIBM = ("tanhf", "tanh", "erff", "erf")
 _LIBC = ("malloc", "free")
+_LIBGCC = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2")
+"""Half-precision conversions LLVM calls where the CPU has no instruction for them
+(double -> half without AVX512-FP16, e.g. on AMD Zen; float <-> half without F16C):
+unbound, the call jumps to address 0."""
 
 
 @cache
@@ -37,6 +41,10 @@ def _initialise() -> None:
     for lib, names in ((libm, _LIBM), (libc, _LIBC)):
         for name in names:
             llvm.add_symbol(name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
+    libgcc = ctypes.CDLL(ctypes.util.find_library("gcc_s") or "libgcc_s.so.1")
+    for name in _LIBGCC:
+        if hasattr(libgcc, name):  # GCC 12 and later
+            llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
 
 
 def _target_machine() -> llvm.TargetMachine:

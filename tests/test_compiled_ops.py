@@ -148,3 +148,24 @@ def test_exp_on_cpu_is_a_polynomial_accurate_to_about_an_ulp():
     special = np.array([np.nan, np.inf, -np.inf, 88.73, 100, -104, -1e30, 0, -0.0], np.float32)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(exe(special), np.exp(special))
+
+
+@pytest.mark.parametrize("source,target", [("f64", "f16"), ("f32", "f16"), ("f16", "f32"), ("f16", "f64"),
+                                           ("f64", "f32")])
+def test_float_casts_round_like_numpy(source, target, rng):
+    """Every float conversion, including those a CPU without AVX512-FP16 (or F16C)
+    makes by a call into libgcc, rounds exactly as numpy does."""
+    dtypes = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+    text = f"""func.func @main(%x: tensor<?x{source}>) -> tensor<?x{target}> {{
+  %y = graph.cast %x : tensor<?x{source}> -> tensor<?x{target}>
+  func.return %y : tensor<?x{target}>
+}}"""
+    exe = nimble.compile(text)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([rng.standard_normal(500) * s for s in (1e-7, 1e-3, 1, 300, 7e4)]
+                           + [[np.inf, -np.inf, np.nan, 65519.99, 65520.0, 6e-8, 3e-8, -0.0]]).astype(dtypes[source])
+        expected = x.astype(dtypes[target])
+    for n in (1, 7, len(x)):
+        got = exe(x[:n])
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected[:n])
