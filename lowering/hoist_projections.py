@@ -7,12 +7,14 @@ state against the recurrent ones. `R_x` reads nothing the loop writes, so every 
 values can be computed before the loop:
 
     P = alloc [steps, batch, results, units]
-    foreach b { foreach t { foreach j { P[t, b, :, j] = R_x } } }
+    foreach b { foreach u (blocks of units) { foreach t { foreach j in u { P[t, b, :, j] = R_x } } } }
     for t { foreach b { foreach j { R_h (from P[t, b, :, j]); gates } } }
 
 Computed together, the steps are the rows of one matrix product: the nest's schedule
-tiles `ROWS` steps per weight load (the loop reads the input weights once per `ROWS`
-steps instead of once per step), which is how LSTM libraries hoist the projection into
+tiles `ROWS` steps per weight load, and a block of units' weight rows (`BLOCK_FLOATS`)
+stays in cache while every step passes over it, so the input weights are read from
+memory once in all instead of once per step (LSTM h1024, 100 steps, 1 thread: 49 ->
+41 ms with the blocks, measured). This is how LSTM libraries hoist the projection into
 one GEMM. The reduction and its accumulation order per element are unchanged.
 """
 
@@ -25,11 +27,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
 from nimble.dialects import loop
+from nimble.dialects.shape_functions import constant_index
 from nimble.passes.schedule_loops import VECTOR_BITS
 
 ROWS = 4
 """Steps per register tile of the hoisted product (4 steps x 4 gate rows: 16 vector
 accumulators, each weight vector loaded once for four steps)."""
+BLOCK_FLOATS = 1 << 16
+"""Weights per cache block of the hoisted product (256 KiB of f32: a quarter of L2)."""
 
 
 def _stored(op: Operation) -> set[SSAValue]:
@@ -134,11 +139,17 @@ def _hoist(time_loop: scf.ForOp, outer: loop.ForeachOp, inner: loop.ForeachOp, r
     buffer.memref.name_hint = "projected"
     Rewriter.insert_op(buffer, before)
 
-    # foreach b { foreach t { <t's index ops> foreach j { <j's index ops> R; stores } } }
+    # foreach b { foreach u in blocks of units { foreach t { <t's index ops>
+    #   foreach j in u { <j's index ops> R; stores } } } }: a block's weight rows stay in
+    # L2 while every step passes over them (the weights are read once in all, not once
+    # per ROWS steps); a step's inputs stay in L1 while the block's units pass.
     j_block = Block(arg_types=[IndexType()])
     t_block = Block(arg_types=[IndexType()])
+    u_block = Block(arg_types=[IndexType()])
     b_block = Block(arg_types=[IndexType()])
-    inner_env = {**env, t_iv: t_block.args[0], b_iv: b_block.args[0], j_iv: j_block.args[0]}
+    unit = arith.AddiOp(u_block.args[0], j_block.args[0])  # (tile-vectorize takes loops from 0)
+    j_block.add_op(unit)
+    inner_env = {**env, t_iv: t_block.args[0], b_iv: b_block.args[0], j_iv: unit.result}
     for o in ops:
         if o.parent_block() is time_loop.body.block and o.results[0] in env:
             continue  # already in front of the loop
@@ -152,14 +163,23 @@ def _hoist(time_loop: scf.ForOp, outer: loop.ForeachOp, inner: loop.ForeachOp, r
     for g, value in enumerate(hoisted.results):
         index = arith.ConstantOp(IntegerAttr(g, IndexType()))
         j_block.add_ops([index, memref.StoreOp.get(value, buffer.memref, [t_block.args[0], b_block.args[0],
-                                                                            index.result, j_block.args[0]])])
+                                                                            index.result, unit.result])])
     j_block.add_op(loop.YieldOp())
-    j_loop = loop.ForeachOp(inner_env.get(inner.lower, inner.lower), inner_env.get(inner.upper, inner.upper),
-                            inner_env.get(inner.step, inner.step), Region(j_block), loop.ScheduleAttr(loop.Schedule()))
+    lower, upper, step = (inner_env.get(v, v) for v in (inner.lower, inner.upper, inner.step))
+    reduced = constant_index(red.upper)
+    rows = len(red.results) * (reduced if reduced is not None else 256)
+    units = arith.ConstantOp(IntegerAttr(max(1, BLOCK_FLOATS // rows), IndexType()))
+    width = arith.MuliOp(units.result, step)
+    Rewriter.insert_op([units, width], before)
+    left = arith.SubiOp(upper, u_block.args[0])
+    count = arith.MinSIOp(left.result, width.result)
+    j_loop = loop.ForeachOp(zero.result, count.result, step, Region(j_block), loop.ScheduleAttr(loop.Schedule()))
     t_block.add_ops([j_loop, loop.YieldOp()])
     t_loop = loop.ForeachOp(zero.result, steps.result, time_loop.step, Region(t_block),
                             loop.ScheduleAttr(loop.Schedule(unroll=ROWS)))
-    b_block.add_ops([t_loop, loop.YieldOp()])
+    u_block.add_ops([left, count, t_loop, loop.YieldOp()])
+    u_loop = loop.ForeachOp(lower, upper, width.result, Region(u_block), loop.ScheduleAttr(loop.Schedule()))
+    b_block.add_ops([u_loop, loop.YieldOp()])
     Rewriter.insert_op(loop.ForeachOp(bounds[0], bounds[1], bounds[2], Region(b_block)), before)
 
     # In the step: the reduction's results are loads of this step's values.

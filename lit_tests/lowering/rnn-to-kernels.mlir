@@ -51,66 +51,72 @@
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.dim %[[XS]], %[[V0]] : memref<?x?x2xf32>
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0_STATE]], %[[V0]] : memref<?x4xf32>
 // CHECK-NEXT: %[[PROJECTED:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[V7]], %[[V9]]) : memref<?x?x1x4xf32>
-// CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V7]] step %[[V1]] schedule #loop.schedule<unroll = 4> {
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V11]], %[[V8]] : index
-// CHECK-NEXT: loop.foreach %[[V13:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] schedule #loop.schedule<> {
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V17:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V15]] step %[[V1]] combine(add) init(%[[V14]]) : f32 schedule #loop.schedule<vector = 16> {
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = memref.load %[[XS]][%[[V12]], %[[V10]], %[[V17]]] : memref<?x?x2xf32>
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V13]], %[[V17]]] : memref<4x6xf32>
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V18]], %[[V19]] : f32
-// CHECK-NEXT: loop.yield %[[V20]] : f32
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.constant 32768 : index
+// CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V12:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V10]] schedule #loop.schedule<> {
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.subi %[[V3]], %[[V12]] : index
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V13]], %[[V10]] : index
+// CHECK-NEXT: loop.foreach %[[V15:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V7]] step %[[V1]] schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V15]], %[[V8]] : index
+// CHECK-NEXT: loop.foreach %[[V17:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V14]] step %[[V1]] schedule #loop.schedule<> {
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.addi %[[V12]], %[[V17]] : index
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V22:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V20]] step %[[V1]] combine(add) init(%[[V19]]) : f32 schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = memref.load %[[XS]][%[[V16]], %[[V11]], %[[V22]]] : memref<?x?x2xf32>
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V18]], %[[V22]]] : memref<4x6xf32>
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V23]], %[[V24]] : f32
+// CHECK-NEXT: loop.yield %[[V25]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V16]], %[[PROJECTED]][%[[V11]], %[[V10]], %[[V0]], %[[V13]]] : memref<?x?x1x4xf32>
+// CHECK-NEXT: memref.store %[[V21]], %[[PROJECTED]][%[[V15]], %[[V11]], %[[V0]], %[[V18]]] : memref<?x?x1x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
 // CHECK-NEXT: scf.for %[[T:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[STEPS]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V23]], %[[V0]], %[[V24]]] : memref<?x?x1x4xf32>
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V27:[A-Za-z0-9_$.-]+]] = %[[V21]] to %[[V22]] step %[[V1]] combine(add) init(%[[V25]]) : f32 {
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.subi %[[V27]], %[[V21]] : index
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V23]], %[[V28]]] : memref<?x4xf32>
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V24]], %[[V27]]] : memref<4x6xf32>
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V29]], %[[V30]] : f32
-// CHECK-NEXT: loop.yield %[[V31]] : f32
+// CHECK-NEXT: loop.foreach %[[V28:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V29:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V28]], %[[V0]], %[[V29]]] : memref<?x?x1x4xf32>
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V32:[A-Za-z0-9_$.-]+]] = %[[V26]] to %[[V27]] step %[[V1]] combine(add) init(%[[V30]]) : f32 {
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.subi %[[V32]], %[[V26]] : index
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V28]], %[[V33]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V29]], %[[V32]]] : memref<4x6xf32>
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V34]], %[[V35]] : f32
+// CHECK-NEXT: loop.yield %[[V36]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V24]]] : memref<4xf32>
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.addf %[[V26]], %[[V32]] : f32
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = math.tanh %[[V33]] : f32
-// CHECK-NEXT: memref.store %[[V34]], %[[H0_NEXT]][%[[V23]], %[[V24]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V29]]] : memref<4xf32>
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = arith.addf %[[V31]], %[[V37]] : f32
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = math.tanh %[[V38]] : f32
+// CHECK-NEXT: memref.store %[[V39]], %[[H0_NEXT]][%[[V28]], %[[V29]]] : memref<?x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: loop.foreach %[[V35:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V36:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_NEXT]][%[[V35]], %[[V36]]] : memref<?x4xf32>
-// CHECK-NEXT: memref.store %[[V37]], %[[H0_STATE]][%[[V35]], %[[V36]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V40:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V41:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_NEXT]][%[[V40]], %[[V41]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V42]], %[[H0_STATE]][%[[V40]], %[[V41]]] : memref<?x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-// CHECK-NEXT: loop.foreach %[[V38:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V39:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V38]], %[[V39]]] : memref<?x4xf32>
-// CHECK-NEXT: memref.store %[[V40]], %[[H_OUT]][%[[V38]], %[[V39]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V43:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V44:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V43]], %[[V44]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V45]], %[[H_OUT]][%[[V43]], %[[V44]]] : memref<?x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
-
 func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
   %1 = shape.dim %h0, 0 : tensor<?x4xf32>
