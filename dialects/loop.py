@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
@@ -39,7 +39,6 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-
 KERNEL_MARK = "nimble.kernel"
 """The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
 DEVICE_MARK = "nimble.device"
@@ -47,6 +46,12 @@ DEVICE_MARK = "nimble.device"
 NO_STRETCH_MARK = "nimble.no_stretch"
 """On a kernel built assuming no `?` dim is broadcast from 1 (the shape-specialised
 variant): valid only for calls where that holds."""
+COOPERATIVE_MARK = "nimble.cooperative"
+"""On a kernel whose chunks run at once and wait for each other between its loop nests
+(a recurrence's, the time loop inside: `can_cooperate`); its calling convention has a
+mailbox slot before the chunk index (`runtime.sync`)."""
+SHARED_BUFFERS = 56
+"""Most buffers a cooperative kernel's chunks can share (the mailbox's words for them)."""
 
 
 def kernels_of(module: Operation, device: str | None = None) -> list[func.FuncOp]:
@@ -513,10 +518,54 @@ def _parallel(op: Operation) -> bool:
     return isinstance(op, ForeachOp) and op.schedule is not None and op.schedule.schedule.parallel
 
 
+def cooperative_regions(kernel: Operation) -> list[Block]:
+    """The blocks every chunk of a cooperative kernel runs in full, in step: its body and
+    the bodies of its sequential (`scf.for`) loops."""
+    body = kernel.regions[0].block
+    return [body, *(op.body.block for op in body.ops if isinstance(op, scf.ForOp))]
+
+
+def writes_memory(op: Operation) -> bool:
+    """Whether `op` or an op inside it stores to a buffer."""
+    return any(isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp) for o in op.walk())
+
+
+def can_cooperate(kernel: Operation) -> bool:
+    """Whether a cooperative kernel's chunks can share its work: its regions hold loop
+    nests (each split between the chunks, at its outer loop or the loops right inside
+    it, with a barrier after each nest that writes), pure ops and reductions (every chunk
+    computes them), buffers (top level only: shared) and the sequential loops; a loop
+    nest with loops inside its outer loop writes only in those (the outer loop, run
+    whole by every chunk when it has fewer iterations than chunks, may not)."""
+    if COOPERATIVE_MARK not in kernel.attributes:
+        return False
+    regions = cooperative_regions(kernel)
+    shared = 0
+    for block in regions:
+        for op in block.ops:
+            if isinstance(op, AllocOp):
+                if op.level.data != "reg":
+                    shared += 1
+                    if block is not regions[0]:
+                        return False
+            elif isinstance(op, ForeachOp):
+                inner = [o for o in op.body.block.ops if isinstance(o, ForeachOp)]
+                if inner and any(writes_memory(o) for o in op.body.block.ops if not isinstance(o, ForeachOp)):
+                    return False
+            elif isinstance(op, scf.ForOp):
+                if block is not regions[0]:
+                    return False
+            elif writes_memory(op):
+                return False
+    return shared <= SHARED_BUFFERS
+
+
 def splits_profitably(kernel: Operation) -> bool:
-    """Whether launches of the kernel may be split into chunks: a loop is `parallel`, and
-    no loop nest outside the parallel ones (a staged im2col buffer's fill) would be run
-    again by every chunk."""
+    """Whether launches of the kernel may be split into chunks: a cooperative kernel that
+    can cooperate, or a loop is `parallel` and no loop nest outside the parallel ones (a
+    staged im2col buffer's fill) would be run again by every chunk."""
+    if COOPERATIVE_MARK in kernel.attributes:
+        return can_cooperate(kernel)
     top = [op for op in kernel.regions[0].block.ops if isinstance(op, ForeachOp | ReduceOp)]
     return any(_parallel(o) for o in kernel.walk()) and all(
         _parallel(op) or any(_parallel(inner) for inner in op.walk()) for op in top)

@@ -127,6 +127,9 @@ class _FunctionLowering:
             arg_types.append(llvm_type(arg.type))
             if isinstance(arg.type, MemRefType):
                 arg_types += [i64] * sum(1 for d in arg.type.get_shape() if d < 0)
+        self.cooperative = loop.COOPERATIVE_MARK in kernel.attributes
+        if self.cooperative:
+            arg_types.append(i64)  # the chunks' mailbox (`runtime.sync`)
         arg_types += [i64, i64]  # parallel chunk, number of chunks
         self.arg_types = arg_types
         # The entry block holds the stack slots (reg buffers) and jumps to `start`, where
@@ -143,8 +146,36 @@ class _FunctionLowering:
                 self.buffers[arg] = _Buffer(ptr, dims)
             else:
                 self.values[arg] = next(args)
+        mailbox = next(args) if self.cooperative else None
         self.chunk, self.nchunks = next(args), next(args)
         self.split = self.const(0, IntegerType(1))
+        self._cooperate(mailbox)
+
+    def _cooperate(self, mailbox: SSAValue | None) -> None:
+        """For a kernel whose chunks run together (`loop.can_cooperate`): the regions all
+        chunks run in step (a barrier after each nest there that writes), the loops split
+        between chunks (each nest's outer loop and the loops right inside it), and this
+        chunk's count of barriers passed."""
+        self.regions: set[Block] = set()
+        self.split_loops: set[Operation] = set()
+        self.shared_buffers: list[SSAValue] = []
+        if mailbox is None or not loop.can_cooperate(self.kernel):
+            return
+        self.mailbox = self.emit(llvm.IntToPtrOp(mailbox))
+        self.regions = set(loop.cooperative_regions(self.kernel))
+        for block in self.regions:
+            for op in block.ops:
+                if isinstance(op, loop.ForeachOp):
+                    self.split_loops.add(op)
+                    self.split_loops.update(o for o in op.body.block.ops if isinstance(o, loop.ForeachOp))
+        slot = self.emit(llvm.AllocaOp(self.const(1, i64), i64, alignment=8))
+        self.barriers = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(slot, i64))))  # (see `alloc`)
+        self.emit(llvm.StoreOp(self.const(0, i64), self.barriers))
+
+    def barrier(self) -> None:
+        """Wait until every chunk gets here (`nimble_barrier`)."""
+        name = self.external("nimble_barrier", llvm.LLVMVoidType(), [PTR, i64, PTR])
+        self.emit(llvm.CallOp(name, self.mailbox, self.nchunks, self.barriers))
 
     # -- helpers -----------------------------------------------------------------------
     def emit(self, op: Operation) -> SSAValue | None:
@@ -185,12 +216,29 @@ class _FunctionLowering:
 
     def region(self, block: Block) -> None:
         frees: list[SSAValue] = []
+        together = block in self.regions
+        reads: set[SSAValue] = set()  # buffers read and written since the last barrier
+        writes: set[SSAValue] = set()
         for op in block.ops:
             if isinstance(op, (loop.YieldOp, scf.YieldOp, func.ReturnOp)):
                 continue
+            if together:
+                op_reads, op_writes = _buffers(op)
+                if op_writes & (reads | writes) or op_reads & writes:
+                    self.barrier()  # the other chunks' shares of the nests before may be in use
+                    reads, writes = set(), set()
+                reads |= op_reads
+                writes |= op_writes
             self.op(op, frees)
+        looped = block is not self.kernel.body.block
+        if together and (looped and (reads or writes) or self.shared_buffers and frees):
+            self.barrier()  # before the next iteration (its nests may use these buffers) or the frees
         for ptr in frees:
-            self.emit(llvm.CallOp(self.external("free", llvm.LLVMVoidType(), [PTR]), ptr))
+            if ptr in self.shared_buffers:
+                name = self.external("nimble_shared_free", llvm.LLVMVoidType(), [i64, PTR])
+                self.emit(llvm.CallOp(name, self.chunk, ptr))
+            else:
+                self.emit(llvm.CallOp(self.external("free", llvm.LLVMVoidType(), [PTR]), ptr))
         if isinstance(block.last_op, func.ReturnOp):
             self.emit(llvm.ReturnOp())
 
@@ -211,12 +259,11 @@ class _FunctionLowering:
         chunk (otherwise the split passes on to parallel loops inside, if any). The last value
         says, at run time, whether the iterations inside are already split."""
         lb, ub, step = self.v(op.lower), self.v(op.upper), self.v(op.step)
-        if op.schedule is None or not op.schedule.schedule.parallel:
+        if not _parallel(op) and op not in self.split_loops:
             return lb, ub, step, None
         chunk_lb, chunk_ub, trips = self.chunk_bounds(lb, ub, step)
         free = self.emit(llvm.XOrOp(self.split, self.const(1, IntegerType(1))))
-        if any(isinstance(o, loop.ForeachOp) and o.schedule is not None and o.schedule.schedule.parallel
-               for o in op.body.walk()):
+        if any(isinstance(o, loop.ForeachOp) and (_parallel(o) or o in self.split_loops) for o in op.body.walk()):
             enough = self.emit(llvm.ICmpOp(trips, self.nchunks, IntegerAttr(5, i64)))  # sge
             here = self.emit(llvm.AndOp(free, enough))
         else:  # no parallel loop inside to pass the split on to: split here, even if unevenly
@@ -421,7 +468,15 @@ class _FunctionLowering:
         count: SSAValue = self.const(1, i64)
         for d in dims:
             count = self.emit(llvm.MulOp(count, d))
-        if op.dynamic_sizes or _product(t.get_shape()) * _byte_size(element) > STACK_LIMIT:
+        shared = op.level.data != "reg" and op.parent_block() is self.kernel.body.block and bool(self.regions)
+        if shared:  # chunk 0 allocates it for all
+            nbytes = self.emit(llvm.MulOp(count, self.const(_byte_size(element), i64)))
+            name = self.external("nimble_shared_alloc", PTR, [PTR, i64, i64, i64, i64])
+            index = self.const(len(self.shared_buffers), i64)
+            ptr = self.emit(llvm.CallOp(name, self.mailbox, index, self.chunk, self.nchunks, nbytes, return_type=PTR))
+            self.shared_buffers.append(ptr)
+            frees.append(ptr)
+        elif op.dynamic_sizes or _product(t.get_shape()) * _byte_size(element) > STACK_LIMIT:
             nbytes = self.emit(llvm.MulOp(count, self.const(_byte_size(element), i64)))
             ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
             frees.append(ptr)
@@ -575,6 +630,27 @@ def _byte_size(t: Attribute) -> int:
     if isinstance(t, AnyFloat):
         return t.bitwidth // 8
     return max(1, t.width.data // 8)
+
+
+def _buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The buffers (through views) `op` reads and writes."""
+    reads: set[SSAValue] = set()
+    writes: set[SSAValue] = set()
+    for o in op.walk():
+        if isinstance(o, memref.LoadOp | memref.StoreOp):
+            buffer = o.memref
+        elif isinstance(o, vector.LoadOp | vector.StoreOp | vector.MaskedLoadOp | vector.MaskedStoreOp):
+            buffer = o.base
+        else:
+            continue
+        while isinstance(buffer.owner, memref.CollapseShapeOp):
+            buffer = buffer.owner.src
+        (writes if isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp) else reads).add(buffer)
+    return reads, writes
+
+
+def _parallel(op: loop.ForeachOp) -> bool:
+    return op.schedule is not None and op.schedule.schedule.parallel
 
 
 def _product(shape: Sequence[int]) -> int:

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -388,6 +389,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str,
         fold_index_ranges(program)
         hoist_input_projections(time_loop)
         pad_aliasing_rows(program)
+        program.attributes[loop.COOPERATIVE_MARK] = UnitAttr()
         return program, sig.host_values
     # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.
     decode_loads(program, {r.buffer: r for r in residents.values()})

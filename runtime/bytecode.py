@@ -27,7 +27,7 @@ from nimble.dialects import device, loop, vm
 from nimble.dialects.graph.adt import AdtOp
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64

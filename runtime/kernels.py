@@ -33,6 +33,7 @@ from nimble.lowering.index_rules import broadcast_sites
 from nimble.reference import conforms, tensor_mismatch, where
 from nimble.runtime.launcher import LAUNCH, launch_spec
 from nimble.runtime.pointers import data_pointer
+from nimble.runtime.sync import MAILBOX_WORDS
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 PARALLEL_MIN_WORK = 1 << 21
@@ -82,6 +83,9 @@ class KernelEntry:
     """One compiled kernel and the fusion group (a host function) it computes."""
 
     device = "cpu"
+    cooperative = False
+    """Whether the kernel's chunks run together (`loop.COOPERATIVE_MARK`): its slots
+    have a mailbox before the chunk index."""
     tensor_class: type = np.ndarray
     """What a tensor argument of this kernel is (device kernels take device tensors)."""
 
@@ -152,7 +156,7 @@ class KernelEntry:
             if self.tensor_class is np.ndarray and not out.flags.c_contiguous:
                 raise self._fail("outputs must be writable C-contiguous arrays")
         size = max((int(np.prod(s)) for s in out_shapes), default=0)
-        chunks = threads if self.parallel and threads > 1 and size * self.work >= PARALLEL_MIN_WORK else 1
+        chunks = threads if self.parallel and threads > 1 and size * self.work >= self.min_work else 1
         empty_input = any(isinstance(a, self.tensor_class) and a.size == 0 for a in args)
         contiguous = all(a.flags.c_contiguous for a in args if isinstance(a, np.ndarray))
         plan = _Plan(self._prepare(args, outputs), chunks, empty_input, contiguous)
@@ -175,6 +179,9 @@ class KernelEntry:
             raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
         return [shapes[v] for v in self.outputs]
 
+    min_work = PARALLEL_MIN_WORK
+    """Output elements x work per element from which launches are split."""
+
     def finish(self) -> None:
         """Wait until the launches made so far are done (CPU launches are synchronous)."""
 
@@ -183,7 +190,8 @@ class KernelEntry:
         in the plan): here the slot array with every dim and scalar filled in, and where
         the input and output data pointers go."""
         kinds = [*self.kinds, *[Arg.TENSOR] * len(outputs)]
-        packed, at = slot_array(kinds, [*self.in_dynamic, *self.out_dynamic], [*args, *outputs], fill=False)
+        packed, at = slot_array(kinds, [*self.in_dynamic, *self.out_dynamic], [*args, *outputs], fill=False,
+                                mailbox=self.cooperative)
         tensors = [i for i, k in enumerate(self.kinds) if k is Arg.TENSOR]
         return packed, list(zip(at, tensors)), at[len(tensors):]
 
@@ -225,8 +233,11 @@ class KernelEntry:
                 self._fast = launch_spec(template, args, outputs, in_at, out_at), threads
             return
         parts = [packed] + [packed.copy() for _ in range(chunks - 1)]
+        mailbox = np.zeros(MAILBOX_WORDS, np.int64) if self.cooperative else None
         for c, part in enumerate(parts):
             part[-2:] = (c, chunks)
+            if mailbox is not None:
+                part[-3] = data_pointer(mailbox)
         others = [pool.submit(self.fn, data_pointer(p)) for p in parts[1:]]
         self.fn(data_pointer(parts[0]))
         for other in others:
@@ -234,10 +245,11 @@ class KernelEntry:
 
 
 def slot_array(kinds: Sequence[Arg], dynamic: Sequence[Sequence[int]], values: Sequence[Any],
-               fill: bool = True) -> tuple[np.ndarray, list[int]]:
+               fill: bool = True, mailbox: bool = False) -> tuple[np.ndarray, list[int]]:
     """The kernel ABI's argument array: per tensor its data pointer (0 unless `fill`)
     and its `?` dims (axes `dynamic`), per shape its dims, per index its value; then
-    chunk 0 of 1. Also the positions of the data pointers."""
+    (a cooperative kernel's) the mailbox, none; then chunk 0 of 1. Also the positions
+    of the data pointers."""
     slots: list[int] = []
     pointers: list[int] = []
     for kind, axes, value in zip(kinds, dynamic, values):
@@ -249,7 +261,7 @@ def slot_array(kinds: Sequence[Arg], dynamic: Sequence[Sequence[int]], values: S
             slots += [int(d) for d in value]
         else:
             slots.append(int(value))
-    return np.array([*slots, 0, 1], dtype=np.int64), pointers
+    return np.array([*slots, *([0] if mailbox else []), 0, 1], dtype=np.int64), pointers
 
 
 @dataclass

@@ -21,6 +21,7 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.lowering.llvm_extras  # noqa: F401  (casts xdsl's converter lacks)
+from nimble.runtime import sync
 
 _LOCK = threading.Lock()
 _LIBM = ("tanhf", "tanh", "erff", "erf")
@@ -45,6 +46,8 @@ def _initialise() -> None:
     for name in _LIBGCC:
         if hasattr(libgcc, name):  # GCC 12 and later
             llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
+    target = llvm.Target.from_default_triple()
+    sync.bind_symbols(target.create_target_machine(opt=2, jit=True))
 
 
 def _target_machine() -> llvm.TargetMachine:

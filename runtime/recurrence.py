@@ -33,7 +33,15 @@ def holds_recurrence(group: Any) -> bool:
 
 
 class RecurrenceEntry(KernelEntry):
-    """A kernel computing a whole counted loop; outputs are the final states."""
+    """A kernel computing a whole counted loop; outputs are the final states. Its
+    chunks run together, sharing every step's work (`loop.COOPERATIVE_MARK`)."""
+
+    cooperative = True
+    min_work = 1 << 17
+    """Split from states x work of the nests before the loop (3 hidden^2 for an LSTM)
+    of 2^17, an LSTM of 256 hidden units. Measured, 2 threads, 100 steps: h256 1.57 ms
+    in one chunk, 0.78 in two; h128 0.33 in one, 0.35 in two; h64 0.12 in one, 0.18 in
+    two (the barriers and the hand-off to the pool thread outweigh a small step)."""
 
     def __init__(self, name: str, address: int, group: Any, parallel: bool, variant: bool, work: int):
         super().__init__(name, address, group, parallel, variant, work)

@@ -81,9 +81,29 @@ def test_the_loop_is_one_launch(rng: np.random.Generator) -> None:
         assert list(profile) == ["main_rnn_0"] and len(profile["main_rnn_0"]) == 1
         exe.vm.profile, exe.vm.max_steps = None, None
     assert counts[0] == counts[1]
-    # One thread runs it whole: chunks of a kernel would each run the time loop.
+    # Its chunks (one per thread) each run the time loop, sharing every step's nests.
     (kernel,) = [k for k in exe.program.kernels if k.name == "main_rnn_0"]
-    assert not kernel.parallel
+    assert kernel.parallel
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("hidden,inputs", [(16, 16), (20, 13), (128, 128)])
+def test_chunks_of_a_recurrence_share_each_step(threads: int, hidden: int, inputs: int, rng: np.random.Generator,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split however small (every launch in 2 or 3 chunks, each taking its share of
+    every step's nests and meeting the others at barriers; 3 chunks on 2 cores too):
+    the same results as the reference."""
+    from nimble.runtime.recurrence import RecurrenceEntry
+
+    monkeypatch.setattr(RecurrenceEntry, "min_work", 0)
+    source = parse(lstm_source(hidden, inputs), "lstm.nb")
+    exe = nimble.compile(source, threads=threads)
+    for t, n in SIZES:
+        args = lstm_args(rng, t, n, hidden, inputs)
+        for g, e in zip(exe(*args), interpret(source, *args)):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    (entry,) = [k for k in exe.vm.kernels if k.cooperative]
+    assert {p.chunks for p in entry._plans.values()} == {threads}
 
 
 def test_weight_rows_that_alias_are_read_from_a_padded_copy() -> None:

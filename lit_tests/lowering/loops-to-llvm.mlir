@@ -142,3 +142,48 @@ func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.
   }
   func.return
 }
+
+// -----
+
+// A cooperative kernel (a recurrence's): the chunks' mailbox is the slot before the
+// chunk index; chunk 0 allocates the top-level buffer for all; a barrier follows each
+// nest whose buffers the next use (before the loop, between its two nests, at the end of
+// each step) and precedes the frees.
+
+// CHECK-LABEL: llvm.func internal @steps_body
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[D:[A-Za-z0-9_$.-]+]]: i64, %[[N:[A-Za-z0-9_$.-]+]]: i64, %[[MAILBOX:[A-Za-z0-9_$.-]+]]: i64, %[[CHUNK:[A-Za-z0-9_$.-]+]]: i64, %[[CHUNKS:[A-Za-z0-9_$.-]+]]: i64) {
+// CHECK: %[[BOX:[A-Za-z0-9_$.-]+]] = llvm.inttoptr %[[MAILBOX]] : i64 to !llvm.ptr
+// CHECK: %[[S:[A-Za-z0-9_$.-]+]] = llvm.call @nimble_shared_alloc(%[[BOX]], %{{.*}}, %[[CHUNK]], %[[CHUNKS]], %{{.*}})
+// CHECK: llvm.call @nimble_barrier(%[[BOX]], %[[CHUNKS]], %[[COUNT:[A-Za-z0-9_$.-]+]])
+// CHECK: llvm.call @nimble_barrier(%[[BOX]], %[[CHUNKS]], %[[COUNT]])
+// CHECK-NEXT: llvm.call @nimble_shared_free(%[[CHUNK]], %[[S]])
+// CHECK: llvm.call @nimble_barrier(%[[BOX]], %[[CHUNKS]], %[[COUNT]])
+// CHECK: llvm.call @nimble_barrier(%[[BOX]], %[[CHUNKS]], %[[COUNT]])
+// CHECK-NOT: nimble_barrier
+// CHECK-LABEL: llvm.func @steps
+func.func @steps(%x: memref<?xf32>, %n: index) attributes {nimble.kernel = "steps", nimble.cooperative} {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %d = memref.dim %x, %0 : memref<?xf32>
+  %s = loop.alloc dram (%d) : memref<?xf32>
+  loop.foreach %i = %0 to %d step %1 {
+    %v = memref.load %x[%i] : memref<?xf32>
+    memref.store %v, %s[%i] : memref<?xf32>
+    loop.yield
+  }
+  scf.for %t = %0 to %n step %1 {
+    loop.foreach %i = %0 to %d step %1 {
+      %v = memref.load %s[%i] : memref<?xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %x[%i] : memref<?xf32>
+      loop.yield
+    }
+    loop.foreach %i = %0 to %d step %1 {
+      %v = memref.load %x[%i] : memref<?xf32>
+      memref.store %v, %s[%i] : memref<?xf32>
+      loop.yield
+    }
+    scf.yield
+  }
+  func.return
+}
