@@ -22,7 +22,7 @@ def checks_for(output: str) -> list[str]:
         stripped = text.strip()
         if not stripped or stripped in ("builtin.module {", "}") and text in ("builtin.module {", "}"):
             continue
-        if stripped.startswith("func.func"):
+        if stripped.startswith(("func.func", "llvm.func internal")):  # a kernel, or a kernel's body
             seen = set()
             label = stripped.split("(")[0]
             lines.append(f"// CHECK-LABEL: {label}")

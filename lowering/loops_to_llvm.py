@@ -6,9 +6,10 @@ loops become basic blocks with block arguments (phis): `loop.foreach` a counted 
 `loop.reduce` a counted loop carrying its accumulators, combined with the body's values.
 
 Calling convention of a kernel `@k`: `void k(i64* args)`, one 64-bit slot per memref
-data pointer, per `?` dim of each memref, per index argument, then two slots for the
-parallel chunk (`chunk`, `nchunks`): the first loop marked `parallel` runs only its
-share of iterations. The body is an internal function with `noalias` buffer pointers,
+data pointer, per `?` dim of each memref, per index argument, then the chunks' mailbox
+(used by cooperative kernels: `runtime/sync.py`) and two slots for the parallel chunk
+(`chunk`, `nchunks`): the first loop marked `parallel` runs only its share of
+iterations. The body is an internal function with `noalias` buffer pointers,
 inlined into the wrapper. Buffers are dense row-major.
 
 Scalar ops are one table (`_BINARY`, `_CASTS`, `_MATH`); functions without an LLVM
@@ -127,10 +128,7 @@ class _FunctionLowering:
             arg_types.append(llvm_type(arg.type))
             if isinstance(arg.type, MemRefType):
                 arg_types += [i64] * sum(1 for d in arg.type.get_shape() if d < 0)
-        self.cooperative = loop.COOPERATIVE_MARK in kernel.attributes
-        if self.cooperative:
-            arg_types.append(i64)  # the chunks' mailbox (`runtime.sync`)
-        arg_types += [i64, i64]  # parallel chunk, number of chunks
+        arg_types += [i64, i64, i64]  # the chunks' mailbox (`runtime.sync`), parallel chunk, number of chunks
         self.arg_types = arg_types
         # The entry block holds the stack slots (reg buffers) and jumps to `start`, where
         # the code begins: allocas stay out of loops however late they are met.
@@ -146,12 +144,12 @@ class _FunctionLowering:
                 self.buffers[arg] = _Buffer(ptr, dims)
             else:
                 self.values[arg] = next(args)
-        mailbox = next(args) if self.cooperative else None
+        mailbox = next(args)
         self.chunk, self.nchunks = next(args), next(args)
         self.split = self.const(0, IntegerType(1))
         self._cooperate(mailbox)
 
-    def _cooperate(self, mailbox: SSAValue | None) -> None:
+    def _cooperate(self, mailbox: SSAValue) -> None:
         """For a kernel whose chunks run together (`loop.can_cooperate`): the regions all
         chunks run in step (a barrier after each nest there that writes), the loops split
         between chunks (each nest's outer loop and the loops right inside it), and this
@@ -159,7 +157,7 @@ class _FunctionLowering:
         self.regions: set[Block] = set()
         self.split_loops: set[Operation] = set()
         self.shared_buffers: list[SSAValue] = []
-        if mailbox is None or not loop.can_cooperate(self.kernel):
+        if not loop.can_cooperate(self.kernel):
             return
         self.mailbox = self.emit(llvm.IntToPtrOp(mailbox))
         self.regions = set(loop.cooperative_regions(self.kernel))

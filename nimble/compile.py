@@ -266,7 +266,6 @@ class KernelFunction:
         self.dynamic = [[i for i, d in enumerate(t.get_shape()) if d < 0] if isinstance(t, MemRefType) else []
                         for t in self.types]
         self.fn = KERNEL_FN(jit.addresses[self.name])
-        self.mailbox = loop.COOPERATIVE_MARK in kernel.attributes
 
     def __call__(self, *args: Any) -> None:
         if len(args) != len(self.types):
@@ -280,7 +279,7 @@ class KernelFunction:
                     or any(d >= 0 and d != n for d, n in zip(shape, arg.shape)) or not arg.flags.c_contiguous:
                 got = f"{arg.dtype}{list(arg.shape)}" if isinstance(arg, np.ndarray) else type(arg).__name__
                 raise ValueError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {t}, got {got}")
-        packed, _ = slot_array(self.kinds, self.dynamic, args, mailbox=self.mailbox)
+        packed, _ = slot_array(self.kinds, self.dynamic, args)
         self.fn(data_pointer(packed))
 
 

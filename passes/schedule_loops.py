@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
-from xdsl.dialects.builtin import AnyFloat, IndexType, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, IndexType, ModuleOp, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -267,8 +267,9 @@ class ScheduleLoopsPass(ModulePass):
     def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:
         # Chunks of a kernel run independently (no barrier), each with its own local
         # buffers: only nests that write nothing but the kernel's outputs may be split.
-        # A kernel with a sequential loop at the top (a recurrence's time loop) runs whole
-        # on one thread: each chunk would run that loop again.
+        # A kernel that stages a buffer (a conv's im2col) before its parallel nest is
+        # cooperative instead: its chunks share the buffer, each fills its share and
+        # waits for the others before the product (`loop.can_cooperate`).
         outputs = set(kernel.args)
         sequential = any(not isinstance(o, loop.ForeachOp) and any(isinstance(s, memref.StoreOp | vector.StoreOp)
                                                                   for s in o.walk())
@@ -305,3 +306,6 @@ class ScheduleLoopsPass(ModulePass):
         for nest in top:  # loops holding deeper nests: the outermost one runs in parallel
             if nest.schedule is None and self.parallel:
                 nest.schedule = loop.ScheduleAttr(Schedule(parallel=True))
+        staged = any(isinstance(o, loop.AllocOp) and o.level.data != "reg" for o in kernel.body.block.ops)
+        if self.parallel and staged and not sequential and top:
+            kernel.attributes[loop.COOPERATIVE_MARK] = UnitAttr()

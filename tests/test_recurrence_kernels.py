@@ -102,7 +102,7 @@ def test_chunks_of_a_recurrence_share_each_step(threads: int, hidden: int, input
         args = lstm_args(rng, t, n, hidden, inputs)
         for g, e in zip(exe(*args), interpret(source, *args)):
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
-    (entry,) = [k for k in exe.vm.kernels if k.cooperative]
+    (entry,) = [k for k in exe.vm.kernels if isinstance(k, RecurrenceEntry)]
     assert {p.chunks for p in entry._plans.values()} == {threads}
 
 

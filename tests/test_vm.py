@@ -246,6 +246,43 @@ def test_a_storage_only_its_tensor_uses_is_a_private_array():
                                    OPCODES["alloc_tensor"]) == []
 
 
+DENSE = """func.func @main(%a: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
+  %c = graph.dense %a, %w : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  func.return %c : tensor<?x96xf32>
+}"""
+
+
+def _launch_in_child(exe, a, w, expected, queue):
+    queue.put(bool(np.allclose(exe(a, w), expected, rtol=1e-4, atol=1e-4)))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_chunks_run_on_native_workers_also_in_a_forked_child(threads, rng, monkeypatch):
+    """Chunks 1.. of a split launch run on the process's native workers (3 chunks on 2
+    cores too); a forked child, which has none of its parent's threads, makes its own."""
+    import multiprocessing
+
+    from nimble.runtime import workers
+    from nimble.runtime.kernels import KernelEntry
+
+    if workers.workers(threads - 1) is None:
+        pytest.skip("native workers need Linux futexes")
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    exe = nimble.compile(DENSE, threads=threads)
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    for rows in (1, 7, 100):
+        a = rng.standard_normal((rows, 64)).astype(np.float32)
+        np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_launch_in_child, args=(exe, a, w, a @ w.T, queue))
+    child.start()
+    assert queue.get(timeout=60) is True
+    child.join(60)
+    assert child.exitcode == 0
+
+
 # -- bytecode --------------------------------------------------------------------------
 
 LSTM = "examples/lstm.nb"
@@ -483,15 +520,31 @@ func.func @main(%w: tensor<4x8xf32>) -> (tensor<?x?xf32>, tensor<4x8xi32>) {
     np.testing.assert_array_equal(i, w.astype(np.int32))
 
 
-def test_kernels_with_a_staged_buffer_are_not_split():
-    """A conv fills its im2col buffer outside its parallel loop: every chunk would fill it
-    again, so its launches are not split; a dense is."""
+@pytest.mark.parametrize("threads", [2, 3])
+def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
+    """A conv fills its im2col buffer before its parallel loop: it is cooperative, its
+    chunks sharing the buffer (each fills its share, then all wait before the product).
+    Split however small, 2 or 3 chunks (3 on 2 cores), at sizes of 1, odd and past a
+    tile, it matches the reference; a dense is split as any parallel kernel."""
+    from nimble.dialects import loop
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
     text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<8x8x3x3xf32>, %a: tensor<?x64xf32>, %v: tensor<32x64xf32>)
     -> (tensor<1x8x?x?xf32>, tensor<?x32xf32>) {
   %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
   %d = graph.dense %a, %v : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   func.return %y, %d : tensor<1x8x?x?xf32>, tensor<?x32xf32>
 }"""
-    exe = nimble.compile(text, threads=2)
-    split = {k.name: k.parallel for k in exe.vm.kernels}
-    assert split == {"main_conv2d_0": False, "main_dense_0": True}
+    exe = nimble.compile(text, threads=threads)
+    assert {k.name: k.parallel for k in exe.vm.kernels} == {"main_conv2d_0": True, "main_dense_0": True}
+    (conv,) = [f for f in exe.module.ops if getattr(f, "sym_name", None) and f.sym_name.data == "main_conv2d_0"]
+    assert loop.COOPERATIVE_MARK in conv.attributes
+    module = parse(text)
+    w, v = rng.standard_normal((8, 8, 3, 3)).astype(np.float32), rng.standard_normal((32, 64)).astype(np.float32)
+    for size in (1, 7, 33):
+        x = rng.standard_normal((1, 8, size, size + 2)).astype(np.float32)
+        a = rng.standard_normal((size, 64)).astype(np.float32)
+        for got, expected in zip(exe(x, w, a, v), nimble.interpret(module, x, w, a, v)):
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}

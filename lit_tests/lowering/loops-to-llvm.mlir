@@ -1,65 +1,66 @@
 // RUN: nimble-opt %s --split-input-file -p lower-loops-to-llvm | filecheck %s
 
 // CHECK-LABEL: llvm.func internal @scale_body
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
-// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64, %[[V6:[A-Za-z0-9_$.-]+]]: i64) {
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
 // CHECK-NEXT: llvm.br ^bb1
 // CHECK-NEXT: ^bb1:
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V1]], %[[V7]] : i64
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V8]], %[[V10]] : i64
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.add %[[V11]], %[[V12]] : i64
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V13]], %[[V8]] : i64
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V14]], %[[V4]] : i64
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V15]], %[[V5]] : i64
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.add %[[V4]], %[[V10]] : i64
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V14]], %[[V17]] : i64
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V18]], %[[V5]] : i64
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V16]], %[[V8]] : i64
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.add %[[V7]], %[[V20]] : i64
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V19]], %[[V8]] : i64
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.add %[[V7]], %[[V22]] : i64
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V23]], %[[V1]] : i64
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.select %[[V24]], %[[V23]], %[[V1]] : i1, i64
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(true) : i1
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.xor %[[V6]], %[[V26]] : i1
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V21]], %[[V7]] : i1, i64
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V25]], %[[V1]] : i1, i64
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.or %[[V6]], %[[V27]] : i1
-// CHECK-NEXT: llvm.br ^bb2(%[[V28]] : i64)
-// CHECK-NEXT: ^bb2(%[[V31:[A-Za-z0-9_$.-]+]]: i64):
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V31]], %[[V29]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V32]], ^bb3, ^bb4
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V1]], %[[V8]] : i64
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V9]], %[[V11]] : i64
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.add %[[V12]], %[[V13]] : i64
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V14]], %[[V9]] : i64
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V15]], %[[V5]] : i64
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V16]], %[[V6]] : i64
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V5]], %[[V11]] : i64
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V15]], %[[V18]] : i64
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V19]], %[[V6]] : i64
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V17]], %[[V9]] : i64
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.add %[[V8]], %[[V21]] : i64
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V20]], %[[V9]] : i64
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.add %[[V8]], %[[V23]] : i64
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V24]], %[[V1]] : i64
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.select %[[V25]], %[[V24]], %[[V1]] : i1, i64
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(true) : i1
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.xor %[[V7]], %[[V27]] : i1
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.select %[[V28]], %[[V22]], %[[V8]] : i1, i64
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.select %[[V28]], %[[V26]], %[[V1]] : i1, i64
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.or %[[V7]], %[[V28]] : i1
+// CHECK-NEXT: llvm.br ^bb2(%[[V29]] : i64)
+// CHECK-NEXT: ^bb2(%[[V32:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V32]], %[[V30]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V33]], ^bb3, ^bb4
 // CHECK-NEXT: ^bb3:
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V34]], %[[V9]] {fastmathFlags = #llvm.fastmath<contract>} : f32
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V35]], %[[V36]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.add %[[V31]], %[[V8]] : i64
-// CHECK-NEXT: llvm.br ^bb2(%[[V37]] : i64)
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V32]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V35]], %[[V10]] {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V32]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V36]], %[[V37]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.add %[[V32]], %[[V9]] : i64
+// CHECK-NEXT: llvm.br ^bb2(%[[V38]] : i64)
 // CHECK-NEXT: ^bb4:
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @scale(%[[V38:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.load %[[V40]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = llvm.load %[[V42]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V44:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = llvm.load %[[V44]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][4] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = llvm.load %[[V46]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = llvm.load %[[V48]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @scale_body(%[[V39]], %[[V41]], %[[V43]], %[[V45]], %[[V47]], %[[V49]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.func @scale(%[[V39:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.load %[[V39]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.load %[[V41]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V44:[A-Za-z0-9_$.-]+]] = llvm.load %[[V43]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = llvm.load %[[V45]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = llvm.load %[[V47]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V50:[A-Za-z0-9_$.-]+]] = llvm.load %[[V49]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V51:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][6] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V52:[A-Za-z0-9_$.-]+]] = llvm.load %[[V51]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @scale_body(%[[V40]], %[[V42]], %[[V44]], %[[V46]], %[[V48]], %[[V50]], %[[V52]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-
 func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "scale"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -77,53 +78,55 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
 // -----
 
 // CHECK-LABEL: llvm.func internal @row_max_body
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
-// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64, %[[V6:[A-Za-z0-9_$.-]+]]: i64) {
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
 // CHECK-NEXT: llvm.br ^bb1
 // CHECK-NEXT: ^bb1:
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
-// CHECK-NEXT: llvm.br ^bb2(%[[V8]] : i64)
-// CHECK-NEXT: ^bb2(%[[V12:[A-Za-z0-9_$.-]+]]: i64):
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V12]], %[[V1]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V13]], ^bb3, ^bb4
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
+// CHECK-NEXT: llvm.br ^bb2(%[[V9]] : i64)
+// CHECK-NEXT: ^bb2(%[[V13:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V13]], %[[V1]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V14]], ^bb3, ^bb4
 // CHECK-NEXT: ^bb3:
-// CHECK-NEXT: llvm.br ^bb5(%[[V8]], %[[V11]] : i64, f32)
+// CHECK-NEXT: llvm.br ^bb5(%[[V9]], %[[V12]] : i64, f32)
 // CHECK-NEXT: ^bb4:
 // CHECK-NEXT: llvm.return
-// CHECK-NEXT: ^bb5(%[[V14:[A-Za-z0-9_$.-]+]]: i64, %[[V15:[A-Za-z0-9_$.-]+]]: f32):
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V14]], %[[V10]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V16]], ^bb6, ^bb7
+// CHECK-NEXT: ^bb5(%[[V15:[A-Za-z0-9_$.-]+]]: i64, %[[V16:[A-Za-z0-9_$.-]+]]: f32):
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V15]], %[[V11]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V17]], ^bb6, ^bb7
 // CHECK-NEXT: ^bb6:
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V12]], %[[V6]] : i64
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V17]], %[[V14]] : i64
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V18]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.load %[[V19]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.call_intrinsic "llvm.maximum.f32"(%[[V15]], %[[V20]]) : (f32, f32) -> f32
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.add %[[V14]], %[[V9]] : i64
-// CHECK-NEXT: llvm.br ^bb5(%[[V22]], %[[V21]] : i64, f32)
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V13]], %[[V7]] : i64
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.add %[[V18]], %[[V15]] : i64
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V19]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.load %[[V20]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.call_intrinsic "llvm.maximum.f32"(%[[V16]], %[[V21]]) : (f32, f32) -> f32
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.add %[[V15]], %[[V10]] : i64
+// CHECK-NEXT: llvm.br ^bb5(%[[V23]], %[[V22]] : i64, f32)
 // CHECK-NEXT: ^bb7:
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V12]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V15]], %[[V23]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.add %[[V12]], %[[V9]] : i64
-// CHECK-NEXT: llvm.br ^bb2(%[[V24]] : i64)
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V13]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V16]], %[[V24]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.add %[[V13]], %[[V10]] : i64
+// CHECK-NEXT: llvm.br ^bb2(%[[V25]] : i64)
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @row_max(%[[V25:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.load %[[V25]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.load %[[V27]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.load %[[V29]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.load %[[V31]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][4] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V25]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.load %[[V35]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @row_max_body(%[[V26]], %[[V28]], %[[V30]], %[[V32]], %[[V34]], %[[V36]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.func @row_max(%[[V26:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.load %[[V26]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.load %[[V28]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.load %[[V30]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.load %[[V32]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.load %[[V36]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][6] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @row_max_body(%[[V27]], %[[V29]], %[[V31]], %[[V33]], %[[V35]], %[[V37]], %[[V39]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_max"} {
