@@ -33,17 +33,20 @@ except ImportError:
     torch = None
 
 
-def interleaved(fns: dict[str, object], repeat: int = 9) -> dict[str, float]:
-    """Best time of each function, the functions taking turns (a machine whose speed
-    drifts during the run then affects all of them alike)."""
+def interleaved(fns: dict[str, object], repeat: int = 9, turn: int = 3) -> dict[str, float]:
+    """Best time of each function, the functions taking turns of `turn` calls (a machine
+    whose speed drifts during the run then affects all of them alike; within a turn, the
+    threads another library leaves spinning after its calls, OpenMP's, OpenBLAS's or
+    Nimble's workers, have gone quiet after the first call)."""
     best = {name: float("inf") for name in fns}
     for fn in fns.values():
         fn()
     for _ in range(repeat):
         for name, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t)
+            for _ in range(turn):
+                t = time.perf_counter()
+                fn()
+                best[name] = min(best[name], time.perf_counter() - t)
     return best
 
 

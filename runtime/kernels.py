@@ -38,11 +38,11 @@ from nimble.runtime.sync import MAILBOX_WORDS
 from nimble.runtime.workers import workers
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-PARALLEL_MIN_WORK = 1 << 21
+PARALLEL_MIN_WORK = 6 << 20
 """Output elements x reduction steps per element below which a kernel runs on one
-thread. Measured on a dense layer (256 inputs, 1024 outputs), 1 vs 2 threads with the
-native workers (`runtime.workers`): 8 rows (2^21) 36.6 vs 34.5 us, 32 rows 102 vs 88 us,
-128 rows 289 vs 187 us (with a `ThreadPoolExecutor`, 82, 123 and 217 us)."""
+thread. Measured on dense layers, 1 thread vs 2 chunks on the native workers
+(`runtime.workers`): 2^21 32.8 vs 43.6 us, 2^22 57.4 vs 57.9, 2^23 88.9 vs 82.8 and
+91.6 vs 66.5, 2^24 195 vs 120 (with a `ThreadPoolExecutor`, 2^24 took 217 us)."""
 
 
 class Arg(Enum):

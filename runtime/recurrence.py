@@ -36,11 +36,12 @@ class RecurrenceEntry(KernelEntry):
     """A kernel computing a whole counted loop; outputs are the final states. Its
     chunks run together, sharing every step's work (`loop.COOPERATIVE_MARK`)."""
 
-    min_work = 1 << 17
-    """Split from states x work of the nests before the loop (3 hidden^2 for an LSTM)
-    of 2^17, an LSTM of 256 hidden units. Measured, 2 threads, 100 steps: h256 1.57 ms
-    in one chunk, 0.78 in two; h128 0.33 in one, 0.35 in two; h64 0.12 in one, 0.18 in
-    two (the barriers and the hand-off to the pool thread outweigh a small step)."""
+    min_work = 1 << 15
+    """Split from states x reduction steps per state element (`loop.reduction_work`, a
+    step's) of 2^15: an LSTM of 128 hidden units has 128 x 320, one of 64 has 64 x 192.
+    Measured, 2 threads on the native workers, 1 vs 2 chunks: h256 25 steps 0.355 vs
+    0.223 ms; h128 100 steps 0.365 vs 0.256, 25 steps 0.115 vs 0.112; h64 100 steps
+    0.099 vs 0.127 (the barriers outweigh a small step)."""
 
     def __init__(self, name: str, address: int, group: Any, parallel: bool, variant: bool, work: int):
         super().__init__(name, address, group, parallel, variant, work)
