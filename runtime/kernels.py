@@ -85,6 +85,8 @@ class KernelEntry:
     """One compiled kernel and the fusion group (a host function) it computes."""
 
     device = "cpu"
+    min_work = PARALLEL_MIN_WORK
+    """Output elements x work per element from which launches are split."""
     tensor_class: type = np.ndarray
     """What a tensor argument of this kernel is (device kernels take device tensors)."""
 
@@ -177,9 +179,6 @@ class KernelEntry:
         if any(shapes[a][i] != shapes[r][j] for a, i, r, j in self.sites):
             raise self._fail("this variant assumes no '?' dim is broadcast from 1, and one is")
         return [shapes[v] for v in self.outputs]
-
-    min_work = PARALLEL_MIN_WORK
-    """Output elements x work per element from which launches are split."""
 
     def finish(self) -> None:
         """Wait until the launches made so far are done (CPU launches are synchronous)."""
