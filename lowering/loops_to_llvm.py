@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     BFloat16Type,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -527,6 +528,16 @@ class _FunctionLowering:
             adjust = self.emit(llvm.AndOp(nonzero, same))
             self.values[op.result] = self.emit(llvm.AddOp(q, self.emit(llvm.ZExtOp(adjust, i64))))
 
+    def create_mask(self, op: vector.CreateMaskOp) -> None:
+        """Lane l on when l < count: the lane numbers against the count, splatted."""
+        width = op.mask_vector.type.get_shape()[0]
+        t = VectorType(i64, [width])
+        lanes = self.emit(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, list(range(width))), t))
+        undef = self.emit(llvm.UndefOp(t))
+        first = self.emit(llvm.InsertElementOp(undef, self.v(op.mask_dim_sizes[0]), self.const(0, i32)))
+        count = self.emit(llvm.ShuffleVectorOp(first, undef, DenseArrayBase.from_list(i32, [0] * width), t))
+        self.values[op.mask_vector] = self.emit(llvm.ICmpOp(lanes, count, IntegerAttr(2, i64)))  # slt
+
     def cmpi(self, op: arith.CmpiOp) -> None:
         self.values[op.result] = self.emit(llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), op.predicate))
 
@@ -672,6 +683,7 @@ _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]]
     vector.ShuffleOp: _FunctionLowering.shuffle,
     vector.ReductionOp: _FunctionLowering.vector_reduction,
     vector.MaskedLoadOp: _FunctionLowering.masked_load,
+    vector.CreateMaskOp: _FunctionLowering.create_mask,
     vector.MaskedStoreOp: _FunctionLowering.masked_store,
     arith.ConstantOp: _FunctionLowering.constant,
     arith.CmpiOp: _FunctionLowering.cmpi,

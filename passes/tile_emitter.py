@@ -100,13 +100,7 @@ class Emitter:
 
     def lane_mask(self, count: SSAValue, width: int) -> SSAValue:
         """<width x i1>: lane l is on when l < count."""
-        i32 = IntegerType(32)
-        lanes_t = VectorType(i32, [width])
-        lanes = self.memoized(("lanes", width), lambda: self.emit(arith.ConstantOp(
-            DenseIntOrFPElementsAttr.from_list(lanes_t, list(range(width))), lanes_t)).result)
-        n = self.broadcast(self.emit(arith.IndexCastOp(count, i32)).result, width)
-        return self.emit(arith.CmpiOp.create(operands=[lanes, n], result_types=[VectorType(IntegerType(1), [width])],
-                                             properties={"predicate": IntegerAttr(2, IntegerType(64))})).results[0]
+        return self.emit(vector.CreateMaskOp([count], VectorType(IntegerType(1), [width]))).results[0]
 
     def broadcast(self, value: SSAValue, width: int) -> SSAValue:
         t = VectorType(value.type, [width])

@@ -190,3 +190,47 @@ func.func @steps(%x: memref<?xf32>, %n: index) attributes {nimble.kernel = "step
   }
   func.return
 }
+
+// -----
+
+// vector.create_mask: the lane numbers compared with the splatted count.
+
+// CHECK-LABEL: llvm.func internal @prefix_body
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: i64, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NEXT: ^bb1:
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xi64>) : vector<16xi64>
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.undef : vector<16xi64>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.insertelement %[[V2]], %[[V9]][%[[V10]] : i32] : vector<16xi64>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.shufflevector %[[V11]], %[[V9]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xi64>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V8]], %[[V12]] : vector<16xi64>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(dense<1.000000e+00> : vector<16xf32>) : vector<16xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V7]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.intr.masked.store %[[V14]], %[[V15]], %[[V13]] {alignment = 4 : i32} : vector<16xf32>, vector<16xi1> into !llvm.ptr
+// CHECK-NEXT: llvm.return
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.func @prefix(%[[V16:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.load %[[V16]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V16]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.load %[[V18]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V16]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.load %[[V20]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V16]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.load %[[V22]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V16]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.load %[[V24]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V16]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.load %[[V26]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @prefix_body(%[[V17]], %[[V19]], %[[V21]], %[[V23]], %[[V25]], %[[V27]]) : (!llvm.ptr, i64, i64, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.return
+// CHECK-NEXT: }
+func.func @prefix(%out: memref<?xf32>, %n: index) attributes {nimble.kernel = "prefix"} {
+  %c0 = arith.constant 0 : index
+  %mask = vector.create_mask %n : vector<16xi1>
+  %v = arith.constant dense<1.000000e+00> : vector<16xf32>
+  vector.maskedstore %out[%c0], %mask, %v : memref<?xf32>, vector<16xi1>, vector<16xf32>
+  func.return
+}

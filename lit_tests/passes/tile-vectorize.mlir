@@ -429,3 +429,66 @@ func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
   }
   func.return
 }
+
+// -----
+
+// A vector schedule with `mask`: the leftover columns are one masked vector step, its
+// lanes from vector.create_mask over the count left.
+
+// CHECK-LABEL: func.func @masked_remainder
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "masked_remainder"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C1]] : memref<?x?xf32>
+// CHECK-NEXT: %[[TWO:[A-Za-z0-9_$.-]+]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT: loop.foreach %[[V0:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[M]] step %[[C1]] {
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V1]] : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V2]] : index
+// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[V0]], %[[V4]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V5]], %[[V6]] : vector<16xf32>
+// CHECK-NEXT: vector.store %[[V7]], %[[OUT]][%[[V0]], %[[V4]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[V0]], %[[V8]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V9]], %[[V10]] : vector<16xf32>
+// CHECK-NEXT: vector.store %[[V11]], %[[OUT]][%[[V0]], %[[V8]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V3]] : index
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.ceildivsi %[[V12]], %[[V1]] : index
+// CHECK-NEXT: loop.foreach %[[V14:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V13]] step %[[C1]] {
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = vector.create_mask %[[V12]] : vector<16xi1>
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = vector.maskedload %[[A]][%[[V0]], %[[V3]]], %[[V15]], %[[V16]] : memref<?x?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V17]], %[[V18]] : vector<16xf32>
+// CHECK-NEXT: vector.maskedstore %[[OUT]][%[[V0]], %[[V3]]], %[[V15]], %[[V19]] : memref<?x?xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "masked_remainder"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %two = arith.constant 2.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, mask> {
+      %x = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.mulf %x, %two : f32
+      memref.store %y, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
