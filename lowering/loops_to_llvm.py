@@ -152,7 +152,8 @@ class _FunctionLowering:
 
     def _cooperate(self, mailbox: SSAValue) -> None:
         """For a kernel whose chunks run together (`loop.can_cooperate`): the regions all
-        chunks run in step (a barrier after each nest there that writes), the loops split
+        chunks run in step (`region` puts a barrier where a nest there uses buffers the
+        nests since the last barrier wrote, or writes buffers they read), the loops split
         between chunks (each nest's outer loop and the loops right inside it), and this
         chunk's count of barriers passed."""
         self.regions: set[Block] = set()

@@ -1,7 +1,8 @@
 """What the chunks of a cooperative kernel share: barriers and buffers (CPU).
 
 A cooperative kernel (`loop.COOPERATIVE_MARK`: a recurrence's, whose time loop is
-inside) runs as `nchunks` calls at once, one per thread, each doing its share of every
+inside, or one that stages a buffer such as a conv's im2col) runs as `nchunks` calls at
+once, one per thread, each doing its share of every
 loop nest and waiting for the others between nests. They meet in a *mailbox* the
 launcher allocates zeroed per launch (its address is the slot before the chunk index):
 word 0 counts barrier arrivals; words `MAILBOX_BUFFERS...` hold the buffers chunk 0

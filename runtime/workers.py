@@ -7,13 +7,14 @@ never touch Python: each is a Python daemon thread parked inside one ctypes call
 `nimble_worker` (below, JIT-compiled once per process), which waits for jobs on its
 state words, spinning for a while after each job (launches come back to back) and then
 sleeping on a futex. `nimble_run_chunks` posts chunks 1.. to the workers, runs chunk 0
-on the calling thread and spins until the workers are done: a hand-off of a few
-microseconds. One launch uses the workers at a time (`Workers.run` holds a lock).
+on the calling thread and spins until the workers are done (a dense layer of 128 rows,
+256 -> 1024, measured: 289 us on one thread, 217 us in 2 chunks through the pool, 187
+us on the workers). One launch uses the workers at a time (`Workers.run` holds a lock).
 
 Per worker, 32 words: word 0 (as i32) the number of jobs posted (the futex word),
 word 8 the number done, words 16 and 17 the job's function and argument, word 24 (as
-i32) whether the worker sleeps. Linux only (the futex system call); elsewhere `WORKERS`
-is None and launches use the Python pool.
+i32) whether the worker sleeps. Linux only (the futex system call); elsewhere
+`workers()` is None and launches use the Python pool.
 """
 
 from __future__ import annotations
