@@ -48,8 +48,8 @@ NO_STRETCH_MARK = "nimble.no_stretch"
 variant): valid only for calls where that holds."""
 COOPERATIVE_MARK = "nimble.cooperative"
 """On a kernel whose chunks run at once and wait for each other between its loop nests
-(a recurrence's, the time loop inside: `can_cooperate`); its calling convention has a
-mailbox slot before the chunk index (`runtime.sync`)."""
+(a recurrence's, the time loop inside, or one that stages a buffer: `can_cooperate`);
+they meet in the mailbox slot of the calling convention (`runtime.sync`)."""
 SHARED_BUFFERS = 56
 """Most buffers a cooperative kernel's chunks can share (the mailbox's words for them)."""
 
@@ -505,11 +505,10 @@ def _trips(op: ReduceOp) -> int:
 
 def reduction_work(kernel: Operation) -> int:
     """Reduction steps per output element of a kernel (dynamic trip counts count
-    DYNAMIC_TRIPS):
-    with the output size, what decides whether splitting it over threads pays. The
-    reductions of one body add up (an element takes them all); sibling loops count
-    their most (they cover different elements: tiles, their remainders, the packed and
-    unpacked parts of a product)."""
+    DYNAMIC_TRIPS): with the output size, what decides whether splitting it over threads
+    pays. The reductions of one body add up (an element takes them all); sibling loops
+    count their most (they cover different elements: tiles, their remainders, the packed
+    and unpacked parts of a product)."""
 
     def work(block: Block) -> int:
         total = nested = 0
@@ -534,6 +533,13 @@ def cooperative_regions(kernel: Operation) -> list[Block]:
     return [body, *(op.body.block for op in body.ops if isinstance(op, scf.ForOp))]
 
 
+def viewed_buffer(value: SSAValue) -> SSAValue:
+    """The buffer `value` views (through `memref.collapse_shape`s), or `value` itself."""
+    while isinstance(value.owner, memref.CollapseShapeOp):
+        value = value.owner.src
+    return value
+
+
 def writes_memory(op: Operation) -> bool:
     """Whether `op` or an op inside it stores to a buffer."""
     return any(isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp) for o in op.walk())
@@ -542,7 +548,7 @@ def writes_memory(op: Operation) -> bool:
 def can_cooperate(kernel: Operation) -> bool:
     """Whether a cooperative kernel's chunks can share its work: its regions hold loop
     nests (each split between the chunks, at its outer loop or the loops right inside
-    it, with a barrier after each nest that writes), pure ops and reductions (every chunk
+    it, with barriers between nests that share buffers), pure ops and reductions (every chunk
     computes them), buffers (top level only: shared) and the sequential loops; a loop
     nest with loops inside its outer loop writes only in those (the outer loop, run
     whole by every chunk when it has fewer iterations than chunks, may not)."""

@@ -569,9 +569,7 @@ def _host_computable(value: SSAValue) -> bool:
     if isinstance(op, arith.ConstantOp):
         return True
     if isinstance(op, memref.DimOp):
-        source = op.source
-        while isinstance(source.owner, memref.CollapseShapeOp):
-            source = source.owner.src
+        source = loop.viewed_buffer(op.source)
         return isinstance(source.owner, Block) and isinstance(op.index.owner, arith.ConstantOp)
     if type(op) in _INDEX_OPS or isinstance(op, arith.CmpiOp):
         return all(_host_computable(o) for o in op.operands)

@@ -653,8 +653,7 @@ def _buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
             buffer = o.base
         else:
             continue
-        while isinstance(buffer.owner, memref.CollapseShapeOp):
-            buffer = buffer.owner.src
+        buffer = loop.viewed_buffer(buffer)
         (writes if isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp) else reads).add(buffer)
     return reads, writes
 

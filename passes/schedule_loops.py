@@ -73,8 +73,7 @@ def _outermost_buffer(store: Operation, nest: loop.ForeachOp) -> SSAValue | None
     """The buffer a store writes, unless it is allocated inside `nest` (private to an
     iteration, like a packed panel): then None."""
     buffer = store.memref if isinstance(store, memref.StoreOp) else store.base
-    while isinstance(buffer.owner, memref.CollapseShapeOp):  # a view: the buffer it views
-        buffer = buffer.owner.src
+    buffer = loop.viewed_buffer(buffer)
     owner = buffer.owner
     if isinstance(owner, loop.AllocOp) and nest.is_ancestor(owner):
         return None
@@ -271,9 +270,7 @@ class ScheduleLoopsPass(ModulePass):
         # cooperative instead: its chunks share the buffer, each fills its share and
         # waits for the others before the product (`loop.can_cooperate`).
         outputs = set(kernel.args)
-        sequential = any(not isinstance(o, loop.ForeachOp) and any(isinstance(s, memref.StoreOp | vector.StoreOp)
-                                                                  for s in o.walk())
-                         for o in kernel.body.block.ops)
+        sequential = any(not isinstance(o, loop.ForeachOp) and loop.writes_memory(o) for o in kernel.body.block.ops)
         top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp) and not sequential
                and all(_outermost_buffer(s, o) in outputs for s in o.walk()
                        if isinstance(s, memref.StoreOp | vector.StoreOp) and _outermost_buffer(s, o) is not None)}

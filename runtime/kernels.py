@@ -3,7 +3,7 @@
 A kernel's ABI is `void k(i64 *slots)`: per argument a data pointer and its `?` dims
 (tensors), its dims (shapes) or its value (indices), then the outputs likewise, then
 a mailbox, the chunk index and chunk count (a parallel kernel's outermost parallel loop
-is split into chunks that run on the pool's threads at once, ctypes releasing the GIL;
+is split into chunks that run at once on the native workers, `runtime.workers`;
 a cooperative kernel's chunks meet in the mailbox, zeroed per launch: `runtime.sync`).
 
 Every launch is checked against the shape functions of the kernel's fusion group

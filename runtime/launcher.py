@@ -31,7 +31,6 @@ import ctypes
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import llvmlite.binding as llvm
 import numpy as np
 
 from nimble.runtime.pointers import data_pointer
@@ -172,16 +171,12 @@ fail:
 
 def _build():
     """The JIT-compiled launcher as a ctypes function, or None where the layouts differ."""
-    from nimble.runtime.llvm_jit import _LOCK, _target_machine
+    from nimble.runtime.llvm_jit import support_engine
 
     if WORD != 8 or not _layouts_match():
         return None
-    with _LOCK:
-        module = llvm.parse_assembly(_source())
-        module.verify()
-        engine = llvm.create_mcjit_compiler(module, _target_machine())
-        engine.finalize_object()
-        address = engine.get_function_address("nimble_launch")
+    engine = support_engine(_source())
+    address = engine.get_function_address("nimble_launch")
     signature = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)
     function = signature(address)
     function.engine = engine  # the machine code lives as long as the function

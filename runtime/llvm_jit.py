@@ -25,7 +25,7 @@ from nimble.runtime import sync
 
 _LOCK = threading.Lock()
 _LIBM = ("tanhf", "tanh", "erff", "erf")
-_LIBC = ("malloc", "free")
+_LIBC = ("malloc", "free", "sched_yield", "syscall")
 _LIBGCC = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2")
 """Half-precision conversions LLVM calls where the CPU has no instruction for them
 (double -> half without AVX512-FP16, e.g. on AMD Zen; float <-> half without F16C):
@@ -46,17 +46,43 @@ def _initialise() -> None:
     for name in _LIBGCC:
         if hasattr(libgcc, name):  # GCC 12 and later
             llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
+    # The chunks' barriers and shared buffers, which cooperative kernels call.
+    engine = _engine(sync.SOURCE, _host_machine())
+    _SUPPORT.append(engine)
+    for name in sync.SYMBOLS:
+        llvm.add_symbol(name, engine.get_function_address(name))
+
+
+_SUPPORT: list[llvm.ExecutionEngine] = []
+"""Engines of the runtime's own functions, alive as long as the process."""
+
+
+def _host_machine() -> llvm.TargetMachine:
     target = llvm.Target.from_default_triple()
-    sync.bind_symbols(target.create_target_machine(opt=2, jit=True))
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        opt=3, codemodel="jitdefault", jit=True)
 
 
 def _target_machine() -> llvm.TargetMachine:
     """A fresh host target machine (an MCJIT engine takes ownership of its own)."""
     _initialise()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-        opt=3, codemodel="jitdefault", jit=True)
+    return _host_machine()
+
+
+def _engine(source: str, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
+    module = llvm.parse_assembly(source)
+    module.verify()
+    engine = llvm.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    return engine
+
+
+def support_engine(source: str) -> llvm.ExecutionEngine:
+    """JIT-compile hand-written LLVM IR of the runtime (the launch fast path, the worker
+    threads' loop) for the host CPU; the caller keeps the engine alive."""
+    with _LOCK:
+        return _engine(source, _target_machine())
 
 
 def to_llvmlite(module: ModuleOp) -> ir.Module:

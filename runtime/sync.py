@@ -7,7 +7,7 @@ loop nest and waiting for the others between nests. They meet in a *mailbox* the
 launcher allocates zeroed per launch (its address is the slot before the chunk index):
 word 0 counts barrier arrivals; words `MAILBOX_BUFFERS...` hold the buffers chunk 0
 allocates for all. The functions here are JIT-compiled once per process and bound as
-symbols kernels call:
+symbols kernels call (`llvm_jit`, before the first kernel is compiled or loaded):
 
 - `nimble_barrier(mailbox, nchunks, count)`: arrive and wait until every chunk has
   arrived as often (`*count` is this chunk's number of barriers so far); returns at once
@@ -21,17 +21,12 @@ symbols kernels call:
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-
-import llvmlite.binding as llvm
-
 MAILBOX_WORDS = 64
 MAILBOX_BUFFERS = 8
 """The first word holding a shared buffer's address (the counter has its own cache line)."""
 SPINS = 1 << 14
 
-_SOURCE = f"""
+SOURCE = f"""
 declare ptr @malloc(i64)
 declare void @free(ptr)
 declare i32 @sched_yield()
@@ -110,19 +105,3 @@ done:
 """
 
 SYMBOLS = ("nimble_barrier", "nimble_shared_alloc", "nimble_shared_free")
-_ENGINE = None
-
-
-def bind_symbols(target_machine: llvm.TargetMachine) -> None:
-    """JIT the functions above (once) and make them symbols kernels link against."""
-    global _ENGINE
-    if _ENGINE is not None:
-        return
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    llvm.add_symbol("sched_yield", ctypes.cast(libc.sched_yield, ctypes.c_void_p).value)
-    module = llvm.parse_assembly(_SOURCE)
-    module.verify()
-    _ENGINE = llvm.create_mcjit_compiler(module, target_machine)
-    _ENGINE.finalize_object()
-    for name in SYMBOLS:
-        llvm.add_symbol(name, _ENGINE.get_function_address(name))

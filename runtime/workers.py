@@ -20,12 +20,10 @@ i32) whether the worker sleeps. Linux only (the futex system call); elsewhere
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import platform
 import threading
 
-import llvmlite.binding as llvm
 import numpy as np
 
 from nimble.runtime.pointers import data_pointer
@@ -177,17 +175,12 @@ _RETIRED: list[Workers] = []
 """Workers replaced by more: their threads stay parked on their states, kept alive."""
 
 
-def _functions() -> tuple | None:
+def _functions() -> tuple:
     global _FUNCTIONS
     if _FUNCTIONS is None:
-        from nimble.runtime.llvm_jit import _target_machine
+        from nimble.runtime.llvm_jit import support_engine
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        llvm.add_symbol("syscall", ctypes.cast(libc.syscall, ctypes.c_void_p).value)
-        module = llvm.parse_assembly(_SOURCE)
-        module.verify()
-        engine = llvm.create_mcjit_compiler(module, _target_machine())
-        engine.finalize_object()
+        engine = support_engine(_SOURCE)
         worker = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.get_function_address("nimble_worker"))
         run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                ctypes.c_void_p)(engine.get_function_address("nimble_run_chunks"))
