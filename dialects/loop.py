@@ -128,6 +128,7 @@ class Schedule:
     pipeline: bool = False  # spatial: overlap iterations as a coarse-grained pipeline
     pack: bool = False  # copy the operand read along the vector lanes into a contiguous panel first
     mask: bool = False  # leftover iterations as one masked vector step instead of a scalar loop
+    grain: int = 0  # with `parallel`: split here only with this many iterations per chunk, else inside
 
 
 INT_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "int")

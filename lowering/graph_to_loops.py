@@ -80,7 +80,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
         try:
-            kernel = KernelBuilder(group, name).build()
+            kernel = KernelBuilder(group, name, pixel_panels=where == "cpu").build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
@@ -96,7 +96,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             # affine in the loop ivs (vectorisable), and outputs whose dims come out of
             # different broadcasts share one loop nest (the LSTM cell's h and c would
             # otherwise each recompute every gate); chosen at run time when it holds.
-            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True).build()
+            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, pixel_panels=where == "cpu").build()
             variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
             if where != "cpu":

@@ -103,21 +103,41 @@ def memref_of(t: TensorType) -> MemRefType:
 
 @dataclass
 class _Pixels:
-    """The flattened pixel iv of the current nest and the (oh, ow) it stands for."""
+    """The flattened pixel iv of the current nest and the (oh, ow) it stands for; in a
+    nest over panels, also the pixel's column in its panel."""
 
     p: SSAValue
     oh: Dim
     ow: Dim
     h: Dim
     w: Dim
+    column: SSAValue | None = None
+
+
+@dataclass
+class Panel:
+    """The block of flattened pixels [start, start + count) of image `n` that the current
+    nest computes (see `KernelBuilder.pixel_panels`)."""
+
+    n: SSAValue
+    start: Dim
+    count: Dim
+    width: Dim
+    """The output's width: pixel p is (p / width, p % width)."""
 
 
 class KernelBuilder:
     """Turns one fused group into one kernel function (see the module docstring)."""
 
-    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False):
+    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False, pixel_panels: bool = False):
         self.no_stretch = no_stretch
         """Assume no `?` dim is stretched by broadcasting (see `index_rules.broadcast_sites`)."""
+        self.pixel_panels = pixel_panels
+        """Run nests over flattened pixels panel by panel, `PANEL_PIXELS` at a time, the
+        panel loop outside the channels: a member may then stage a buffer per panel (a
+        conv's im2col rows for these pixels, `window_rules`) that stays in cache for every
+        channel, instead of one buffer for the whole image. Off for device kernels (their
+        emitters take staging buffers at the kernel's top level only)."""
         self.group = group
         self.block = group.body.block
         yielded = self.block.last_op
@@ -137,6 +157,9 @@ class KernelBuilder:
         self.buffer_dims: dict[SSAValue, list[Dim]] = {}  # dims of staged buffers
         self.flatten = False
         self.pixels: _Pixels | None = None
+        self.panel: Panel | None = None
+        self._panel_staging: Block | None = None
+        self._panel_nests = 0  # keys buffers staged per panel apart from one nest to the next
         self.b = Builder(InsertPoint.at_end(entry))
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.scalars: dict[SSAValue, SSAValue] = {}
@@ -323,7 +346,11 @@ class KernelBuilder:
                 nests.append((dims, [i]))
         for dims, members in nests:
             self.flatten = self._flatten_pixels(dims)
-            self._nest(dims, members, [], self._loop_order(len(dims)))
+            order = self._loop_order(len(dims))
+            if self.flatten and self.pixel_panels and order == list(range(len(dims))):
+                self._panel_nest(dims, members)
+            else:
+                self._nest(dims, members, [], order)
             self.flatten = False
         self.emit(func.ReturnOp())
         body = self.func.body.block
@@ -359,26 +386,60 @@ class KernelBuilder:
             return
         if self.flatten and len(ivs) == len(dims) - 2:
             h, w = dims[-2], dims[-1]
+            panel = self.panel
 
-            def pixel(p: SSAValue) -> None:
+            def pixel(column: SSAValue) -> None:
+                p = column if panel is None else self.emit(arith.AddiOp(self.index(panel.start), column))
                 oh = self.ibinary("div", p, w) if w != 1 else p
                 ow = self.ibinary("rem", p, w) if w != 1 else self.index(0)
-                self.pixels = _Pixels(p, oh, ow, h, w)
+                self.pixels = _Pixels(p, oh, ow, h, w, None if panel is None else column)
                 try:
                     self._nest(dims, members, [*ivs, oh, ow], order)
                 finally:
                     self.pixels = None
 
-            self.foreach(self.imul(h, w), pixel)
+            self.foreach(self.imul(h, w) if panel is None else panel.count, pixel)
             return
         self.foreach(dims[order[len(ivs)]], lambda iv: self._nest(dims, members, [*ivs, iv], order))
 
+    def _panel_nest(self, dims: list[Dim], members: list[int]) -> None:
+        """`foreach n { foreach panel { staging; foreach c { foreach column {...} } } }`:
+        the nest over (n, c, pixels) with the pixels in panels of `PANEL_PIXELS` (the last
+        one shorter), buffers staged for a panel (`staged`) made at its start."""
+        from nimble.lowering.window_rules import PANEL_PIXELS
+
+        pixels = self.imul(dims[-2], dims[-1])
+        panels = self.emit(arith.CeilDivSIOp(self.index(pixels), self.index(PANEL_PIXELS)))
+
+        def panel(n: SSAValue, block: SSAValue) -> None:
+            start = self.imul(block, PANEL_PIXELS)
+            count = self.ibinary("min", self.ibinary("sub", pixels, start), PANEL_PIXELS)
+            self.panel = Panel(n, start, count, dims[-1])
+            self._panel_staging = Block()
+            self._panel_nests += 1
+            try:
+                channels = self.foreach(dims[1], lambda c: self._nest(dims, members, [n, c], [0, 1, 2, 3]))
+            finally:
+                self.panel = None
+                staging, self._panel_staging = self._panel_staging, None
+            for op in list(staging.ops):
+                op.detach()
+                channels.parent_block().insert_op_before(op, channels)
+
+        self.foreach(dims[0], lambda n: self.foreach(panels, lambda block: panel(n, block)))
+
     # -- staged buffers ----------------------------------------------------------------------
-    def staged(self, key: object, make: Callable[[], SSAValue]) -> SSAValue:
-        """A buffer computed once, before the output nests (`make` emits its loops)."""
+    def staged(self, key: object, make: Callable[[], SSAValue], per_panel: bool = False) -> SSAValue:
+        """A buffer computed once, before the output nests (`make` emits its loops); with
+        `per_panel`, once per panel of pixels, at the panel's start (`self.panel` says
+        which pixels; only inside a nest over panels)."""
+        staging = self.staging
+        if per_panel:
+            assert self._panel_staging is not None and self.panel is not None
+            staging, key = self._panel_staging, (key, "panel", self._panel_nests)
         if key not in self._staged:
             saved = self.b
-            self.b = Builder(InsertPoint.at_end(self.staging))
+            self.b = Builder(InsertPoint.at_end(staging))
             self._cache.append({})
             try:
                 self._staged[key] = make()

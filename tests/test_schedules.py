@@ -135,6 +135,63 @@ def test_conv_im2col_windows(stride, pad, dilation, size, rng):
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("chunks", [2, 3])
+def test_a_batch_of_one_is_split_inside(chunks, rng, monkeypatch):
+    """The loops nested alone in a kernel's outer loop are parallel too: with one image
+    (fewer iterations than chunks) the split passes to the channels, then the rows.
+    Split in 2 or 3 chunks, at sizes of 1, odd and more channels than chunks, the
+    result matches the reference."""
+    from nimble.dialects import loop
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    text = """func.func @main(%x: tensor<?x?x?x?xf32>, %y: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %a = graph.add %x, %y : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  %r = graph.relu %a : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  func.return %r : tensor<?x?x?x?xf32>
+}"""
+    exe = nimble.compile(text, threads=chunks)
+    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes and loop.NO_STRETCH_MARK in f.attributes]
+    nest = [o for o in kernel.walk() if isinstance(o, loop.ForeachOp)]
+    assert all(o.schedule is not None and o.schedule.schedule.parallel for o in nest[:3])
+    for shape in [(1, 1, 1, 1), (1, 3, 5, 7), (1, 7, 2, 33), (2, 5, 3, 3)]:
+        x, y = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+        np.testing.assert_array_equal(exe(x, y), np.maximum(x + y, 0))
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_panels_are_read_in_place(threads, rng):
+    """A conv's im2col rows are staged per panel of 64 pixels inside its parallel loop:
+    the register tile reads the panel without packing it again, the panel loop is split
+    by panels only with `PANEL_GRAIN` of them per chunk (else by output channels, each
+    chunk staging every panel), and no buffer is shared between chunks (not
+    cooperative). Sizes of 1, one short panel, several with a short last one, and a
+    batch of 2."""
+    from nimble.dialects import loop
+    from nimble.passes.schedule_loops import PANEL_GRAIN
+
+    text = """func.func @main(%x: tensor<?x16x?x?xf32>, %w: tensor<20x16x3x3xf32>, %b: tensor<20xf32>) -> tensor<?x20x?x?xf32> {
+  %y = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x16x?x?xf32>, tensor<20x16x3x3xf32>, tensor<20xf32>) -> tensor<?x20x?x?xf32>
+  %r = graph.relu %y : tensor<?x20x?x?xf32> -> tensor<?x20x?x?xf32>
+  func.return %r : tensor<?x20x?x?xf32>
+}"""
+    exe = nimble.compile(text, threads=threads)
+    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    assert loop.COOPERATIVE_MARK not in kernel.attributes
+    (panel,) = [o for o in kernel.walk() if isinstance(o, loop.AllocOp)]
+    assert panel.memref.type.get_shape()[-1] == 64
+    loops = [o for o in kernel.walk() if isinstance(o, loop.ForeachOp) and o.schedule is not None]
+    assert not any(o.schedule.schedule.pack for o in loops)
+    staging = panel.parent_op()
+    assert staging.schedule.schedule == loop.Schedule(parallel=True, grain=PANEL_GRAIN)
+    w = rng.standard_normal((20, 16, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(20).astype(np.float32)
+    for n, h, width in [(1, 1, 1), (1, 7, 9), (2, 9, 31), (1, 30, 33)]:
+        x = rng.standard_normal((n, 16, h, width)).astype(np.float32)
+        np.testing.assert_allclose(exe(x, w, b), nimble.interpret(nimble.parse(text), x, w, b)[0], rtol=1e-4, atol=1e-4)
+
+
 def test_stride_two_windows_are_vector_loads(rng):
     """ResNet's first convolution (7 x 7, stride 2): the im2col copy reads every other
     element as vector loads and shuffles; widths around the vector width and beyond."""
