@@ -2,8 +2,9 @@
 
 // A counted loop over a cell: one kernel with the time loop inside; the reduction over
 // concat(x, h) is split at the concatenation, the x part computed for every step before
-// the loop (rows of one product); the host keeps the loop in a group marked nimble.recurrence;
-// the kernel is nimble.cooperative (its chunks share every step).
+// the loop (rows of one product), each part reading its columns of the weights from a
+// compact copy (w_cols0, w_cols2); the host keeps the loop in a group marked
+// nimble.recurrence; the kernel is nimble.cooperative (its chunks share every step).
 
 // CHECK-LABEL: func.func @rnn
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
@@ -36,40 +37,59 @@
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "rnn_rnn_0", nimble.cooperative} {
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
-// CHECK-NEXT: %[[H0_STATE:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V2]]) : memref<?x4xf32>
-// CHECK-NEXT: %[[H0_NEXT:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V2]]) : memref<?x4xf32>
-// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[W_COLS2:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<4x4xf32>
+// CHECK-NEXT: loop.foreach %[[V4:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
 // CHECK-NEXT: loop.foreach %[[V5:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = memref.load %[[H0]][%[[V4]], %[[V5]]] : memref<?x4xf32>
-// CHECK-NEXT: memref.store %[[V6]], %[[H0_STATE]][%[[V4]], %[[V5]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.addi %[[V5]], %[[V2]] : index
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V4]], %[[V6]]] : memref<4x6xf32>
+// CHECK-NEXT: memref.store %[[V7]], %[[W_COLS2]][%[[V4]], %[[V5]]] : memref<4x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[STEPS]], %[[V0]] : index
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = memref.dim %[[XS]], %[[V0]] : memref<?x?x2xf32>
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0_STATE]], %[[V0]] : memref<?x4xf32>
-// CHECK-NEXT: %[[PROJECTED:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[V7]], %[[V9]]) : memref<?x?x1x4xf32>
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.constant 32768 : index
-// CHECK-NEXT: loop.foreach %[[V11:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V12:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V10]] schedule #loop.schedule<> {
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.subi %[[V3]], %[[V12]] : index
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V13]], %[[V10]] : index
-// CHECK-NEXT: loop.foreach %[[V15:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V7]] step %[[V1]] schedule #loop.schedule<unroll = 4> {
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V15]], %[[V8]] : index
-// CHECK-NEXT: loop.foreach %[[V17:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V14]] step %[[V1]] schedule #loop.schedule<> {
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.addi %[[V12]], %[[V17]] : index
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V22:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V20]] step %[[V1]] combine(add) init(%[[V19]]) : f32 schedule #loop.schedule<vector = 16> {
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = memref.load %[[XS]][%[[V16]], %[[V11]], %[[V22]]] : memref<?x?x2xf32>
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V18]], %[[V22]]] : memref<4x6xf32>
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V23]], %[[V24]] : f32
-// CHECK-NEXT: loop.yield %[[V25]] : f32
+// CHECK-NEXT: %[[W_COLS0:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<4x2xf32>
+// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V9:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V8]], %[[V9]]] : memref<4x6xf32>
+// CHECK-NEXT: memref.store %[[V10]], %[[W_COLS0]][%[[V8]], %[[V9]]] : memref<4x2xf32>
+// CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V21]], %[[PROJECTED]][%[[V15]], %[[V11]], %[[V0]], %[[V18]]] : memref<?x?x1x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[H0_STATE:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V11]]) : memref<?x4xf32>
+// CHECK-NEXT: %[[H0_NEXT:[A-Za-z0-9_$.-]+]] = loop.alloc sram (%[[V11]]) : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V12:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V11]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V13:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = memref.load %[[H0]][%[[V12]], %[[V13]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V14]], %[[H0_STATE]][%[[V12]], %[[V13]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.maxsi %[[STEPS]], %[[V0]] : index
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = memref.dim %[[XS]], %[[V0]] : memref<?x?x2xf32>
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = memref.dim %[[H0_STATE]], %[[V0]] : memref<?x4xf32>
+// CHECK-NEXT: %[[PROJECTED:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[V15]], %[[V17]]) : memref<?x?x1x4xf32>
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.constant 32768 : index
+// CHECK-NEXT: loop.foreach %[[V19:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V17]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V20:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V18]] schedule #loop.schedule<> {
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = arith.subi %[[V3]], %[[V20]] : index
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V21]], %[[V18]] : index
+// CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V15]] step %[[V1]] schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = arith.minsi %[[V23]], %[[V16]] : index
+// CHECK-NEXT: loop.foreach %[[V25:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V22]] step %[[V1]] schedule #loop.schedule<> {
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.addi %[[V20]], %[[V25]] : index
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V29:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] combine(add) init(%[[V27]]) : f32 schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[XS]][%[[V24]], %[[V19]], %[[V29]]] : memref<?x?x2xf32>
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = memref.load %[[W_COLS0]][%[[V26]], %[[V29]]] : memref<4x2xf32>
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V30]], %[[V31]] : f32
+// CHECK-NEXT: loop.yield %[[V32]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V28]], %[[PROJECTED]][%[[V23]], %[[V19]], %[[V0]], %[[V26]]] : memref<?x?x1x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
@@ -78,40 +98,39 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
 // CHECK-NEXT: scf.for %[[T:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[STEPS]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V28:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V9]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V29:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V28]], %[[V0]], %[[V29]]] : memref<?x?x1x4xf32>
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V32:[A-Za-z0-9_$.-]+]] = %[[V26]] to %[[V27]] step %[[V1]] combine(add) init(%[[V30]]) : f32 {
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.subi %[[V32]], %[[V26]] : index
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V28]], %[[V33]]] : memref<?x4xf32>
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[V29]], %[[V32]]] : memref<4x6xf32>
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V34]], %[[V35]] : f32
-// CHECK-NEXT: loop.yield %[[V36]] : f32
+// CHECK-NEXT: loop.foreach %[[V34:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V17]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V35:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = memref.load %[[PROJECTED]][%[[T]], %[[V34]], %[[V0]], %[[V35]]] : memref<?x?x1x4xf32>
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V38:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[V33]] step %[[V1]] combine(add) init(%[[V36]]) : f32 {
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = arith.subi %[[V38]], %[[V2]] : index
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V34]], %[[V39]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = memref.load %[[W_COLS2]][%[[V35]], %[[V39]]] : memref<4x4xf32>
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V40]], %[[V41]] : f32
+// CHECK-NEXT: loop.yield %[[V42]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V29]]] : memref<4xf32>
-// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = arith.addf %[[V31]], %[[V37]] : f32
-// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = math.tanh %[[V38]] : f32
-// CHECK-NEXT: memref.store %[[V39]], %[[H0_NEXT]][%[[V28]], %[[V29]]] : memref<?x4xf32>
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[V35]]] : memref<4xf32>
+// CHECK-NEXT: %[[V44:[A-Za-z0-9_$.-]+]] = arith.addf %[[V37]], %[[V43]] : f32
+// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = math.tanh %[[V44]] : f32
+// CHECK-NEXT: memref.store %[[V45]], %[[H0_NEXT]][%[[V34]], %[[V35]]] : memref<?x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: loop.foreach %[[V40:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V41:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_NEXT]][%[[V40]], %[[V41]]] : memref<?x4xf32>
-// CHECK-NEXT: memref.store %[[V42]], %[[H0_STATE]][%[[V40]], %[[V41]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V46:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V11]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V47:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_NEXT]][%[[V46]], %[[V47]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V48]], %[[H0_STATE]][%[[V46]], %[[V47]]] : memref<?x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-// CHECK-NEXT: loop.foreach %[[V43:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V2]] step %[[V1]] {
-// CHECK-NEXT: loop.foreach %[[V44:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V43]], %[[V44]]] : memref<?x4xf32>
-// CHECK-NEXT: memref.store %[[V45]], %[[H_OUT]][%[[V43]], %[[V44]]] : memref<?x4xf32>
+// CHECK-NEXT: loop.foreach %[[V49:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V11]] step %[[V1]] {
+// CHECK-NEXT: loop.foreach %[[V50:[A-Za-z0-9_$.-]+]] = %[[V0]] to %[[V3]] step %[[V1]] {
+// CHECK-NEXT: %[[V51:[A-Za-z0-9_$.-]+]] = memref.load %[[H0_STATE]][%[[V49]], %[[V50]]] : memref<?x4xf32>
+// CHECK-NEXT: memref.store %[[V51]], %[[H_OUT]][%[[V49]], %[[V50]]] : memref<?x4xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
@@ -187,7 +206,6 @@ func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>
 // CHECK-NEXT: } attributes {nimble.recurrence_skipped = "a state stacks every step's rows (its size grows with the steps)"}
 // CHECK-NEXT: func.return %[[YS]] : tensor<?x?x4xf32>
 // CHECK-NEXT: }
-
 func.func @rnn_seq(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %ys0: tensor<?x?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x?x4xf32> {
   %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
   %1 = shape.dim %h0, 0 : tensor<?x4xf32>
