@@ -56,7 +56,7 @@ def lstm_args(rng: np.random.Generator, t: int, n: int, hidden: int, inputs: int
             rng.standard_normal(4 * hidden).astype(f)]
 
 
-@pytest.mark.parametrize("hidden,inputs", [(16, 16), (20, 13), (128, 128), (64, 256)])  # lanes, not, 1 KB rows
+@pytest.mark.parametrize("hidden,inputs", [(16, 16), (20, 13), (128, 128), (64, 256), (256, 1024)])  # lanes, not, 1 KB rows, > 4 MB
 @pytest.mark.parametrize("t,n", SIZES)
 def test_lstm_matches_reference(hidden: int, inputs: int, t: int, n: int, rng: np.random.Generator) -> None:
     source = lstm_source(hidden, inputs)
@@ -123,6 +123,8 @@ def test_weight_columns_are_read_from_compact_copies() -> None:
 
     assert copies(64, 256) == {"w_cols0": (256, 272), "w_cols256": (256, 64)}
     assert copies(16, 16) == {"w_cols0": (64, 16), "w_cols16": (64, 16)}
+    # Over 4 MB: the part the steps read only (the projection reads the rest in place).
+    assert copies(256, 1024) == {"w_cols1024": (1024, 272)}
 
 
 @pytest.mark.parametrize("example,make", [
