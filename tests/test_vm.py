@@ -283,6 +283,31 @@ def test_chunks_run_on_native_workers_also_in_a_forked_child(threads, rng, monke
     assert child.exitcode == 0
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_chunk_runs_on_whichever_side_claims_it(threads, rng, monkeypatch):
+    """A job posted to a worker runs once, on the worker or on the launching thread once
+    its own chunk is done, whichever claims it first: launches right after each other
+    (workers spinning), after the workers went to sleep (the launching thread usually
+    takes the job first), and interleaved, all match numpy."""
+    import time
+
+    from nimble.runtime import workers
+    from nimble.runtime.kernels import KernelEntry
+
+    if workers.workers(threads - 1) is None:
+        pytest.skip("native workers need Linux futexes")
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    exe = nimble.compile(DENSE, threads=threads)
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    a = rng.standard_normal((37, 64)).astype(np.float32)
+    expected = a @ w.T
+    for i in range(120):
+        if i % 3 == 0:
+            time.sleep(0.002)  # past the workers' spinning: they sleep on their futex
+        np.testing.assert_allclose(exe(a, w), expected, rtol=1e-4, atol=1e-4)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
+
+
 # -- bytecode --------------------------------------------------------------------------
 
 LSTM = "examples/lstm.nb"
