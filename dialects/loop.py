@@ -50,6 +50,10 @@ COOPERATIVE_MARK = "nimble.cooperative"
 """On a kernel whose chunks run at once and wait for each other between its loop nests
 (a recurrence's, the time loop inside, or one that stages a buffer: `can_cooperate`);
 they meet in the mailbox slot of the calling convention (`runtime.sync`)."""
+WORK_MARK = "nimble.work"
+"""On a kernel: `reduction_work` of its nests as scheduled, before `tile-vectorize` makes
+siblings of the loops it strips (the LSTM cell's eight dot products, which add up) and
+alternatives that cover different elements (tiles and their remainders, which do not)."""
 SHARED_BUFFERS = 56
 """Most buffers a cooperative kernel's chunks can share (the mailbox's words for them)."""
 
@@ -521,6 +525,12 @@ def reduction_work(kernel: Operation) -> int:
         return total + nested
 
     return max(1, work(kernel.regions[0].block))
+
+
+def kernel_work(kernel: Operation) -> int:
+    """Reduction steps per output element of a kernel: its `WORK_MARK`, else `reduction_work`."""
+    mark = kernel.attributes.get(WORK_MARK)
+    return mark.value.data if isinstance(mark, IntegerAttr) else reduction_work(kernel)
 
 
 def _parallel(op: Operation) -> bool:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
-from xdsl.dialects.builtin import AnyFloat, IndexType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -150,8 +150,9 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     # A nest inside a sequential loop (a recurrence's step) would pack its panels again
     # at every step, for the few rows (the batch) that read them: it reads in place.
     pack = strategy.inner.pack and not _in_sequential_loop(inner)
+    # Strips stay inside the untiled outer loop: parallel too, a batch of 1 splits them.
     inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
-                                                parallel=parallel and outer is None, pack=pack,
+                                                parallel=parallel and (outer is None or strip > 0), pack=pack,
                                                 mask=masked and strategy.inner.vector > 1))
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
@@ -305,6 +306,7 @@ class ScheduleLoopsPass(ModulePass):
             self._schedule_kernel(kernel, lanes)
 
     def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:
+        kernel.attributes[loop.WORK_MARK] = IntegerAttr(loop.reduction_work(kernel), i64)
         # Chunks of a kernel run independently (no barrier), each with its own local
         # buffers: only nests that write nothing but the kernel's outputs may be split.
         # A kernel that stages a buffer (a conv's im2col) before its parallel nest is

@@ -143,7 +143,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                     kfunc = kernel_funcs[value]
                     kernel_index[value] = len(kernels)
                     kernels.append(Kernel(value, group_of[value], loop.splits_profitably(kfunc),
-                                          loop.NO_STRETCH_MARK in kfunc.attributes, loop.reduction_work(kfunc),
+                                          loop.NO_STRETCH_MARK in kfunc.attributes, loop.kernel_work(kfunc),
                                           kernel_abi(kfunc), loop.kernel_device(kfunc)))
                 if kind == K.STR:
                     strings.append(value)

@@ -135,6 +135,54 @@ def test_conv_im2col_windows(stride, pad, dilation, size, rng):
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
 
 
+CELL = """func.func @main(%x: tensor<?x32xf32>, %h: tensor<?x32xf32>, %c: tensor<?x32xf32>, %w: tensor<128x32xf32>,
+                     %u: tensor<128x32xf32>, %b: tensor<128xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>) {
+  %gx = graph.dense %x, %w, %b : (tensor<?x32xf32>, tensor<128x32xf32>, tensor<128xf32>) -> tensor<?x128xf32>
+  %gh = graph.dense %h, %u : (tensor<?x32xf32>, tensor<128x32xf32>) -> tensor<?x128xf32>
+  %g = graph.add %gx, %gh : (tensor<?x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+  %i, %f, %o, %z = graph.split %g {axis = 1 : i64, num = 4 : i64} : tensor<?x128xf32> -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>)
+  %si = graph.sigmoid %i : tensor<?x32xf32> -> tensor<?x32xf32>
+  %sf = graph.sigmoid %f : tensor<?x32xf32> -> tensor<?x32xf32>
+  %so = graph.sigmoid %o : tensor<?x32xf32> -> tensor<?x32xf32>
+  %tz = graph.tanh %z : tensor<?x32xf32> -> tensor<?x32xf32>
+  %fc = graph.mul %sf, %c : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  %iz = graph.mul %si, %tz : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  %c2 = graph.add %fc, %iz : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  %tc = graph.tanh %c2 : tensor<?x32xf32> -> tensor<?x32xf32>
+  %h2 = graph.mul %so, %tc : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  func.return %h2, %c2 : tensor<?x32xf32>, tensor<?x32xf32>
+}"""
+
+
+@pytest.mark.parametrize("chunks", [2, 3])
+def test_strips_split_a_batch_of_one(chunks, rng, monkeypatch):
+    """The LSTM cell runs its eight dot products in strips of units: its work per element
+    counts all eight (they add up; `tile-vectorize` makes them sibling loops later), and
+    the strips are parallel, so one row is split across the chunks. 1, 2 and 5 rows in
+    2 or 3 chunks match the reference."""
+    from nimble.dialects import loop
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    exe = nimble.compile(CELL, threads=chunks)
+    kernels = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    assert {loop.kernel_work(k) for k in kernels} == {8 * 32}
+    assert {k.work for k in exe.vm.kernels} == {8 * 32}
+
+    def parallel(op) -> bool:
+        return isinstance(op, loop.ForeachOp) and op.schedule is not None and op.schedule.schedule.parallel
+
+    for kernel in kernels:  # the strips' loop is parallel inside the parallel loop over rows
+        assert any(parallel(o) and parallel(o.parent_op()) for o in kernel.walk())
+    w, u = (0.2 * rng.standard_normal((128, 32)).astype(np.float32) for _ in range(2))
+    b = rng.standard_normal(128).astype(np.float32)
+    for rows in (1, 2, 5):
+        x, h, c = (rng.standard_normal((rows, 32)).astype(np.float32) for _ in range(3))
+        for got, expected in zip(exe(x, h, c, w, u, b), nimble.interpret(nimble.parse(CELL), x, h, c, w, u, b)):
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
+
+
 @pytest.mark.parametrize("chunks", [2, 3])
 def test_a_batch_of_one_is_split_inside(chunks, rng, monkeypatch):
     """The loops nested alone in a kernel's outer loop are parallel too: with one image

@@ -12,7 +12,7 @@
 // CHECK-NEXT: func.return %[[C]] : tensor<?x?xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @matmul_gets_register_tile_matmul_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<64x?xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "matmul_gets_register_tile_matmul_0"} {
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<64x?xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "matmul_gets_register_tile_matmul_0", nimble.work = 64 : i64} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -75,7 +75,7 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x32xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @dense_gets_dot_products_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<32x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>) attributes {nimble.kernel = "dense_gets_dot_products_dense_0"} {
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<32x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>) attributes {nimble.kernel = "dense_gets_dot_products_dense_0", nimble.work = 64 : i64} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -116,7 +116,7 @@ func.func @dense_gets_dot_products(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) 
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x128xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @dense_packs_transposed_panels_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<128x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x128xf32>) attributes {nimble.kernel = "dense_packs_transposed_panels_dense_0"} {
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<128x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x128xf32>) attributes {nimble.kernel = "dense_packs_transposed_panels_dense_0", nimble.work = 64 : i64} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -178,7 +178,7 @@ func.func @dense_packs_transposed_panels(%x: tensor<?x64xf32>, %w: tensor<128x64
 // CHECK-NEXT: func.return %[[E]] : tensor<?x?xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @elementwise_gets_lanes_exp_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "elementwise_gets_lanes_exp_0"} {
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "elementwise_gets_lanes_exp_0", nimble.work = 1 : i64} {
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<?x?xf32>
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
