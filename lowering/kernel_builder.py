@@ -418,7 +418,7 @@ class KernelBuilder:
             self._panel_staging = Block()
             self._panel_nests += 1
             try:
-                channels = self.foreach(dims[1], lambda c: self._nest(dims, members, [n, c], [0, 1, 2, 3]))
+                channels = self.foreach(dims[1], lambda c: self._nest(dims, members, [n, c], list(range(4))))
             finally:
                 self.panel = None
                 staging, self._panel_staging = self._panel_staging, None

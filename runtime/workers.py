@@ -12,12 +12,14 @@ on the calling thread and spins until the workers are done (a dense layer of 128
 us on the workers). One launch uses the workers at a time (`Workers.run` holds a lock).
 
 Per worker, 32 words: word 0 (as i32) the number of jobs posted (the futex word),
-word 8 the number done, word 12 the number claimed, words 16 and 17 the job's function
-and argument, word 24 (as i32) whether the worker sleeps. A job runs on whichever side
-claims it first (compare-and-swap of word 12 from job - 1 to job): the worker when it
-sees the job, or the launching thread once its own chunk is done. A worker still waking
-from its futex (tens of microseconds on a VM) then costs a launch nothing: BERT's
-attention softmax, 7 us on one thread, took 42 us in 2 chunks while the worker woke.
+word 8 the number done, word 12 (as i32) the number claimed, words 16 and 17 the job's
+function and argument, word 24 (as i32) whether the worker sleeps. A job runs on
+whichever side claims it first (compare-and-swap of word 12 from job - 1 to job, in
+32 bits like the job count, so both wrap alike): the worker when it sees the job, or
+the launching thread once its own chunk is done. A worker still waking from its futex
+(tens of microseconds on a VM) then no longer holds up a short launch: BERT's attention
+softmax, 7 us on one thread, took 42 us in 2 chunks while the worker woke, 26 us with
+the claim.
 Linux only (the futex system call); elsewhere `workers()` is None and launches use the
 Python pool.
 """
@@ -81,9 +83,9 @@ unpark:
   br label %wait
 run:
   %job64 = zext i32 %job to i64
-  %before = sub i64 %job64, 1
-  %claim = cmpxchg ptr %claimed, i64 %before, i64 %job64 acq_rel acquire
-  %mine = extractvalue {{ i64, i1 }} %claim, 1
+  %before = sub i32 %job, 1
+  %claim = cmpxchg ptr %claimed, i32 %before, i32 %job acq_rel acquire
+  %mine = extractvalue {{ i32, i1 }} %claim, 1
   br i1 %mine, label %call, label %wait
 call:
   %fn = load ptr, ptr %fnp
@@ -137,9 +139,9 @@ check:
   %want = zext i32 %want32 to i64
   %donep = getelementptr i64, ptr %kstate, i64 8
   %claimedp = getelementptr i64, ptr %kstate, i64 12
-  %before = sub i64 %want, 1
-  %claim = cmpxchg ptr %claimedp, i64 %before, i64 %want acq_rel acquire
-  %mine = extractvalue {{ i64, i1 }} %claim, 1
+  %before = sub i32 %want32, 1
+  %claim = cmpxchg ptr %claimedp, i32 %before, i32 %want32 acq_rel acquire
+  %mine = extractvalue {{ i32, i1 }} %claim, 1
   br i1 %mine, label %steal, label %spin
 steal:
   %kat = mul i64 %k, %stride
