@@ -240,6 +240,31 @@ def test_conv_panels_are_read_in_place(threads, rng):
         np.testing.assert_allclose(exe(x, w, b), nimble.interpret(nimble.parse(text), x, w, b)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("chunks", [2, 3])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_conv_panels_split_by_panels_or_by_channels(chunks, stride, rng, monkeypatch):
+    """Forced into 2 or 3 chunks, a panel conv splits by panels where each chunk gets
+    `PANEL_GRAIN` of them (40 x 40: 25 panels) and by output channels where not (one
+    panel; 5; 9, which is enough for 2 chunks only), with batches of 1 and 2, and
+    matches the reference."""
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    text = f"""func.func @main(%x: tensor<?x6x?x?xf32>, %w: tensor<13x6x3x3xf32>, %b: tensor<13xf32>) -> tensor<?x13x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: 1, 1, 1, 1>}} : (tensor<?x6x?x?xf32>, tensor<13x6x3x3xf32>, tensor<13xf32>) -> tensor<?x13x?x?xf32>
+  %r = graph.relu %y : tensor<?x13x?x?xf32> -> tensor<?x13x?x?xf32>
+  func.return %r : tensor<?x13x?x?xf32>
+}}"""
+    exe = nimble.compile(text, threads=chunks)
+    module = nimble.parse(text)
+    w = rng.standard_normal((13, 6, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(13).astype(np.float32)
+    for n, h, width in [(1, 1, 1), (2, 9, 31), (1, 23 * stride, 23 * stride), (2, 40 * stride, 40 * stride)]:
+        x = rng.standard_normal((n, 6, h, width)).astype(np.float32)
+        np.testing.assert_allclose(exe(x, w, b), nimble.interpret(module, x, w, b)[0], rtol=1e-4, atol=1e-4)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
+
+
 def test_stride_two_windows_are_vector_loads(rng):
     """ResNet's first convolution (7 x 7, stride 2): the im2col copy reads every other
     element as vector loads and shuffles; widths around the vector width and beyond."""
