@@ -56,6 +56,13 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     signature, names, dim_names = exe.signatures[entry]
     given = dict(item.split("=", 1) for item in args.input)
     default, sized = _dims(args.dim)
+    ranks = [len(getattr(t, "get_shape", lambda: [])()) for t in signature.inputs.data]
+    known = set(dim_names.values()) | {f"{name}.{a}" for name, rank in zip(names, ranks) for a in range(rank)}
+    for unknown in (name for name in sized if name not in known):
+        listed = ", ".join(sorted(set(dim_names.values()))) or "none"
+        raise InterpreterError(
+            f"--dim {unknown}=...: @{entry} has no dim '{unknown}' (named dims: {listed}; a name only one "
+            f"parameter uses is not kept, give PARAM.AXIS instead, e.g. {names[0] if names else 'x'}.0)")
     rng = np.random.default_rng(args.seed)
     values = []
     for i, (t, name) in enumerate(zip(signature.inputs.data, names)):

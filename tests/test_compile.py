@@ -95,6 +95,17 @@ def test_nimble_run_reports_errors_without_traceback(tmp_path):
     assert result.returncode == 1 and "nimble-run: error:" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_nimble_run_rejects_a_dim_name_it_does_not_know():
+    """ResNet's `n` names only the image's batch dim: no check keeps it, so `--dim n=2`
+    would size nothing. It is an error naming the way that works (`image.0`)."""
+    result = run_tool("nimble.run_cli", str(ROOT / "examples/resnet18.nb"), "--dim", "n=2")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "no dim 'n'" in result.stderr and "image.0" in result.stderr
+    result = run_tool("nimble.run_cli", str(ROOT / "examples/lstm.nb"), "--dim", "n=2", "--dim", "xs.0=3")
+    assert result.returncode == 0, result.stderr
+    assert "result #0: float32[2, 128]" in result.stdout
+
+
 def test_nimble_opt_prints_llvm_ir():
     result = run_tool("nimble.opt", str(ROOT / "examples/mlp.mlir"), "-t", "llvm")
     assert result.returncode == 0, result.stderr
