@@ -115,9 +115,9 @@ def pad_aliasing_rows(program: func.FuncOp) -> int:
         name = arg.name_hint or "w"
         ranges = _split({_column_range(ld) for ld in loads}, cols)
         if ranges is not None:
+            if big:  # only the ranges the steps read (the hoisted projection reads the rest once, in place)
+                ranges = [r for r in ranges if all(_in_time_loop(ld) for ld in loads if _column_range(ld) == r)]
             for lo, hi in ranges:
-                if big and not all(_in_time_loop(ld) for ld in loads if _column_range(ld) == (lo, hi)):
-                    continue  # read once (the hoisted projection): in place
                 pad = PAD if _aliases(rows, hi - lo, width) else 0
                 copy = _copy(block, arg, rows, lo, hi - lo, pad, f"{name}_cols{lo}")
                 for load in loads:
@@ -127,7 +127,7 @@ def pad_aliasing_rows(program: func.FuncOp) -> int:
                             shift = arith.SubiOp(load.indices[-1], _constant(load, lo))
                             load.parent_block().insert_op_before(shift, load)
                             load.operands[len(load.operands) - 1] = shift.result
-            copied += 1
+            copied += bool(ranges)
         elif not big and _aliases(rows, cols, width):
             copy = _copy(block, arg, rows, 0, cols, PAD, f"{name}_padded")
             for load in loads:
