@@ -107,8 +107,9 @@ def test_shape_specialised_variant_and_general_kernel(m, n, bn, rng):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("h,w", [(5, 7), (12, 12)])
 def test_conv_im2col_fused_with_layout_ops(threads, h, w, rng):
-    """A conv stages its im2col buffer in the kernel; with two threads, each chunk must
-    fill its own buffer completely before reading it (staging loops are never split)."""
+    """A conv read through layout ops (a transpose does not join a conv's kernel: it
+    gets its own) matches the reference on 1 and 2 threads, at maps of one panel and of
+    three."""
     text = """func.func @main(%x: tensor<1x64x?x?xf32>, %w: tensor<4x64x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %y = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x?x?xf32>, tensor<4x64x3x3xf32>, tensor<4xf32>) -> tensor<1x4x?x?xf32>
   %t = graph.transpose %y [0, 2, 3, 1] : tensor<1x4x?x?xf32> -> tensor<1x?x?x4xf32>
@@ -118,6 +119,35 @@ def test_conv_im2col_fused_with_layout_ops(threads, h, w, rng):
     exe = nimble.compile(text, threads=threads)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(1, 64, h, w), (4, 64, 3, 3), (4,)]]
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chunks", [2, 3])
+def test_a_stretching_conv_cooperates_in_chunks(chunks, rng, monkeypatch):
+    """A conv added to a tensor that may broadcast along `?` dims: the general kernel (a
+    stretched call takes it) computes the conv at indices that are not the nest's own
+    pixels, so it stages the image-wide im2col buffer, shared by the chunks of a
+    cooperative kernel; the no-stretch variant runs over panels. Forced into 2 or 3
+    chunks at 1 x 1, 9 x 31 and 40 x 40, stretched and not, both match the reference."""
+    from nimble.dialects import loop
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    text = """func.func @main(%x: tensor<1x16x?x?xf32>, %w: tensor<8x16x3x3xf32>, %z: tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32> {
+  %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x?x?xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x?x?xf32>
+  %a = graph.add %y, %z : (tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+  func.return %a : tensor<1x8x?x?xf32>
+}"""
+    exe = nimble.compile(text, threads=chunks)
+    (general,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes and loop.NO_STRETCH_MARK not in f.attributes]
+    assert loop.COOPERATIVE_MARK in general.attributes
+    module = nimble.parse(text)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    for h, width in [(1, 1), (9, 31), (40, 40)]:
+        x = rng.standard_normal((1, 16, h, width)).astype(np.float32)
+        for z_h in (1, h):  # stretched along h (the general kernel), or not
+            z = rng.standard_normal((1, 8, z_h, width)).astype(np.float32)
+            np.testing.assert_allclose(exe(x, w, z), nimble.interpret(module, x, w, z)[0], rtol=1e-4, atol=1e-4)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
 
 
 @pytest.mark.parametrize("stride,pad,dilation", [(1, 1, 1), (2, 1, 1), (1, 0, 2), (2, 3, 1)])
