@@ -72,6 +72,14 @@ def defined_inside(value: SSAValue, scope: Operation) -> bool:
     return op is not None and scope.is_ancestor(op)
 
 
+def in_sequential_loop(op: Operation) -> bool:
+    """Whether `op` is nested in an `scf.for` (a recurrence's time loop)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, scf.ForOp):
+        parent = parent.parent_op()
+    return parent is not None
+
+
 def kernel_device(kernel: Operation) -> str:
     """The device a kernel function is compiled for (`cpu` unless marked)."""
     mark = kernel.attributes.get(DEVICE_MARK)

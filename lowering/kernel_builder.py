@@ -122,8 +122,6 @@ class Panel:
     n: SSAValue
     start: Dim
     count: Dim
-    width: Dim
-    """The output's width: pixel p is (p / width, p % width)."""
 
 
 class KernelBuilder:
@@ -414,7 +412,7 @@ class KernelBuilder:
         def panel(n: SSAValue, block: SSAValue) -> None:
             start = self.imul(block, PANEL_PIXELS)
             count = self.ibinary("min", self.ibinary("sub", pixels, start), PANEL_PIXELS)
-            self.panel = Panel(n, start, count, dims[-1])
+            self.panel = Panel(n, start, count)
             self._panel_staging = Block()
             self._panel_nests += 1
             try:

@@ -474,11 +474,8 @@ class _FunctionLowering:
         faulted in again: a conv's 147 KB im2col panels, 49 per call, took 0.75 ms more
         per 2.4 ms call when the kernel's previous call had other sizes."""
         for op in nest.walk():
-            if not isinstance(op, loop.AllocOp) or op is nest or op.level.data == "reg" \
-                    or any(_defined_in(s, nest) for s in op.dynamic_sizes):
-                continue
-            t = op.memref.type
-            if op.dynamic_sizes or _product(t.get_shape()) * _byte_size(t.get_element_type()) > STACK_LIMIT:
+            if isinstance(op, loop.AllocOp) and op.level.data != "reg" and _on_heap(op) \
+                    and not any(loop.defined_inside(s, nest) for s in op.dynamic_sizes):
                 self.alloc(op, frees)
 
     def alloc(self, op: loop.AllocOp, frees: list[SSAValue]) -> None:
@@ -499,7 +496,7 @@ class _FunctionLowering:
             ptr = self.emit(llvm.CallOp(name, self.mailbox, index, self.chunk, self.nchunks, nbytes, return_type=PTR))
             self.shared_buffers.append(ptr)
             frees.append(ptr)
-        elif op.dynamic_sizes or _product(t.get_shape()) * _byte_size(element) > STACK_LIMIT:
+        elif _on_heap(op):
             nbytes = self.emit(llvm.MulOp(count, self.const(_byte_size(element), i64)))
             ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
             frees.append(ptr)
@@ -681,11 +678,10 @@ def _buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
     return reads, writes
 
 
-def _defined_in(value: SSAValue, op: Operation) -> bool:
-    """Whether `value` is a result or block argument of an op nested in `op`."""
-    owner = value.owner
-    where = owner if isinstance(owner, Operation) else owner.parent_op()
-    return where is not None and op.is_ancestor(where)
+def _on_heap(op: loop.AllocOp) -> bool:
+    """Whether a buffer is malloc'd (sized at run time, or over STACK_LIMIT), not a stack slot."""
+    t = op.memref.type
+    return bool(op.dynamic_sizes) or _product(t.get_shape()) * _byte_size(t.get_element_type()) > STACK_LIMIT
 
 
 def _parallel(op: loop.ForeachOp) -> bool:

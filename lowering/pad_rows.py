@@ -21,7 +21,7 @@ loops, when the copy reads better than the original:
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -116,7 +116,7 @@ def pad_aliasing_rows(program: func.FuncOp) -> int:
         ranges = _split({_column_range(ld) for ld in loads}, cols)
         if ranges is not None:
             if big:  # only the ranges the steps read (the hoisted projection reads the rest once, in place)
-                ranges = [r for r in ranges if all(_in_time_loop(ld) for ld in loads if _column_range(ld) == r)]
+                ranges = [r for r in ranges if all(loop.in_sequential_loop(ld) for ld in loads if _column_range(ld) == r)]
             for lo, hi in ranges:
                 pad = PAD if _aliases(rows, hi - lo, width) else 0
                 copy = _copy(block, arg, rows, lo, hi - lo, pad, f"{name}_cols{lo}")
@@ -134,13 +134,6 @@ def pad_aliasing_rows(program: func.FuncOp) -> int:
                 load.operands[0] = copy
             copied += 1
     return copied
-
-
-def _in_time_loop(load: memref.LoadOp) -> bool:
-    op = load.parent_op()
-    while op is not None and not isinstance(op, scf.ForOp):
-        op = op.parent_op()
-    return op is not None
 
 
 def _constant(before: memref.LoadOp, n: int) -> SSAValue:

@@ -65,12 +65,11 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
             f"parameter uses is not kept, give PARAM.AXIS instead, e.g. {names[0] if names else 'x'}.0)")
     rng = np.random.default_rng(args.seed)
     values = []
-    for i, (t, name) in enumerate(zip(signature.inputs.data, names)):
+    for i, (t, name, rank) in enumerate(zip(signature.inputs.data, names, ranks)):
         if name in given:
             values.append(np.load(given.pop(name)))
             continue
-        sizes = [sized.get(dim_names.get(f"{i}.{a}", ""), sized.get(f"{name}.{a}", default))
-                 for a in range(len(getattr(t, "get_shape", lambda: [])()))]
+        sizes = [sized.get(dim_names.get(f"{i}.{a}", ""), sized.get(f"{name}.{a}", default)) for a in range(rank)]
         values.append(random_value(t, default, rng, sizes))
     if given:
         raise InterpreterError(f"@{entry} has no parameter named {', '.join(given)}")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import arith, func, memref, vector
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -149,7 +149,7 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     strip = STRIP if _strips(strategy, inner) else 0
     # A nest inside a sequential loop (a recurrence's step) would pack its panels again
     # at every step, for the few rows (the batch) that read them: it reads in place.
-    pack = strategy.inner.pack and not _in_sequential_loop(inner)
+    pack = strategy.inner.pack and not loop.in_sequential_loop(inner)
     # Strips stay inside the untiled outer loop: parallel too, a batch of 1 splits them.
     inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
                                                 parallel=parallel and (outer is None or strip > 0), pack=pack,
@@ -157,14 +157,6 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
             op.schedule = loop.ScheduleAttr(strategy.reduce)
-
-
-def _ancestors(op: Operation) -> Iterator[Operation]:
-    """The ops `op` is nested in, innermost first."""
-    parent = op.parent_op()
-    while parent is not None:
-        yield parent
-        parent = parent.parent_op()
 
 
 def _first(strategies: list[Strategy], kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
@@ -176,15 +168,11 @@ def _first(strategies: list[Strategy], kernel: func.FuncOp, outer: loop.ForeachO
 
 def _packs(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool | None:
     """None if the strategy packs no panel for the nest, else whether one is transposed."""
-    packable = packable_loads(outer, inner) if strategy.inner.pack and not _in_sequential_loop(inner) else None
+    packable = packable_loads(outer, inner) if strategy.inner.pack and not loop.in_sequential_loop(inner) else None
     if packable is None:
         return None
     red, loads = packable
     return any(transposed(ld, red.iv) for ld in loads)
-
-
-def _in_sequential_loop(op: Operation) -> bool:
-    return any(isinstance(p, scf.ForOp) for p in _ancestors(op))
 
 
 def _split_columns(outer: loop.ForeachOp, inner: loop.ForeachOp, panel: int,
@@ -230,7 +218,7 @@ def _sole_loops(nest: loop.ForeachOp) -> Iterator[loop.ForeachOp]:
         yield nest
 
 
-def _panel_loop(kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> loop.ForeachOp | None:
+def _panel_loop(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> loop.ForeachOp | None:
     """The loop whose iterations stage the panels a register tile reads along its lanes
     (a conv's im2col rows for a panel of pixels, `window_rules`), read as `X[k, j]`:
     already what packing would make of them. None if the operands are not such panels."""
@@ -327,7 +315,7 @@ class ScheduleLoopsPass(ModulePass):
             parallel = self.parallel and (outer in top or (outer is None and inner in top))
             strategy = _first(strategies, kernel, outer, inner, remainder)
             packs = _packs(strategy, outer, inner) if strategy is not None else None
-            panels = _panel_loop(kernel, outer, inner) if packs is not None else None
+            panels = _panel_loop(outer, inner) if packs is not None else None
             if panels is not None:
                 # Already panels: read in place. Split by panels when there are enough of
                 # them, else by rows, each chunk staging the panels itself (`bounds`).

@@ -19,8 +19,7 @@ whichever side claims it first (compare-and-swap of word 12 from job - 1 to job,
 the launching thread once its own chunk is done. A worker still waking from its futex
 (tens of microseconds on a VM) then no longer holds up a short launch: BERT's attention
 softmax, 7 us on one thread, took 42 us in 2 chunks while the worker woke, 26 us with
-the claim.
-Linux only (the futex system call); elsewhere `workers()` is None and launches use the
+the claim. Linux only (the futex system call); elsewhere `workers()` is None and launches use the
 Python pool.
 """
 
@@ -82,7 +81,6 @@ unpark:
   store atomic i32 0, ptr %sleeping seq_cst, align 8
   br label %wait
 run:
-  %job64 = zext i32 %job to i64
   %before = sub i32 %job, 1
   %claim = cmpxchg ptr %claimed, i32 %before, i32 %job acq_rel acquire
   %mine = extractvalue {{ i32, i1 }} %claim, 1
@@ -91,6 +89,7 @@ call:
   %fn = load ptr, ptr %fnp
   %arg = load ptr, ptr %argp
   call void %fn(ptr %arg)
+  %job64 = zext i32 %job to i64
   store atomic i64 %job64, ptr %done release, align 8
   br label %wait
 }}
