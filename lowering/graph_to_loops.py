@@ -54,6 +54,21 @@ def _on_last_axis(site: tuple) -> bool:
     return result_axis == len(result.type.get_shape()) - 1
 
 
+def _stretches_product(site: tuple) -> bool:
+    """A broadcast of what a heavy product computes (a dense layer's rows, through its
+    activation, added to a residual of any size): the product's register tile would
+    read its operands at a selected index (lanes along the rows need the rows' own)."""
+    seen, todo = set(), [site[0]]
+    while todo:
+        op = todo.pop().owner
+        if isinstance(op, GraphOp) and op not in seen:
+            if op.FUSION is FusionKind.OUT_FUSABLE:
+                return True
+            seen.add(op)
+            todo.extend(op.operands)
+    return False
+
+
 def _outside_groups(op: Operation) -> Iterator[Operation]:
     """The ops nested in `op`, not looking into groups (a group's ops are its kernel's)."""
     for region in op.regions:
@@ -91,9 +106,9 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         if where != "cpu":
             kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
         sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
-        if any(_on_last_axis(site) for site in sites) or (sites and len(group.outputs) > 1):
+        if any(_on_last_axis(site) or _stretches_product(site) for site in sites) or (sites and len(group.outputs) > 1):
             # Shape-specialised variant: `?` dims never stretched, so every access is
-            # affine in the loop ivs (vectorisable), and outputs whose dims come out of
+            # affine in the loop ivs (vectorisable, a product's rows in lanes), and outputs whose dims come out of
             # different broadcasts share one loop nest (the LSTM cell's h and c would
             # otherwise each recompute every gate); chosen at run time when it holds.
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, pixel_panels=where == "cpu").build()

@@ -154,8 +154,9 @@ class _FunctionLowering:
         """For a kernel whose chunks run together (`loop.can_cooperate`): the regions all
         chunks run in step (`region` puts a barrier where a nest there uses buffers the
         nests since the last barrier wrote, or writes buffers they read), the loops split
-        between chunks (each nest's outer loop and the loops right inside it), and this
-        chunk's count of barriers passed."""
+        between chunks (each nest's outer loop and the loops right inside it, unless an
+        iteration allocates a buffer of its own), and this chunk's count of barriers
+        passed."""
         self.regions: set[Block] = set()
         self.split_loops: set[Operation] = set()
         self.shared_buffers: list[SSAValue] = []
@@ -167,7 +168,10 @@ class _FunctionLowering:
             for op in block.ops:
                 if isinstance(op, loop.ForeachOp):
                     self.split_loops.add(op)
-                    self.split_loops.update(o for o in op.body.block.ops if isinstance(o, loop.ForeachOp))
+                    # Not into an iteration that fills a buffer of its own (a packed
+                    # panel): each chunk would fill only its share, then read all of it.
+                    if not any(isinstance(o, loop.AllocOp) for o in op.body.block.ops):
+                        self.split_loops.update(o for o in op.body.block.ops if isinstance(o, loop.ForeachOp))
         slot = self.emit(llvm.AllocaOp(self.const(1, i64), i64, alignment=8))
         self.barriers = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(slot, i64))))  # (see `alloc`)
         self.emit(llvm.StoreOp(self.const(0, i64), self.barriers))

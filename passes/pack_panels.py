@@ -16,7 +16,7 @@ Per panel of `width * cols` columns the operand is copied into a contiguous buff
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
@@ -37,16 +37,18 @@ def transposed(load: memref.LoadOp, k_iv: SSAValue) -> bool:
 
 
 def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, panel: SSAValue, j0: SSAValue,
-               k_upper: SSAValue, width: int, cols: int) -> None:
-    """Copy columns [j0, j0 + width * cols) of the operand `load` reads into `panel`."""
+               k_upper: SSAValue, width: int, cols: int, at: Sequence[SSAValue] = ()) -> None:
+    """Copy columns [j0, j0 + width * cols) of the operand `load` reads into `panel`
+    (`panel[*at, k, c]`: `at` picks one panel of a buffer holding several)."""
     lead = list(load.indices[:-2])
+    at = list(at)
     element = load.res.type
     if not transposed(load, k_iv):
         def row(k: SSAValue) -> None:
             for c in range(cols):
                 j = e.emit(arith.AddiOp(j0, e.const_index(c * width))).result if c else j0
                 v = e.emit(vector.LoadOp(load.memref, [*lead, k, j], VectorType(element, [width]))).result
-                e.emit(vector.StoreOp(v, panel, [k, e.const_index(c * width)]))
+                e.emit(vector.StoreOp(v, panel, [*at, k, e.const_index(c * width)]))
 
         loop(e.const_index(0), k_upper, 1, row)
         return
@@ -59,9 +61,9 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
             for r in range(BLOCK):
                 j = e.emit(arith.AddiOp(first, e.const_index(r))).result if r else first
                 rows.append(e.emit(vector.LoadOp(load.memref, [*lead, j, k0], VectorType(element, [BLOCK]))).result)
-            for t, v in enumerate(_transpose(e, rows)):
+            for t, v in enumerate(transpose_block(e, rows)):
                 k = e.emit(arith.AddiOp(k0, e.const_index(t))).result if t else k0
-                e.emit(vector.StoreOp(v, panel, [k, c0]))
+                e.emit(vector.StoreOp(v, panel, [*at, k, c0]))
 
         loop(e.const_index(0), e.const_index(columns), BLOCK, square)
 
@@ -69,7 +71,7 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
         def one(c: SSAValue) -> None:
             j = e.emit(arith.AddiOp(j0, c)).result
             v = e.emit(memref.LoadOp.get(load.memref, [*lead, j, k])).res
-            e.emit(memref.StoreOp.get(v, panel, [k, c]))
+            e.emit(memref.StoreOp.get(v, panel, [*at, k, c]))
 
         loop(e.const_index(0), e.const_index(columns), 1, one)
 
@@ -82,7 +84,7 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
         loop(blocks, k_upper, 1, rest)
 
 
-def _transpose(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
+def transpose_block(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
     """The columns of a square block held as row vectors. Round `d` (8, 4, 2, 1) swaps bit
     `d` of the row index with bit `d` of the lane index, pairing row r with row r + d."""
     n = len(rows)

@@ -76,8 +76,9 @@ class Emitter:
         self.strides: dict[SSAValue, int] = {}
         """Index values `lane * s + uniform` and their stride s (1: contiguous along the
         lanes, like the lane itself; 2: every other element, a stride-2 window)."""
-        self.packs: dict[Operation, tuple[SSAValue, SSAValue]] = {}
-        """Loads redirected to a packed panel: load op -> (panel, the reduction iv)."""
+        self.packs: dict[Operation, tuple[SSAValue, SSAValue, tuple[SSAValue, ...]]] = {}
+        """Loads redirected to a packed panel: load op -> (panel, the reduction iv, the
+        panel's leading indices in a buffer of several panels)."""
 
     def emit(self, op: Operation) -> Operation:
         self.b.insert(op)
@@ -196,8 +197,8 @@ class Emitter:
     def _load(self, op: memref.LoadOp, copy: Copy, varying: set[SSAValue]) -> None:
         t = VectorType(op.res.type, [copy.width])
         if op in self.packs and copy.j_offset is not None:  # (a transposed panel too)
-            panel, k = self.packs[op]
-            indices = [copy.subst[k], self.const_index(copy.j_offset)]
+            panel, k, at = self.packs[op]
+            indices = [*at, copy.subst[k], self.const_index(copy.j_offset)]
             copy.subst[op.res] = self.memoized(("vload", panel, tuple(indices), copy.width), lambda: self.emit(
                 vector.LoadOp(panel, indices, t)).result)
             return
@@ -414,6 +415,11 @@ class Tile:
         for copy, scalar in zip(self.copies, rest):
             for r in op.results:
                 copy.subst[r] = scalar.subst[r]
+
+
+def offsets(e: Emitter, base: SSAValue, count: int, stride: int = 1) -> list[SSAValue]:
+    """base, base + stride, ... (`count` values)."""
+    return [base, *(e.emit(arith.AddiOp(base, e.const_index(r * stride))).result for r in range(1, count))]
 
 
 def multiple_of(v: SSAValue, tile: int) -> bool:

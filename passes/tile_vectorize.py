@@ -10,7 +10,11 @@ loops but flat `loop.reduce`s, the schedule is read from the loops:
 - `vector = V` on `j` computes V consecutive `j` at once (lane-varying loads must be
   contiguous in the last index; uniform values are broadcast);
 - `vector = V` on a `loop.reduce` computes V consecutive reduction steps at once in
-  vector accumulators, then combines lanes (a dot product along contiguous memory).
+  vector accumulators, then combines lanes (a dot product along contiguous memory);
+- `vector = V` on `i` (with `unroll = V` on `j`) puts the lanes along the rows for the
+  reduction and transposes the V x V accumulators for the rest of the body
+  (passes/row_lanes.py: a dense layer with few rows, `W` read in place; `pack` on `j`
+  stages each tile's rows of `W` first).
 
 Iterations left over (sizes not multiples of the tile) run in peeled loops with a 1 x 1
 tile; the reduction vectorisation peels its remainder too. When a body does something
@@ -39,7 +43,8 @@ from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import copy_panel, transposed
 from nimble.passes.reduction_strips import distribute
-from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, schedule_of, split_at
+from nimble.passes.row_lanes import row_lanes
+from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, offsets, schedule_of, split_at
 
 
 
@@ -56,13 +61,6 @@ def _foreach(e: Emitter, lower: SSAValue, upper: SSAValue, step: int, schedule: 
     e.b = saved
     attr = loop.ScheduleAttr(schedule) if schedule is not None and schedule != loop.Schedule() else None
     e.emit(loop.ForeachOp(lower, upper, e.const_index(step), Region(block), attr))
-
-
-def _offsets(e: Emitter, base: SSAValue, count: int, stride: int) -> list[SSAValue]:
-    out = [base]
-    for r in range(1, count):
-        out.append(e.emit(arith.AddiOp(base, e.const_index(r * stride))).result)
-    return out
 
 
 def _leftover_end(e: Emitter, start: SSAValue, upper: SSAValue, tile: int) -> SSAValue:
@@ -107,7 +105,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
         def tile(j0: SSAValue) -> None:
             copies = []
-            j_values = _offsets(e, j0, j_cols, j_width)
+            j_values = offsets(e, j0, j_cols, j_width)
             for i_value in i_values:
                 for j_value in j_values:
                     subst = {inner.iv: j_value}
@@ -169,7 +167,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         m = outer.upper
         main_rows = split_at(e, m, rows)
         keep = loop.Schedule(parallel=parallel)
-        _foreach(e, e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(_offsets(e, i0, rows, 1)))
+        _foreach(e, e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(offsets(e, i0, rows, 1)))
         leftover_rows(main_rows, m, keep, emit_rows)
 
     def leftover_rows(start: SSAValue, m: SSAValue, schedule: loop.Schedule | None, emit_rows) -> None:
@@ -181,7 +179,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             end = m if size == 1 else _leftover_end(e, start, m, size)
             lo, hi = constant_index(start), constant_index(end)
             if lo is None or hi is None or lo < hi:
-                _foreach(e, start, end, size, schedule, lambda i0, size=size: emit_rows(_offsets(e, i0, size, 1)))
+                _foreach(e, start, end, size, schedule, lambda i0, size=size: emit_rows(offsets(e, i0, size, 1)))
             start, size = end, size // 2
 
     def packed_rows() -> None:
@@ -202,8 +200,8 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
                     copy_panel(e, lambda lo, hi, step, f: _foreach(e, lo, hi, step, None, f), ld, red.iv,
                                panels[key], j0, k_upper, width, cols)
-                e.packs[ld] = (panels[key], red.iv)
-            j_values = _offsets(e, j0, cols, width)
+                e.packs[ld] = (panels[key], red.iv, ())
+            j_values = offsets(e, j0, cols, width)
 
             def rows_tile(i_values: list[SSAValue]) -> None:
                 copies = [Copy({inner.iv: j, outer.iv: i}, inner.iv, width, c * width)
@@ -212,7 +210,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
             m = outer.upper
             main_rows = split_at(e, m, rows)
-            _foreach(e, e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(_offsets(e, i0, rows, 1)))
+            _foreach(e, e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(offsets(e, i0, rows, 1)))
             leftover_rows(main_rows, m, None, rows_tile)
             e.packs.clear()
 
@@ -227,7 +225,9 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
     packable = packable_loads(outer, inner) if si.pack and width > 1 else None
     try:
-        if packable is not None:
+        if so.vector > 1:
+            row_lanes(e, outer, inner, body, lambda lo, hi, step, schedule, f: _foreach(e, lo, hi, step, schedule, f))
+        elif packable is not None:
             packed_rows()
         else:
             row_tiles(tile_rows)

@@ -400,3 +400,55 @@ def test_auto_remainder_with_f16_next_to_f32(rng):
 def test_remainder_option_is_checked():
     with pytest.raises(ValueError, match="remainder must be one of auto, peeled, masked"):
         nimble.compile(_dense(4), remainder="rounded")
+
+
+def _dense_residual(k: str, n: str, rows: str = "s") -> str:
+    return f"""def @main(%x: f32[{rows}, {k}], %w: f32[{n}, {k}], %b: f32[{n}], %r: f32[{rows}, {n}]) -> f32[{rows}, {n}] {{
+  tanh(dense(%x, %w, %b)) + %r
+}}"""
+
+
+def _row_lane_panels(exe) -> list:
+    """The transposed panels of rows that lanes along the rows read (passes/row_lanes.py)."""
+    return [o for o in exe.module.walk() if isinstance(o, loop.AllocOp) and o.memref.type.get_num_dims() == 3
+            and o.memref.type.get_shape()[-1] == 16]
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 3])
+@pytest.mark.parametrize("k,n", [("17", "70"), ("512", "48"), ("k", "n")])
+def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
+    """A dense layer with few rows runs with lanes along the rows (W read in place, or
+    staged per tile when K is a multiple of 512, x packed transposed, 16 x 16 tiles
+    transposed back for the epilogue): rows from 16 to 511 in whole panels of 16, the
+    rows left over and every other row count as before. Columns and reductions not
+    multiples of 16, an epilogue reading another tensor, split in 1 to 3 chunks
+    (cooperating on the panels): the result matches the reference at every row count."""
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    text = _dense_residual(k, n)
+    exe = nimble.compile(nimble.parse(text, name="dense.nb"), threads=chunks)
+    assert _row_lane_panels(exe)
+    ref = nimble.parse(text, name="dense.nb")
+    sizes = {"17": [(17, 70)], "512": [(512, 48)], "k": [(33, 21), (1024, 21)]}[k]
+    for kk, nn in sizes:
+        w = rng.standard_normal((nn, kk)).astype(np.float32)
+        b = rng.standard_normal(nn).astype(np.float32)
+        for m in [1, 15, 16, 17, 32, 47, 100, 255, 511, 512, 530]:
+            x = rng.standard_normal((m, kk)).astype(np.float32)
+            r = rng.standard_normal((m, nn)).astype(np.float32)
+            np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(ref, x, w, b, r)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("m", [16, 40, 600])
+def test_dense_rows_in_lanes_static(m, rng):
+    """Rows known at compile time: whole panels of 16 rows in lanes (40: 32 of them, the 8
+    left by the usual strategy), none from 512 rows on."""
+    text = _dense_residual("24", "40", str(m))
+    exe = nimble.compile(nimble.parse(text, name="dense.nb"))
+    assert bool(_row_lane_panels(exe)) == (m < 512)
+    x = rng.standard_normal((m, 24)).astype(np.float32)
+    w = rng.standard_normal((40, 24)).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    r = rng.standard_normal((m, 40)).astype(np.float32)
+    np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(nimble.parse(text, name="dense.nb"), x, w, b, r)[0], rtol=1e-4, atol=1e-4)

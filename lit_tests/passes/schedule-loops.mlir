@@ -65,48 +65,76 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 
 // -----
 
-// A dense layer narrower than a panel (32 < 64 columns): dot products along k only.
-// CHECK-LABEL: func.func @dense_gets_dot_products
+// A dense layer narrower than a panel (32 < 64 columns): lanes along the rows for whole
+// panels of 16 rows when there are 16 to 511 of them (no pack of W), dot products along k
+// for the rows left over.
+// CHECK-LABEL: func.func @dense_rows_in_lanes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x64xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<32x64xf32>) -> tensor<?x32xf32> {
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32> {
 // CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]] : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
 // CHECK-NEXT: graph.yield %[[Y_1]] : tensor<?x32xf32>
-// CHECK-NEXT: } attributes {kernel = @dense_gets_dot_products_dense_0}
+// CHECK-NEXT: } attributes {kernel = @dense_rows_in_lanes_dense_0}
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x32xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @dense_gets_dot_products_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<32x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>) attributes {nimble.kernel = "dense_gets_dot_products_dense_0", nimble.work = 64 : i64} {
+// CHECK-LABEL: func.func @dense_rows_in_lanes_dense_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<32x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>) attributes {nimble.kernel = "dense_rows_in_lanes_dense_0", nimble.work = 64 : i64, nimble.cooperative} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 32 : index
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 4, parallel> {
-// CHECK-NEXT: loop.foreach %[[V9:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 4> {
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V12:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V10]]) : f32 schedule #loop.schedule<vector = 16> {
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V8]], %[[V12]]] : memref<?x64xf32>
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V9]], %[[V12]]] : memref<32x64xf32>
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V14]] : f32
-// CHECK-NEXT: loop.yield %[[V15]] : f32
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.remsi %[[V4]], %[[V8]] : index
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V9]] : index
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V4]], %[[V11]] : index
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.constant 512 : index
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V13]] : index
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.andi %[[V12]], %[[V14]] : i1
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.select %[[V15]], %[[V10]], %[[V16]] : index
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V17]] : index
+// CHECK-NEXT: loop.foreach %[[V19:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V17]] step %[[V5]] schedule #loop.schedule<vector = 16, parallel> {
+// CHECK-NEXT: loop.foreach %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 16> {
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V23:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V21]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V19]], %[[V23]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V20]], %[[V23]]] : memref<32x64xf32>
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V24]], %[[V25]] : f32
+// CHECK-NEXT: loop.yield %[[V26]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V11]], %[[V2]][%[[V8]], %[[V9]]] : memref<?x32xf32>
+// CHECK-NEXT: memref.store %[[V22]], %[[V2]][%[[V19]], %[[V20]]] : memref<?x32xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V27:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V18]] step %[[V5]] schedule #loop.schedule<unroll = 4, parallel> {
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.addi %[[V17]], %[[V27]] : index
+// CHECK-NEXT: loop.foreach %[[V29:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V32:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V30]]) : f32 schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V28]], %[[V32]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V29]], %[[V32]]] : memref<32x64xf32>
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V33]], %[[V34]] : f32
+// CHECK-NEXT: loop.yield %[[V35]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V31]], %[[V2]][%[[V28]], %[[V29]]] : memref<?x32xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
-
-func.func @dense_gets_dot_products(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
+func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
   %y = graph.dense %x, %w : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   func.return %y : tensor<?x32xf32>
 }
 
 // -----
 
-// A dense layer: register tiles over transposed panels of W from 20 rows, dot products
-// along k below that and for the columns left over.
+// A dense layer: lanes along the rows for 16 to 511 rows; for the rest, register tiles
+// over transposed panels of W from 20 rows, dot products along k below that and for the
+// columns left over.
 // CHECK-LABEL: func.func @dense_packs_transposed_panels
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x64xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<128x64xf32>) -> tensor<?x128xf32> {
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32> {
@@ -116,52 +144,78 @@ func.func @dense_gets_dot_products(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) 
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x128xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @dense_packs_transposed_panels_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<128x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x128xf32>) attributes {nimble.kernel = "dense_packs_transposed_panels_dense_0", nimble.work = 64 : i64} {
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<128x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x128xf32>) attributes {nimble.kernel = "dense_packs_transposed_panels_dense_0", nimble.work = 64 : i64, nimble.cooperative} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 128 : index
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.remsi %[[V6]], %[[V8]] : index
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V6]], %[[V9]] : index
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.constant 20 : index
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.remsi %[[V4]], %[[V8]] : index
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V9]] : index
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
 // CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V4]], %[[V11]] : index
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.select %[[V12]], %[[V10]], %[[V13]] : index
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.subi %[[V6]], %[[V14]] : index
-// CHECK-NEXT: loop.foreach %[[V16:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
-// CHECK-NEXT: loop.foreach %[[V17:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V14]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack> {
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V18]]) : f32 schedule #loop.schedule<unroll = 4> {
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V16]], %[[V20]]] : memref<?x64xf32>
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V17]], %[[V20]]] : memref<128x64xf32>
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V21]], %[[V22]] : f32
-// CHECK-NEXT: loop.yield %[[V23]] : f32
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.constant 512 : index
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V13]] : index
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.andi %[[V12]], %[[V14]] : i1
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.select %[[V15]], %[[V10]], %[[V16]] : index
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V17]] : index
+// CHECK-NEXT: loop.foreach %[[V19:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V17]] step %[[V5]] schedule #loop.schedule<vector = 16, parallel> {
+// CHECK-NEXT: loop.foreach %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 16> {
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V23:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V21]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V19]], %[[V23]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V20]], %[[V23]]] : memref<128x64xf32>
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V24]], %[[V25]] : f32
+// CHECK-NEXT: loop.yield %[[V26]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V19]], %[[V2]][%[[V16]], %[[V17]]] : memref<?x128xf32>
+// CHECK-NEXT: memref.store %[[V22]], %[[V2]][%[[V19]], %[[V20]]] : memref<?x128xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 4, parallel> {
-// CHECK-NEXT: loop.foreach %[[V25:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V15]] step %[[V5]] schedule #loop.schedule<unroll = 4> {
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.addi %[[V14]], %[[V25]] : index
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V29:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V27]]) : f32 schedule #loop.schedule<vector = 16> {
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V24]], %[[V29]]] : memref<?x64xf32>
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V26]], %[[V29]]] : memref<128x64xf32>
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V30]], %[[V31]] : f32
-// CHECK-NEXT: loop.yield %[[V32]] : f32
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = arith.remsi %[[V6]], %[[V27]] : index
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = arith.subi %[[V6]], %[[V28]] : index
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = arith.constant 20 : index
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V18]], %[[V30]] : index
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = arith.select %[[V31]], %[[V29]], %[[V32]] : index
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = arith.subi %[[V6]], %[[V33]] : index
+// CHECK-NEXT: loop.foreach %[[V35:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V18]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = arith.addi %[[V17]], %[[V35]] : index
+// CHECK-NEXT: loop.foreach %[[V37:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V33]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack> {
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V40:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V38]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V36]], %[[V40]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V37]], %[[V40]]] : memref<128x64xf32>
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V41]], %[[V42]] : f32
+// CHECK-NEXT: loop.yield %[[V43]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[V28]], %[[V2]][%[[V24]], %[[V26]]] : memref<?x128xf32>
+// CHECK-NEXT: memref.store %[[V39]], %[[V2]][%[[V36]], %[[V37]]] : memref<?x128xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.foreach %[[V44:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V18]] step %[[V5]] schedule #loop.schedule<unroll = 4, parallel> {
+// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = arith.addi %[[V17]], %[[V44]] : index
+// CHECK-NEXT: loop.foreach %[[V46:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V34]] step %[[V5]] schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = arith.addi %[[V33]], %[[V46]] : index
+// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V50:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V48]]) : f32 schedule #loop.schedule<vector = 16> {
+// CHECK-NEXT: %[[V51:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V45]], %[[V50]]] : memref<?x64xf32>
+// CHECK-NEXT: %[[V52:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V47]], %[[V50]]] : memref<128x64xf32>
+// CHECK-NEXT: %[[V53:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V51]], %[[V52]] : f32
+// CHECK-NEXT: loop.yield %[[V53]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[V49]], %[[V2]][%[[V45]], %[[V47]]] : memref<?x128xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
-
 func.func @dense_packs_transposed_panels(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128xf32> {
   %y = graph.dense %x, %w : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
   func.return %y : tensor<?x128xf32>

@@ -1,0 +1,102 @@
+// RUN: nimble-opt %s --split-input-file -p tile-vectorize,canonicalize,cse | filecheck %s
+
+// Lanes along the rows (`vector = 16` on the rows, `unroll = 16` on the columns): x
+// packed transposed in panels of 16 rows (shared by every tile; packed in parallel;
+// nothing packed and no tiles without a whole panel), then per 16 x 16 tile, columns
+// outer, 16 accumulators with lanes along the rows (per step one vector of the panel,
+// one broadcast of W per column), transposed in registers (4 rounds of 16 shuffles), the
+// bias and the stores with lanes along the columns. The rows left over by whole panels
+// run one element at a time.
+// CHECK-LABEL: func.func @rows_in_lanes
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<48x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<48xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x48xf32>)
+// CHECK: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<?x32xf32>
+// CHECK: %[[WHOLE:[A-Za-z0-9_$.-]+]] = arith.subi %[[M]], %{{.*}} : index
+// CHECK-NEXT: %[[DIV:[A-Za-z0-9_$.-]+]] = arith.divsi %[[WHOLE]], %{{.*}} : index
+// CHECK-NEXT: %[[SOME:[A-Za-z0-9_$.-]+]] = arith.cmpi sgt, %[[WHOLE]], %{{.*}} : index
+// CHECK-NEXT: %[[BLOCKS:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %[[DIV]], %{{.*}} : index
+// CHECK-NEXT: %[[TILES:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[PANEL:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[BLOCKS]], %{{.*}}) : memref<?x?x16xf32>
+// CHECK-NEXT: loop.foreach %[[PB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[PANEL]][%[[PB]], %{{.*}}, %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[TILES]] step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK-NEXT: loop.foreach %[[TB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
+// CHECK: loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = %{{.*}} combine(add, add, add, add, add, add, add, add, add, add, add, add, add, add, add, add) {{.*}} schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[XT:[A-Za-z0-9_$.-]+]] = vector.load %[[PANEL]][%[[TB]], %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[W0:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[J0]], %[[K]]] : memref<48x32xf32>
+// CHECK-NEXT: %[[W0V:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[W0]] : f32 to vector<16xf32>
+// CHECK-NEXT: %{{.*}} = arith.mulf %[[XT]], %[[W0V]] : vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: %[[BIAS:[A-Za-z0-9_$.-]+]] = vector.load %[[B]][%[[J0]]] : memref<48xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[J0]]] : memref<?x48xf32>, vector<16xf32>
+// CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %[[WHOLE]] to %[[M]] step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] : memref<?x48xf32>
+func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref<48xf32>, %out: memref<?x48xf32>) attributes {nimble.kernel = "rows_in_lanes"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %m = memref.dim %x, %c0 : memref<?x32xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<vector = 16, parallel> {
+    loop.foreach %j = %c0 to %c48 step %c1 schedule #loop.schedule<unroll = 16> {
+      %s = loop.reduce %k = %c0 to %c32 step %c1 combine(add) init(%zero) : f32 schedule #loop.schedule<unroll = 4> {
+        %p = memref.load %x[%i, %k] : memref<?x32xf32>
+        %q = memref.load %w[%j, %k] : memref<48x32xf32>
+        %r = arith.mulf %p, %q : f32
+        loop.yield %r : f32
+      }
+      %bias = memref.load %b[%j] : memref<48xf32>
+      %y = arith.addf %s, %bias : f32
+      memref.store %y, %out[%i, %j] : memref<?x48xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// With `pack` on the columns, each tile first copies its 16 rows of W (K = 1024 here:
+// rows 4 KiB apart share an L1 set) to a buffer with an odd number of 16-float lines per
+// row, and its broadcasts read that copy (the rows left over read W in place).
+// CHECK-LABEL: func.func @staged_rows
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x1024xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<32x1024xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>)
+// CHECK: %[[STRIDE:[A-Za-z0-9_$.-]+]] = arith.constant 1040 : index
+// CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[STRIDE]]) : memref<16x?xf32>
+// CHECK-NEXT: loop.foreach %[[R:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = arith.addi %[[J0]], %[[R]] : index
+// CHECK-NEXT: loop.foreach %[[KC:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[ROW:[A-Za-z0-9_$.-]+]] = vector.load %[[W]][%[[J]], %[[KC]]] : memref<32x1024xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[ROW]], %[[ROWS]][%[[R]], %[[KC]]] : memref<16x?xf32>, vector<16xf32>
+// CHECK: loop.reduce %[[K:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: vector.load %{{.*}}[%{{.*}}, %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK-NEXT: memref.load %[[ROWS]][%{{.*}}, %[[K]]] : memref<16x?xf32>
+// CHECK-NOT: memref.load %[[W]]
+// CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK: memref.load %[[W]][%{{.*}}, %{{.*}}] : memref<32x1024xf32>
+// CHECK: func.return
+func.func @staged_rows(%x: memref<?x1024xf32>, %w: memref<32x1024xf32>, %out: memref<?x32xf32>) attributes {nimble.kernel = "staged_rows"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c1024 = arith.constant 1024 : index
+  %m = memref.dim %x, %c0 : memref<?x1024xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<vector = 16, parallel> {
+    loop.foreach %j = %c0 to %c32 step %c1 schedule #loop.schedule<unroll = 16, pack> {
+      %s = loop.reduce %k = %c0 to %c1024 step %c1 combine(add) init(%zero) : f32 schedule #loop.schedule<unroll = 4> {
+        %p = memref.load %x[%i, %k] : memref<?x1024xf32>
+        %q = memref.load %w[%j, %k] : memref<32x1024xf32>
+        %r = arith.mulf %p, %q : f32
+        loop.yield %r : f32
+      }
+      memref.store %s, %out[%i, %j] : memref<?x32xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}

@@ -1,0 +1,196 @@
+"""Register tiles with lanes along the rows: a dense layer `x @ W^T` without packing `W`.
+
+For `foreach i { foreach j { r = reduce k (x[i, k] * W[j, k]); rest(r); store out[i, j] } }`
+with few rows (a sequence of tokens), packing `W` into transposed panels for lanes along
+`j` costs about as much as the product: every element of `W` is copied once and then
+used by few rows. With `vector = V` on the `i` loop and `unroll = V` on `j` (the
+`lanes_i` strategy of schedule-loops) the nest runs instead as:
+
+- `x` packed once, transposed, V rows per panel: `xt[b, k, l] = x[b * V + l, k]` (small:
+  the rows are few);
+- per V x V tile, columns outer (parallel) and panels of rows inner (so the V rows of `W`
+  a tile reads stay in cache for every panel): the reduction with lanes along `i`, per
+  step one vector of `xt` and V broadcasts `W[j0 + r, k]` (`W` read in place, row by
+  row), V accumulators;
+- the accumulators transposed in registers (`transpose_block`), and the rest of the body
+  (bias, activation, residual loads, the store) with lanes along `j`, like any tile.
+
+Rows and columns left over by whole tiles run one element at a time (schedule-loops
+splits the rows at whole panels, so few are left).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, memref, vector
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, VectorType
+from xdsl.ir import Operation, SSAValue
+
+from nimble.dialects import loop
+from nimble.dialects.shape_functions import constant_index
+from nimble.passes.pack_panels import BLOCK, copy_panel, transpose_block, transposed
+from nimble.passes.tile_emitter import (
+    Copy,
+    Emitter,
+    NotVectorizable,
+    Tile,
+    offsets,
+    schedule_of,
+    split_at,
+    varying_values,
+)
+
+Foreach = Callable[[SSAValue, SSAValue, int, loop.Schedule | None, Callable[[SSAValue], None]], None]
+"""`foreach(lower, upper, step, schedule, body)`: emits a loop calling `body(iv)`."""
+
+
+def _lane_operands(outer: loop.ForeachOp, red: loop.ReduceOp) -> list[memref.LoadOp]:
+    """The reduction's loads that vary along the rows: each must read `X[..., i, k]` (a
+    transposed panel's operand), the leading indices fixed for the nest."""
+    inside = {outer.iv, red.iv, *(r for o in outer.body.walk() for r in o.results)}
+    loads = [o for o in red.body.block.ops if isinstance(o, memref.LoadOp) and outer.iv in o.indices]
+    for ld in loads:
+        idx = list(ld.indices)
+        if len(idx) < 2 or idx[-2] is not outer.iv or not transposed(ld, red.iv) or any(i in inside for i in idx[:-2]):
+            raise NotVectorizable("a row-varying operand that is not read as X[..., i, k]")
+    if not loads:
+        raise NotVectorizable("no operand varies along the rows")
+    return loads
+
+
+def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Sequence[Operation],
+              foreach: Foreach) -> None:
+    """Emit the nest (body already holding what was hoisted around `inner`) with lanes
+    along the rows; raises NotVectorizable (nothing usable emitted) if it cannot."""
+    width = schedule_of(outer).vector
+    if width != BLOCK or schedule_of(inner).unroll != width:
+        raise NotVectorizable(f"row lanes take {BLOCK} x {BLOCK} tiles")
+    body = [o for o in body if not isinstance(o, loop.YieldOp)]
+    reduces = [o for o in body if isinstance(o, loop.ReduceOp)]
+    if len(reduces) != 1 or len(reduces[0].results) != 1:
+        raise NotVectorizable("row lanes take one reduction of one result")
+    (red,) = reduces
+    before = body[:body.index(red)]
+    if any(o.regions or isinstance(o, memref.StoreOp | vector.StoreOp) for o in before):
+        raise NotVectorizable("a store before the reduction")
+    before = _feeding(before, red)  # the rest (a residual's load) belongs to the epilogue
+    loads = _lane_operands(outer, red)
+    stage = schedule_of(inner).pack
+    weights = _row_operands(inner, [*before, red]) if stage else []
+    parallel = schedule_of(outer).parallel or schedule_of(inner).parallel
+    m, n, k_upper = outer.upper, inner.upper, red.upper
+    main_m, main_n = split_at(e, m, width), split_at(e, n, width)
+    blocks = e.emit(arith.DivSIOp(main_m, e.const_index(width))).result
+    tiles_end = main_n
+    dynamic = [v for v in (main_n, main_m) if constant_index(v) is None]
+    if dynamic:  # a split's empty side (no whole panel of rows, or no columns) packs and stages nothing
+        tests = [e.emit(arith.CmpiOp(v, e.const_index(0), "sgt")).result for v in dynamic]
+        some = tests[0] if len(tests) == 1 else e.emit(arith.AndIOp(*tests)).result
+        blocks = e.emit(arith.SelectOp(some, blocks, e.const_index(0))).result
+        tiles_end = e.emit(arith.SelectOp(some, main_n, e.const_index(0))).result
+
+    panels: dict[tuple, SSAValue] = {}
+    for ld in loads:
+        key = (ld.memref, tuple(ld.indices[:-2]))
+        if key not in panels:
+            t = MemRefType(ld.res.type, [DYNAMIC_INDEX, DYNAMIC_INDEX, width])
+            panels[key] = e.emit(loop.AllocOp("dram", t, [blocks, k_upper])).memref
+
+            def pack(b: SSAValue, ld: memref.LoadOp = ld, panel: SSAValue = panels[key]) -> None:
+                i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
+                copy_panel(e, lambda lo, hi, step, f: foreach(lo, hi, step, None, f), ld, red.iv, panel, i0,
+                           k_upper, width, 1, at=[b])
+
+            # Parallel: a cooperative kernel's chunks each pack a share (schedule-loops).
+            foreach(e.const_index(0), blocks, 1, loop.Schedule(parallel=parallel), pack)
+    rest = [o for o in body if o is not red]
+    # With `pack` on the columns, a V-row slice of each weight is staged per tile with a
+    # padded row stride (an odd number of 16-float lines; see STAGE_ROWS).
+    if stage and constant_index(k_upper) is not None:
+        stride = e.const_index((-(-constant_index(k_upper) // width) | 1) * width)
+    elif stage:
+        lines = e.emit(arith.CeilDivSIOp(k_upper, e.const_index(width))).result
+        odd = e.emit(arith.OrIOp(lines, e.const_index(1))).result
+        stride = e.emit(arith.MuliOp(odd, e.const_index(width))).result
+
+    def tile(j0: SSAValue) -> None:
+        staged = {}
+        for w in weights:
+            t = MemRefType(w.type.element_type, [width, DYNAMIC_INDEX])
+            staged[w] = e.emit(loop.AllocOp("dram", t, [stride])).memref
+            foreach(e.const_index(0), e.const_index(width), 1, None,
+                    lambda r, w=w: _copy_row(e, foreach, w, e.emit(arith.AddiOp(j0, r)).result, staged[w], r, k_upper,
+                                             width))
+
+        def rows(b: SSAValue) -> None:
+            i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
+            for ld in loads:
+                e.packs[ld] = (panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (b,))
+            if stage:
+                along_i = [Copy({inner.iv: e.const_index(r), outer.iv: i0, **staged}, outer.iv, width, 0)
+                           for r in range(width)]
+            else:
+                along_i = [Copy({inner.iv: j, outer.iv: i0}, outer.iv, width, 0) for j in offsets(e, j0, width)]
+            Tile(e, [*before, red], along_i, outer.iv).run()
+            e.packs.clear()
+            sums = transpose_block(e, [c.subst[red.results[0]] for c in along_i])
+            along_j = [Copy({outer.iv: i, inner.iv: j0, red.results[0]: s}, inner.iv, width)
+                       for i, s in zip(offsets(e, i0, width), sums)]
+            epilogue = Tile(e, rest, along_j, inner.iv)
+            epilogue.varying = varying_values(body, inner.iv)
+            epilogue.run()
+
+        foreach(e.const_index(0), blocks, 1, None, rows)
+
+    foreach(e.const_index(0), tiles_end, width, loop.Schedule(parallel=parallel), tile)
+
+    def one_by_one(i_lo: SSAValue, i_hi: SSAValue, j_lo: SSAValue, j_hi: SSAValue) -> None:
+        def row(i: SSAValue) -> None:
+            foreach(j_lo, j_hi, 1, None,
+                    lambda j: Tile(e, body, [Copy({outer.iv: i, inner.iv: j}, None, 1)], None).run())
+
+        foreach(i_lo, i_hi, 1, loop.Schedule(parallel=parallel), row)
+
+    if main_n is not n:
+        one_by_one(e.const_index(0), main_m, main_n, n)
+    if main_m is not m:
+        one_by_one(main_m, m, e.const_index(0), n)
+
+
+def _feeding(ops: list[Operation], red: loop.ReduceOp) -> list[Operation]:
+    """The ops of `ops` whose results the reduction uses, directly or through others."""
+    used = {v for o in red.walk() for v in o.operands}
+    feeding = []
+    for op in reversed(ops):
+        if any(r in used for r in op.results):
+            feeding.append(op)
+            used.update(op.operands)
+    return feeding[::-1]
+
+
+def _row_operands(inner: loop.ForeachOp, ops: Sequence[Operation]) -> list[SSAValue]:
+    """The 2-D buffers the reduction reads as `W[j, k]` (j the columns' iv, used for
+    nothing else), to stage per tile of V rows."""
+    weights = []
+    for op in (o for top in ops for o in top.walk()):
+        if inner.iv not in op.operands:
+            continue
+        if not isinstance(op, memref.LoadOp) or len(op.indices) != 2 or op.indices[0] is not inner.iv \
+                or op.indices[1] is inner.iv:
+            raise NotVectorizable("the columns' iv used other than as W[j, k] in the reduction")
+        if op.memref not in weights:
+            weights.append(op.memref)
+    return weights
+
+
+def _copy_row(e: Emitter, foreach: Foreach, w: SSAValue, j: SSAValue, staged: SSAValue, r: SSAValue,
+              k_upper: SSAValue, width: int) -> None:
+    """staged[r, :K] = w[j, :K]: whole vectors, then element by element."""
+    t = VectorType(w.type.element_type, [width])
+    whole = split_at(e, k_upper, width)
+    foreach(e.const_index(0), whole, width, None,
+            lambda k: e.emit(vector.StoreOp(e.emit(vector.LoadOp(w, [j, k], t)).result, staged, [r, k])))
+    if whole is not k_upper:
+        foreach(whole, k_upper, 1, None,
+                lambda k: e.emit(memref.StoreOp.get(e.emit(memref.LoadOp.get(w, [j, k])).res, staged, [r, k])))
