@@ -17,12 +17,12 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
-    IntegerType,
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     VectorType,
     f32,
     i64,

@@ -47,8 +47,6 @@ from nimble.passes.row_lanes import row_lanes
 from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, offsets, schedule_of, split_at
 
 
-
-
 def _foreach(e: Emitter, lower: SSAValue, upper: SSAValue, step: int, schedule: loop.Schedule | None,
              body) -> None:
     block = Block(arg_types=[IndexType()])
