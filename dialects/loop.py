@@ -596,10 +596,20 @@ def can_cooperate(kernel: Operation) -> bool:
 
 def splits_profitably(kernel: Operation) -> bool:
     """Whether launches of the kernel may be split into chunks: a cooperative kernel that
-    can cooperate, or a loop is `parallel` and no loop nest outside the parallel ones (a
-    staged im2col buffer's fill) would be run again by every chunk."""
+    can cooperate, or a loop is `parallel` and every loop nest outside the parallel ones
+    only fills a buffer of the chunk's own that a parallel nest reads (the rows' panels
+    of row lanes, passes/row_lanes.py: small, packed again by every chunk). A staged
+    im2col buffer's fill, large, makes its kernel cooperative instead (schedule-loops)."""
     if COOPERATIVE_MARK in kernel.attributes:
         return can_cooperate(kernel)
-    top = [op for op in kernel.regions[0].block.ops if isinstance(op, ForeachOp | ReduceOp)]
+    body = kernel.regions[0].block
+    top = [op for op in body.ops if isinstance(op, ForeachOp | ReduceOp)]
     return any(_parallel(o) for o in kernel.walk()) and all(
-        _parallel(op) or any(_parallel(inner) for inner in op.walk()) for op in top)
+        _parallel(op) or any(_parallel(inner) for inner in op.walk()) or _fills_scratch(op, body) for op in top)
+
+
+def _fills_scratch(nest: Operation, body: Block) -> bool:
+    """Whether `nest` stores only into buffers allocated in `body` (the kernel's)."""
+    stores = [o for o in nest.walk() if isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp)]
+    bases = [viewed_buffer(o.memref if isinstance(o, memref.StoreOp) else o.base) for o in stores]
+    return all(isinstance(b.owner, AllocOp) and b.owner.parent_block() is body for b in bases)

@@ -6,8 +6,8 @@ with few rows (a sequence of tokens), packing `W` into transposed panels for lan
 used by few rows. With `vector = V` on the `i` loop and `unroll = V` on `j` (the
 `lanes_i` strategy of schedule-loops) the nest runs instead as:
 
-- `x` packed once, transposed, V rows per panel: `xt[b, k, l] = x[b * V + l, k]` (small:
-  the rows are few);
+- `x` packed once (by each chunk of a split launch), transposed, V rows per panel:
+  `xt[b, k, l] = x[b * V + l, k]` (small: the rows are few);
 - per V x V tile, columns outer (parallel) and panels of rows inner (so the V rows of `W`
   a tile reads stay in cache for every panel): the reduction with lanes along `i`, per
   step one vector of `xt` and V broadcasts `W[j0 + r, k]` (`W` read in place, row by
@@ -102,8 +102,10 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
                 copy_panel(e, lambda lo, hi, step, f: foreach(lo, hi, step, None, f), ld, red.iv, panel, i0,
                            k_upper, width, 1, at=[b])
 
-            # Parallel: a cooperative kernel's chunks each pack a share (schedule-loops).
-            foreach(e.const_index(0), blocks, 1, loop.Schedule(parallel=parallel), pack)
+            # Every chunk of a split launch packs all panels for itself (a copy of the
+            # rows, small beside the product; a shared one would need a barrier, and the
+            # launching thread could no longer run a worker's chunk when it is slow to wake).
+            foreach(e.const_index(0), blocks, 1, None, pack)
     rest = [o for o in body if o is not red]
     # With `pack` on the columns, a V-row slice of each weight is staged per tile with a
     # padded row stride (an odd number of 16-float lines; see STAGE_ROWS).

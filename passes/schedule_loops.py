@@ -278,11 +278,7 @@ def _reduction_upper(inner: loop.ForeachOp) -> SSAValue | None:
 
 def _row_lanes(kernel: func.FuncOp, outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lanes: int) -> None:
     """Lanes along the rows for the nest, its tiles staging W's rows where they alias (a
-    static K decides here, a dynamic one splits the columns: all staged or none). The
-    rows' panels are packed before the nest: split, the kernel's chunks cooperate (each
-    packs a share of the panels, shared, and waits for the others)."""
-    if parallel and outer.parent_op() is kernel:
-        kernel.attributes[loop.COOPERATIVE_MARK] = UnitAttr()
+    static K decides here, a dynamic one splits the columns: all staged or none)."""
     k = _reduction_upper(inner)
     static = constant_index(k)
     if static is not None or (isinstance(k.owner, Operation) and outer.is_ancestor(k.owner)):

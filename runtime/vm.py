@@ -36,6 +36,7 @@ from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Progr
 from nimble.runtime.kernels import KernelEntry, LaunchError
 from nimble.runtime.opencl import ClStorage, ClTensor
 from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
+from nimble.runtime.workers import workers
 
 RETURN = -1
 PRIVATE_MAX_BYTES = 1 << 14
@@ -213,7 +214,11 @@ class VirtualMachine:
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:
         if name not in self.index:
             raise VMError(f"the module has no function @{name}")
-        return self.call(self.index[name], list(args), 0)
+        native = workers(self.threads - 1) if self.threads > 1 and any(k.parallel for k in self.kernels) else None
+        if native is None:
+            return self.call(self.index[name], list(args), 0)
+        with native.held():  # awake between split launches (`Workers.held`)
+            return self.call(self.index[name], list(args), 0)
 
     def call(self, index: int, args: list[Any], depth: int) -> list[Any]:
         f = self.program.functions[index]

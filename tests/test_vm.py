@@ -194,7 +194,8 @@ def test_launches_repeating_a_checked_launch_are_checked_in_machine_code(rng):
   %c = graph.mul %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   func.return %c : tensor<?x4xf32>
 }"""
-    (entry,) = nimble.compile(text).vm.kernels
+    exe = nimble.compile(text)  # kept: its machine code is the kernel's
+    (entry,) = exe.vm.kernels
     a, b = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2))
     out = np.empty((3, 4), np.float32)
     entry.launch([a, b], [out], 1, None, None)
@@ -306,6 +307,36 @@ def test_a_chunk_runs_on_whichever_side_claims_it(threads, rng, monkeypatch):
             time.sleep(0.002)  # past the workers' spinning: they sleep on their futex
         np.testing.assert_allclose(exe(a, w), expected, rtol=1e-4, atol=1e-4)
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
+
+
+def test_workers_are_held_awake_while_a_model_runs():
+    """A parked worker is woken when a run holds the workers and spins (does not park
+    again) until the run ends; then it parks as before (state words 24: asleep, 28:
+    holds)."""
+    import time
+
+    from nimble.runtime import workers
+
+    native = workers.workers(1)
+    if native is None:
+        pytest.skip("native workers need Linux futexes")
+
+    def settles(word: int, value: int) -> bool:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if native.states[0, word] == value:
+                return True
+            time.sleep(0.001)
+        return False
+
+    assert settles(24, 1)  # idle: parked on its futex
+    with native.held():
+        assert native.states[0, 28] == 1
+        assert settles(24, 0)  # woken
+        time.sleep(0.05)  # far past the spins after which an idle worker parks
+        assert native.states[0, 24] == 0
+    assert native.states[0, 28] == 0
+    assert settles(24, 1)
 
 
 # -- bytecode --------------------------------------------------------------------------
