@@ -576,6 +576,38 @@ func.func @main(%w: tensor<4x8xf32>) -> (tensor<?x?xf32>, tensor<4x8xi32>) {
     np.testing.assert_array_equal(i, w.astype(np.int32))
 
 
+@pytest.mark.parametrize("chunks", [2, 3])
+def test_cooperating_chunks_keep_a_packed_panel_whole(chunks, rng, monkeypatch):
+    """In a cooperative kernel a nest with fewer iterations than chunks passes its split
+    to the loops inside, unless an iteration fills a buffer of its own: a matmul's
+    packed panel (one panel of 64 columns here) filled in shares by 2 or 3 chunks, each
+    then reading all of it, gave wrong columns. A matmul kernel marked cooperative by
+    hand, in 2 or 3 chunks, matches numpy."""
+    from xdsl.dialects.builtin import UnitAttr
+
+    from nimble.compile import TARGETS, Executable, run_stages
+    from nimble.dialects import loop
+    from nimble.runtime.bytecode import program_from_module
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    text = """func.func @main(%a: tensor<?x48xf32>, %b: tensor<48x70xf32>) -> tensor<?x70xf32> {
+  %c = graph.matmul %a, %b : (tensor<?x48xf32>, tensor<48x70xf32>) -> tensor<?x70xf32>
+  func.return %c : tensor<?x70xf32>
+}"""
+    module = run_stages(parse(text), [s for s in TARGETS["llvm"] if s != "llvm"])
+    (kernel,) = [f for f in module.ops if loop.KERNEL_MARK in f.attributes]
+    assert any(isinstance(o, loop.AllocOp) for o in kernel.walk())  # the panel
+    kernel.attributes[loop.COOPERATIVE_MARK] = UnitAttr()
+    assert loop.can_cooperate(kernel)
+    exe = Executable.from_program(program_from_module(module), module, "main", chunks)
+    b = rng.standard_normal((48, 70)).astype(np.float32)
+    for rows in (1, 5, 9, 40):
+        a = rng.standard_normal((rows, 48)).astype(np.float32)
+        np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
+
+
 @pytest.mark.parametrize("threads", [2, 3])
 def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
     """A max pool fills its rows in a staged buffer before its parallel loop: it is
