@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, TensorType, UnitAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -56,9 +56,15 @@ def _on_last_axis(site: tuple) -> bool:
 
 def _stretches_product(site: tuple) -> bool:
     """A broadcast of what a heavy product computes (a dense layer's rows, through its
-    activation, added to a residual of any size): the product's register tile would
-    read its operands at a selected index (lanes along the rows need the rows' own)."""
-    seen, todo = set(), [site[0]]
+    activation, added to a residual of any size) that another operand's dim could
+    stretch (a bias has no rows: it cannot): the product's register tile would read
+    its operands at a selected index (lanes along the rows need the rows' own)."""
+    operand, _axis, result, result_axis = site
+    rank = len(result.type.get_shape())
+    others = [v.type.get_shape() for v in result.owner.operands if v is not operand and isinstance(v.type, TensorType)]
+    if not any(len(shape) > rank - 1 - result_axis and shape[result_axis - rank] != 1 for shape in others):
+        return False
+    seen, todo = set(), [operand]
     while todo:
         op = todo.pop().owner
         if isinstance(op, GraphOp) and op not in seen:

@@ -396,10 +396,11 @@ class ScheduleLoopsPass(ModulePass):
             if rows is None or ROW_LANES[0] <= rows < ROW_LANES[1]:
                 rest = None if rows is not None and rows % lanes == 0 else \
                     _split(outer, inner, True, _whole(outer.upper, lanes, *ROW_LANES))
-                _row_lanes(kernel, outer, inner, parallel, lanes)
-                if rest is not None:
-                    self._schedule_nest(kernel, *rest, parallel, strategies, lanes)
-                return
+                if rest is not None or rows is not None:  # (run-time rows need the split)
+                    _row_lanes(kernel, outer, inner, parallel, lanes)
+                    if rest is not None:
+                        self._schedule_nest(kernel, *rest, parallel, strategies, lanes)
+                    return
         if packs is not None:
             rows, least = constant_index(outer.upper), PACK_MIN_ROWS[packs]
             panel = lanes * _fit(strategy, inner)[1]
