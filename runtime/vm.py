@@ -147,6 +147,8 @@ class VirtualMachine:
             raise
         except Exception as e:  # noqa: BLE001 (whatever a malformed section makes fail)
             raise BytecodeError(f"host functions section: {type(e).__name__}: {e}") from None
+        self.splits = self.threads > 1 and any(k.parallel for k in self.kernels)
+        """Whether a launch may run in chunks on the workers (held awake during a run)."""
         self.profile: dict[str, list[float]] | None = None
         self.steps = 0
         self.max_steps: int | None = None
@@ -214,11 +216,14 @@ class VirtualMachine:
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:
         if name not in self.index:
             raise VMError(f"the module has no function @{name}")
-        native = workers(self.threads - 1) if self.threads > 1 and any(k.parallel for k in self.kernels) else None
+        native = workers(self.threads - 1) if self.splits else None
         if native is None:
             return self.call(self.index[name], list(args), 0)
-        with native.held():  # awake between split launches (`Workers.held`)
+        native.hold(1)  # awake between split launches (`Workers.hold`)
+        try:
             return self.call(self.index[name], list(args), 0)
+        finally:
+            native.hold(-1)
 
     def call(self, index: int, args: list[Any], depth: int) -> list[Any]:
         f = self.program.functions[index]

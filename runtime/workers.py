@@ -14,7 +14,7 @@ us on the workers). One launch uses the workers at a time (`Workers.run` holds a
 Per worker, 32 words: word 0 (as i32) the number of jobs posted (the futex word),
 word 8 the number done, word 12 (as i32) the number claimed, words 16 and 17 the job's
 function and argument, word 24 (as i32) whether the worker sleeps, word 28 how many
-runs hold it awake (`Workers.held`: it spins instead of sleeping). A job runs on
+runs hold it awake (`Workers.hold`: it spins instead of sleeping). A job runs on
 whichever side claims it first (compare-and-swap of word 12 from job - 1 to job, in
 32 bits like the job count, so both wrap alike): the worker when it sees the job, or
 the launching thread once its own chunk is done. A worker still waking from its futex
@@ -26,12 +26,10 @@ Python pool.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import platform
 import threading
-from collections.abc import Iterator
 
 import numpy as np
 
@@ -214,26 +212,22 @@ class Workers:
         self.states = np.zeros((count, STATE_WORDS), np.int64)
         self._run = run_chunks
         self._hold = hold
+        self._base = data_pointer(self.states)
         self._lock = threading.Lock()
         base = data_pointer(self.states)
         for w in range(count):
             threading.Thread(target=worker, args=(base + w * STATE_WORDS * 8,), daemon=True,
                              name=f"nimble-worker-{w}").start()
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        """Keep the workers awake (spinning, not parked on their futex) while a model
-        runs: its split launches come between others run whole, often more than the
-        ~25 us a worker spins after a job apart, and a parked worker takes tens to
-        hundreds of microseconds to wake on a VM (BERT at 2 threads: the first dense
+    def hold(self, delta: int) -> None:
+        """Add `delta` (1 when a model's run starts, -1 when it ends) to the holds that
+        keep the workers awake, spinning instead of parking on their futex, and wake
+        parked ones. A run's split launches come between others run whole, often more
+        than the ~25 us a worker spins after a job apart, and a parked worker takes tens
+        to hundreds of microseconds to wake on a VM (BERT at 2 threads: the first dense
         layer of each layer, after a layer norm run whole, took 350 us against 140 for
-        the next two of the same shape). Sleeping workers are woken on entry."""
-        base = data_pointer(self.states)
-        self._hold(base, self.count, 1)
-        try:
-            yield
-        finally:
-            self._hold(base, self.count, -1)
+        the next two of the same shape)."""
+        self._hold(self._base, self.count, delta)
 
     def run(self, address: ctypes.c_void_p, parts: np.ndarray) -> None:
         """Run the kernel at `address` on each row of `parts` (a chunk's slots), row 0 on

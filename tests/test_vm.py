@@ -330,11 +330,14 @@ def test_workers_are_held_awake_while_a_model_runs():
         return False
 
     assert settles(24, 1)  # idle: parked on its futex
-    with native.held():
+    native.hold(1)
+    try:
         assert native.states[0, 28] == 1
         assert settles(24, 0)  # woken
         time.sleep(0.05)  # far past the spins after which an idle worker parks
         assert native.states[0, 24] == 0
+    finally:
+        native.hold(-1)
     assert native.states[0, 28] == 0
     assert settles(24, 1)
 
