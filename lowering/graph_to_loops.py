@@ -114,9 +114,10 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
         if any(_on_last_axis(site) or _stretches_product(site) for site in sites) or (sites and len(group.outputs) > 1):
             # Shape-specialised variant: `?` dims never stretched, so every access is
-            # affine in the loop ivs (vectorisable, a product's rows in lanes), and outputs whose dims come out of
-            # different broadcasts share one loop nest (the LSTM cell's h and c would
-            # otherwise each recompute every gate); chosen at run time when it holds.
+            # affine in the loop ivs (vectorisable; a product's rows in lanes), and
+            # outputs whose dims come out of different broadcasts share one loop nest
+            # (the LSTM cell's h and c would otherwise each recompute every gate);
+            # chosen at run time when it holds.
             variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, pixel_panels=where == "cpu").build()
             variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()

@@ -3,8 +3,8 @@
 For `foreach i { foreach j { r = reduce k (x[i, k] * W[j, k]); rest(r); store out[i, j] } }`
 with few rows (a sequence of tokens), packing `W` into transposed panels for lanes along
 `j` costs about as much as the product: every element of `W` is copied once and then
-used by few rows. With `vector = V` on the `i` loop and `unroll = V` on `j` (the
-`lanes_i` strategy of schedule-loops) the nest runs instead as:
+used by few rows. With `vector = V` on the `i` loop and `unroll = V` on `j` (what
+schedule-loops gives such a nest for `ROW_LANES` rows) the nest runs instead as:
 
 - `x` packed once (by each chunk of a split launch), transposed, V rows per panel:
   `xt[b, k, l] = x[b * V + l, k]` (small: the rows are few);
@@ -14,6 +14,10 @@ used by few rows. With `vector = V` on the `i` loop and `unroll = V` on `j` (the
   row), V accumulators;
 - the accumulators transposed in registers (`transpose_block`), and the rest of the body
   (bias, activation, residual loads, the store) with lanes along `j`, like any tile.
+
+With `pack` on `j` as well, each tile first copies its V rows of `W` to a buffer whose
+row stride is an odd number of 16-float lines (rows of `W` a multiple of 2 KiB apart
+share L1 sets: schedule-loops' `STAGE_ROWS`).
 
 Rows and columns left over by whole tiles run one element at a time (schedule-loops
 splits the rows at whole panels, so few are left).
