@@ -1,12 +1,12 @@
 // RUN: nimble-opt %s --split-input-file -p tile-vectorize,canonicalize,cse | filecheck %s
 
 // Lanes along the rows (`vector = 16` on the rows, `unroll = 16` on the columns): x
-// packed transposed in panels of 16 rows (shared by every tile; packed in parallel;
-// nothing packed and no tiles without a whole panel), then per 16 x 16 tile, columns
-// outer, 16 accumulators with lanes along the rows (per step one vector of the panel,
-// one broadcast of W per column), transposed in registers (4 rounds of 16 shuffles), the
-// bias and the stores with lanes along the columns. The rows left over by whole panels
-// run one element at a time.
+// packed transposed in panels of 16 rows (read by every tile; packed whole by every
+// chunk of a split launch; nothing packed and no tiles without a whole panel), then per
+// 16 x 16 tile, columns outer, 16 accumulators with lanes along the rows (per step one
+// vector of the panel, one broadcast of W per column), transposed in registers (4
+// rounds of 16 shuffles), the bias and the stores with lanes along the columns. The
+// rows left over by whole panels run one element at a time.
 // CHECK-LABEL: func.func @rows_in_lanes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<48x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<48xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x48xf32>)
 // CHECK: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<?x32xf32>
@@ -16,7 +16,7 @@
 // CHECK-NEXT: %[[BLOCKS:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %[[DIV]], %{{.*}} : index
 // CHECK-NEXT: %[[TILES:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %{{.*}}, %{{.*}} : index
 // CHECK-NEXT: %[[PANEL:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[BLOCKS]], %{{.*}}) : memref<?x?x16xf32>
-// CHECK-NEXT: loop.foreach %[[PB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK-NEXT: loop.foreach %[[PB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
 // CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[PANEL]][%[[PB]], %{{.*}}, %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
 // CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[TILES]] step %{{.*}} schedule #loop.schedule<parallel> {
