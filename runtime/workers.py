@@ -14,7 +14,7 @@ us on the workers). One launch uses the workers at a time (`Workers.run` holds a
 Per worker, 32 words: word 0 (as i32) the number of jobs posted (the futex word),
 word 8 the number done, word 12 (as i32) the number claimed, words 16 and 17 the job's
 function and argument, word 24 (as i32) whether the worker sleeps, word 28 how many
-runs hold it awake (`Workers.hold`: it spins instead of sleeping). A job runs on
+runs hold it awake (`Workers.hold`: once woken, it spins instead of sleeping). A job runs on
 whichever side claims it first (compare-and-swap of word 12 from job - 1 to job, in
 32 bits like the job count, so both wrap alike): the worker when it sees the job, or
 the launching thread once its own chunk is done. A worker still waking from its futex
@@ -114,12 +114,6 @@ add:
   %state = getelementptr i8, ptr %states, i64 %offset
   %held = getelementptr i64, ptr %state, i64 28
   %old = atomicrmw add ptr %held, i64 %delta seq_cst
-  %sleeping = getelementptr i64, ptr %state, i64 24
-  %asleep = load atomic i32, ptr %sleeping seq_cst, align 8
-  %wake = icmp ne i32 %asleep, 0
-  br i1 %wake, label %wakeup, label %next
-wakeup:
-  %ignored = call i64 (i64, ...) @syscall(i64 {FUTEX}, ptr %state, i64 {FUTEX_WAKE}, i64 1)
   br label %next
 next:
   %w1 = add i64 %w, 1
@@ -214,26 +208,26 @@ class Workers:
         self._hold = hold
         self._base = data_pointer(self.states)
         self._lock = threading.Lock()
-        base = data_pointer(self.states)
         for w in range(count):
-            threading.Thread(target=worker, args=(base + w * STATE_WORDS * 8,), daemon=True,
+            threading.Thread(target=worker, args=(self._base + w * STATE_WORDS * 8,), daemon=True,
                              name=f"nimble-worker-{w}").start()
 
     def hold(self, delta: int) -> None:
         """Add `delta` (1 when a model's run starts, -1 when it ends) to the holds that
-        keep the workers awake, spinning instead of parking on their futex, and wake
-        parked ones. A run's split launches come between others run whole, often more
-        than the ~25 us a worker spins after a job apart, and a parked worker takes tens
-        to hundreds of microseconds to wake on a VM (BERT at 2 threads: the first dense
+        keep the workers awake once a job woke them: spinning instead of parking on their
+        futex. A run's split launches come between others run whole, often more than the
+        ~25 us a worker spins after a job apart, and a parked worker takes tens to
+        hundreds of microseconds to wake on a VM (BERT at 2 threads: the first dense
         layer of each layer, after a layer norm run whole, took 350 us against 140 for
-        the next two of the same shape)."""
+        the next two of the same shape). Parked workers are not woken here: a run that
+        never splits (an MLP at batch 1) would pay a system call for nothing."""
         self._hold(self._base, self.count, delta)
 
     def run(self, address: ctypes.c_void_p, parts: np.ndarray) -> None:
         """Run the kernel at `address` on each row of `parts` (a chunk's slots), row 0 on
         this thread, the others on workers; return when all are done."""
         with self._lock:
-            self._run(address, data_pointer(parts), len(parts), parts.shape[1], data_pointer(self.states))
+            self._run(address, data_pointer(parts), len(parts), parts.shape[1], self._base)
 
 
 _LOCK = threading.Lock()

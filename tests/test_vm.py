@@ -309,17 +309,22 @@ def test_a_chunk_runs_on_whichever_side_claims_it(threads, rng, monkeypatch):
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
 
 
-def test_workers_are_held_awake_while_a_model_runs():
-    """A parked worker is woken when a run holds the workers and spins (does not park
-    again) until the run ends; then it parks as before (state words 24: asleep, 28:
-    holds)."""
+def test_workers_are_held_awake_while_a_model_runs(rng, monkeypatch):
+    """While a run holds the workers, a worker a split launch woke spins (does not park
+    again) until the hold ends; then it parks as before (state words 24: asleep, 28:
+    holds). Holding alone wakes nobody (a run that never splits makes no system call)."""
     import time
 
     from nimble.runtime import workers
+    from nimble.runtime.kernels import KernelEntry
 
     native = workers.workers(1)
     if native is None:
         pytest.skip("native workers need Linux futexes")
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    exe = nimble.compile(DENSE, threads=2)
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    a = rng.standard_normal((37, 64)).astype(np.float32)
 
     def settles(word: int, value: int) -> bool:
         deadline = time.monotonic() + 5
@@ -333,7 +338,13 @@ def test_workers_are_held_awake_while_a_model_runs():
     native.hold(1)
     try:
         assert native.states[0, 28] == 1
-        assert settles(24, 0)  # woken
+        time.sleep(0.01)
+        assert native.states[0, 24] == 1  # still parked: holding wakes nobody
+        for _ in range(50):  # until the worker takes a job (the launcher may take them all)
+            np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)
+            if native.states[0, 24] == 0:
+                break
+        assert settles(24, 0)
         time.sleep(0.05)  # far past the spins after which an idle worker parks
         assert native.states[0, 24] == 0
     finally:
