@@ -362,8 +362,9 @@ class ScheduleLoopsPass(ModulePass):
     parallel: bool = True
     remainder: str = "auto"
     """Columns left over by full vectors: `peeled` (a scalar loop), `masked` (one masked
-    vector step) or `auto` (masked for copies and elementwise nests, peeled for register
-    tiles). benchmarks/kernels.py --remainder measures them."""
+    vector step; in a register tile from 2 columns, `tile_vectorize.MASK_MIN_COLUMNS`)
+    or `auto` (masked for copies, elementwise nests and a conv's panels of pixels, peeled
+    for the other register tiles). benchmarks/kernels.py --remainder measures them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.remainder not in REMAINDERS:
@@ -389,6 +390,8 @@ class ScheduleLoopsPass(ModulePass):
             parallel = self.parallel
             if parallel:
                 panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN))
+            if remainder == "auto":  # the last panel's pixels (196 = 3 x 64 + 4): masked
+                remainder = "masked"
         if packs and _row_lanes_work(kernel, outer, inner, lanes):
             # A transposed panel for few rows: lanes along the rows instead (whole panels
             # of them), the rows left over (or all, out of range) as usual.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects import vector
 
 import nimble
 from nimble.dialects import loop
@@ -268,6 +269,45 @@ def test_conv_panels_are_read_in_place(threads, rng):
     for n, h, width in [(1, 1, 1), (1, 7, 9), (2, 9, 31), (1, 30, 33)]:
         x = rng.standard_normal((n, 16, h, width)).astype(np.float32)
         np.testing.assert_allclose(exe(x, w, b), nimble.interpret(nimble.parse(text), x, w, b)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_conv_last_panel_pixels_are_masked_from_two(rng):
+    """Under `auto`, the pixels a conv's last panel leaves after whole vectors run as one
+    masked vector per row of the register tile from `MASK_MIN_COLUMNS` of them (14 x 14:
+    4 left), a single one scalar (7 x 7: 1 left); other register tiles keep scalar
+    remainders. Every leftover count from 0 to 15 matches the reference."""
+    from nimble.dialects import loop
+    from nimble.passes.tile_vectorize import MASK_MIN_COLUMNS
+
+    assert MASK_MIN_COLUMNS == 2
+    text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<12x8x3x3xf32>, %b: tensor<12xf32>, %a: tensor<?x64xf32>, %v: tensor<64x?xf32>) -> (tensor<1x12x?x?xf32>, tensor<?x?xf32>) {
+  %y = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<12x8x3x3xf32>, tensor<12xf32>) -> tensor<1x12x?x?xf32>
+  %r = graph.relu %y : tensor<1x12x?x?xf32> -> tensor<1x12x?x?xf32>
+  %m = graph.matmul %a, %v : (tensor<?x64xf32>, tensor<64x?xf32>) -> tensor<?x?xf32>
+  func.return %r, %m : tensor<1x12x?x?xf32>, tensor<?x?xf32>
+}"""
+    exe = nimble.compile(text)
+    kernels = {f.sym_name.data: f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes}
+
+    def masked_in_reductions(kernel) -> bool:
+        return any(isinstance(o, vector.MaskedLoadOp) for red in kernel.walk() if isinstance(red, loop.ReduceOp)
+                   for o in red.body.walk())
+
+    assert masked_in_reductions(kernels["main_conv2d_0"])
+    assert not masked_in_reductions(kernels["main_matmul_0"])
+    module = nimble.parse(text)
+    w = rng.standard_normal((12, 8, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(12).astype(np.float32)
+    v = rng.standard_normal((64, 5)).astype(np.float32)
+    a = rng.standard_normal((3, 64)).astype(np.float32)
+    for pixels in range(64, 80):  # one whole panel, then 0 to 15 pixels left
+        x = rng.standard_normal((1, 8, 1, pixels)).astype(np.float32)
+        for got, expected in zip(exe(x, w, b, a, v), nimble.interpret(module, x, w, b, a, v)):
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    for h in (7, 14):
+        x = rng.standard_normal((1, 8, h, h)).astype(np.float32)
+        np.testing.assert_allclose(exe(x, w, b, a, v)[0], nimble.interpret(module, x, w, b, a, v)[0],
+                                   rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("chunks", [2, 3])
