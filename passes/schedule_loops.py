@@ -166,8 +166,20 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
 def _first(strategies: list[Strategy], kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
            remainder: str) -> Strategy | None:
     """The first strategy tile-vectorize can apply to the nest."""
+    return next((s for s in strategies if _on_copy(kernel, inner, lambda o, i, s=s: _works(s, o, i, remainder))),
+                None)
+
+
+def _on_copy(kernel: func.FuncOp, inner: loop.ForeachOp,
+             attempt: Callable[[loop.ForeachOp | None, loop.ForeachOp], bool]) -> bool:
+    """`attempt(outer, inner)` on the nest's counterpart in a copy of `kernel`, then
+    dropped: what tile-vectorize would make of a schedule, leaving the kernel as it is."""
     index = next(n for n, (o, i) in enumerate(_innermost_nests(kernel)) if i is inner)
-    return next((s for s in strategies if _works(s, kernel, index, remainder)), None)
+    trial = kernel.clone()
+    try:
+        return attempt(*_innermost_nests(trial)[index])
+    finally:
+        trial.erase(safe_erase=False)
 
 
 def _packs(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool | None:
@@ -203,19 +215,20 @@ def _split(outer: loop.ForeachOp, inner: loop.ForeachOp, rows: bool,
     return rest, rest_inner
 
 
+def _const(b: Builder, value: int) -> SSAValue:
+    return b.insert(arith.ConstantOp.from_int_and_width(value, IndexType())).result
+
+
 def _whole(n: SSAValue, width: int, least: int, most: int | None = None) -> Callable[[Builder, SSAValue], SSAValue]:
     """`cut_of` for `_split`: `n` rounded down to whole `width`s when the rows are at
     least `least` (and fewer than `most`), else 0."""
     def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
-        def const(v: int) -> SSAValue:
-            return b.insert(arith.ConstantOp.from_int_and_width(v, IndexType())).result
-
-        whole = b.insert(arith.SubiOp(n, b.insert(arith.RemSIOp(n, const(width))).result)).result
-        enough = b.insert(arith.CmpiOp(rows, const(least), "sge")).result
+        whole = b.insert(arith.SubiOp(n, b.insert(arith.RemSIOp(n, _const(b, width))).result)).result
+        enough = b.insert(arith.CmpiOp(rows, _const(b, least), "sge")).result
         if most is not None:
-            few = b.insert(arith.CmpiOp(rows, const(most), "slt")).result
+            few = b.insert(arith.CmpiOp(rows, _const(b, most), "slt")).result
             enough = b.insert(arith.AndIOp(enough, few)).result
-        return b.insert(arith.SelectOp(enough, whole, const(0))).result
+        return b.insert(arith.SelectOp(enough, whole, _const(b, 0))).result
 
     return cut_of
 
@@ -286,11 +299,8 @@ def _row_lanes(kernel: func.FuncOp, outer: loop.ForeachOp, inner: loop.ForeachOp
         return
 
     def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
-        def const(v: int) -> SSAValue:
-            return b.insert(arith.ConstantOp.from_int_and_width(v, IndexType())).result
-
-        aliased = b.insert(arith.CmpiOp(b.insert(arith.RemSIOp(k, const(STAGE_ROWS))).result, const(0), "eq"))
-        return b.insert(arith.SelectOp(aliased.result, inner.upper, const(0))).result
+        aliased = b.insert(arith.CmpiOp(b.insert(arith.RemSIOp(k, _const(b, STAGE_ROWS))).result, _const(b, 0), "eq"))
+        return b.insert(arith.SelectOp(aliased.result, inner.upper, _const(b, 0))).result
 
     rest = _split(outer, inner, False, cut_of)
     _apply_row_lanes(outer, inner, parallel, lanes, rest is not None)
@@ -307,15 +317,13 @@ def _apply_row_lanes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: boo
             op.schedule = loop.ScheduleAttr(Schedule(unroll=REDUCE_UNROLL))
 
 
-def _row_lanes_work(kernel: func.FuncOp, outer: loop.ForeachOp, inner: loop.ForeachOp, lanes: int) -> bool:
+def _row_lanes_work(kernel: func.FuncOp, inner: loop.ForeachOp, lanes: int) -> bool:
     """Does tile-vectorize apply lanes along the rows to the nest? (Tried on a copy.)"""
-    index = next(n for n, (o, i) in enumerate(_innermost_nests(kernel)) if i is inner)
-    trial = kernel.clone()
-    outer, inner = _innermost_nests(trial)[index]
-    _apply_row_lanes(outer, inner, False, lanes)
-    done = transform_nest(outer, inner)
-    trial.erase(safe_erase=False)
-    return done
+    def attempt(outer: loop.ForeachOp, inner: loop.ForeachOp) -> bool:
+        _apply_row_lanes(outer, inner, False, lanes)
+        return transform_nest(outer, inner)
+
+    return _on_copy(kernel, inner, attempt)
 
 
 PANEL_GRAIN = 4
@@ -334,22 +342,17 @@ def _standalone(red: loop.ReduceOp) -> bool:
     return all(isinstance(r.type, AnyFloat) for r in red.results) and not any(o.regions for o in red.body.block.ops)
 
 
-def _works(strategy: Strategy, kernel: func.FuncOp, index: int, remainder: str) -> bool:
-    """Does tile-vectorize apply `strategy` to nest `index` of `kernel`? Tried on a copy
+def _works(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.ForeachOp, remainder: str) -> bool:
+    """Does tile-vectorize apply `strategy` to the nest (of a copy: `_on_copy`)? Tried
     with a 1 x 1 tile: what can fail (lanes, contiguity, packing) does not depend on the
     tile's size, and the copy stays small."""
-    trial = kernel.clone()
-    outer, inner = _innermost_nests(trial)[index]
     if strategy.needs_reduce and not any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
         return False
     probe = replace(strategy, outer=Schedule(), inner=replace(strategy.inner, unroll=0))
     _apply(probe, outer, inner, False, remainder)
     if strategy.outer.unroll > 1 and not _strips(strategy, inner):
-        done = transform_nest(outer, inner)  # a register tile needs its rows
-    else:
-        done = realize_nest(outer, inner)
-    trial.erase(safe_erase=False)
-    return done
+        return transform_nest(outer, inner)  # a register tile needs its rows
+    return realize_nest(outer, inner)
 
 
 @dataclass(frozen=True)
@@ -392,7 +395,7 @@ class ScheduleLoopsPass(ModulePass):
                 panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN))
             if remainder == "auto":  # the last panel's pixels (196 = 3 x 64 + 4): masked
                 remainder = "masked"
-        if packs and _row_lanes_work(kernel, outer, inner, lanes):
+        if packs and _row_lanes_work(kernel, inner, lanes):
             # A transposed panel for few rows: lanes along the rows instead (whole panels
             # of them), the rows left over (or all, out of range) as usual.
             rows = constant_index(outer.upper)
