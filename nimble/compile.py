@@ -36,7 +36,7 @@ from nimble.runtime.pointers import data_pointer
 from nimble.runtime.vm import VirtualMachine, VMError
 
 STAGES: dict[str, list[str]] = {
-    "graph": ["infer-shapes", "canonicalize", "cse", "fuse-ops"],
+    "graph": ["infer-shapes", "canonicalize", "cse", "matmul-to-dense", "fuse-ops"],
     "recurrences": ["lower-rnn-to-kernels"],
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",

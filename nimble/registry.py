@@ -50,6 +50,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-rnn-to-kernels": _lazy("lowering.rnn_to_kernels", "LowerRnnToKernelsPass"),
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
+    "matmul-to-dense": _lazy("passes.matmul_to_dense", "MatmulToDensePass"),
     "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),
     "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),

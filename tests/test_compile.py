@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import TensorType
 
 import nimble
 from nimble.compile import compile_kernels
@@ -125,3 +126,47 @@ def test_empty_dims(shapes, rng):
     args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     got = nimble.compile(text)(*args)
     np.testing.assert_array_equal(got, nimble.interpret(nimble.parse(text), *args)[0])
+
+
+PRODUCTS = """func.func @main(%x: tensor<?x33xf32>, %s: tensor<?x?x70xf32>, %v: tensor<70xf32>) -> (tensor<?x70xf32>, tensor<?x?x33xf32>, tensor<33xf32>) {
+  %w = graph.constant dense<WEIGHT> : tensor<33x70xf32>
+  %t = graph.transpose %w [1, 0] : tensor<33x70xf32> -> tensor<70x33xf32>
+  %y = graph.matmul %x, %w : (tensor<?x33xf32>, tensor<33x70xf32>) -> tensor<?x70xf32>
+  %r = graph.relu %y : tensor<?x70xf32> -> tensor<?x70xf32>
+  %z = graph.matmul %s, %t : (tensor<?x?x70xf32>, tensor<70x33xf32>) -> tensor<?x?x33xf32>
+  %u = graph.matmul %v, %t : (tensor<70xf32>, tensor<70x33xf32>) -> tensor<33xf32>
+  func.return %r, %z, %u : tensor<?x70xf32>, tensor<?x?x33xf32>, tensor<33xf32>
+}"""
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 33, 100, 600])
+def test_products_by_constant_matrices_are_dense_layers(n, rng):
+    """`matmul-to-dense`: a matrix, a batch of them and a vector times a constant (or its
+    transpose) run as dense layers, and give the products' values at any rows."""
+    weight = rng.standard_normal((33, 70)).astype(np.float32)
+    text = PRODUCTS.replace("WEIGHT", str(weight.tolist()))
+    exe = nimble.compile(text)
+    assert not [k for k in exe.kernel_names if "matmul" in k], exe.kernel_names
+    args = (rng.standard_normal((n, 33)).astype(np.float32), rng.standard_normal((2, n, 70)).astype(np.float32),
+            rng.standard_normal(70).astype(np.float32))
+    for got, want in zip(exe.run(*args), nimble.interpret(nimble.parse(text), *args)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(exe.run(*args)[0], np.maximum(args[0] @ weight, 0), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_constants_round_trip_through_their_bytes(dtype):
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    from nimble.dialects.graph.folding import array_to_dense, dense_to_array
+    from nimble.dialects.graph.types import element_type_of
+
+    array = (np.arange(12).reshape(3, 4) / 7).astype(dtype)
+    t = TensorType(element_type_of(array.dtype), [3, 4])
+    attr = array_to_dense(array, t)
+    assert attr == DenseIntOrFPElementsAttr.from_list(t, array.reshape(-1).tolist())
+    np.testing.assert_array_equal(dense_to_array(attr), array)
+    splat = nimble.parse("func.func @main() -> tensor<2x3xf32> {\n  %c = graph.constant dense<1.5> : tensor<2x3xf32>\n"
+                         "  func.return %c : tensor<2x3xf32>\n}")
+    constant = next(op for op in splat.walk() if op.name == "graph.constant")
+    np.testing.assert_array_equal(dense_to_array(constant.value), np.full((2, 3), 1.5, np.float32))

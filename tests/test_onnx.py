@@ -339,8 +339,9 @@ def test_lstm_becomes_a_loop_over_a_fused_cell_and_matches_onnxruntime(with_stat
     module = import_onnx(model)
     assert any(op.name == "graph.while" for op in module.walk())
     exe = nimble.compile(module)
-    # One kernel projects the input of every step (hoisted), one is the fused cell.
-    assert sum(k.startswith("main_matmul") for k in exe.kernel_names) == 2, exe.kernel_names
+    # One kernel projects the input of every step (hoisted), one is the fused cell: both
+    # dense layers over the constant weights (`matmul-to-dense`).
+    assert sum(k.startswith("main_dense") for k in exe.kernel_names) == 2, exe.kernel_names
     ort_run = _ort(model)
     for t, n in ((1, 1), (5, 3), (9, 2)):
         args = [rng.standard_normal((t, n, 8)).astype(np.float32)]
@@ -367,7 +368,8 @@ def test_lstm_without_its_stacked_output_keeps_only_what_is_used(rng):
     assert not any("squeeze" in k or "transpose" in k for k in exe.kernel_names), exe.kernel_names
     # The projection is one product over the T x batch rows (its reshapes are views), the
     # loop one recurrence kernel.
-    assert [k for k in exe.kernel_names if "matmul" in k or "reshape" in k] == ["main_matmul_0"], exe.kernel_names
+    assert [k for k in exe.kernel_names if "dense" in k or "matmul" in k or "reshape" in k] == ["main_dense_0"], \
+        exe.kernel_names
     assert "main_rnn_0" in exe.kernel_names
     ort_run = _ort(model)
     for t, n in ((1, 1), (6, 3)):
