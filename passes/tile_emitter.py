@@ -65,6 +65,7 @@ class Copy:
     width: int
     j_offset: int | None = None  # lane offset of this copy inside a packed panel
     mask: SSAValue | None = None  # lanes in range, for a masked leftover tile
+    count: SSAValue | None = None  # how many (the mask's lanes below it are on)
 
 
 class Emitter:
@@ -224,22 +225,37 @@ class Emitter:
     def _strided_load(self, op: memref.LoadOp, indices: list[SSAValue], stride: int, copy: Copy) -> SSAValue:
         """Lanes reading every other element (a stride-2 window): two overlapping vector
         loads, from lane 0's element and from the one `width - 1` further (so nothing past
-        the last lane's element is read), the even elements shuffled out."""
-        if stride != 2 or copy.mask is not None:
+        the last lane's element is read), the even elements shuffled out. Masked to
+        `count` lanes, the loads take the elements up to lane `count - 1`'s: 2 count - 1
+        of them, from the first load's first element on."""
+        if stride != 2 or (copy.mask is not None and copy.count is None):
             raise NotVectorizable(f"a stride-{stride} access along the lanes")
+        if copy.mask is not None and op.res.type != f32:
+            raise NotVectorizable(_F32_MASKS)
         width = copy.width
         t = VectorType(op.res.type, [width])
         buffer = copy.subst.get(op.memref, op.memref)
 
+        def load(at: list[SSAValue], elements: SSAValue | None) -> SSAValue:
+            if elements is None:
+                return self.emit(vector.LoadOp(buffer, at, t)).result
+            mask = self.lane_mask(elements, width)
+            return self.emit(vector.MaskedLoadOp(buffer, at, mask, self.splat(0.0, t))).result
+
         def make() -> SSAValue:
-            first = self.emit(vector.LoadOp(buffer, indices, t)).result
+            elements = second_elements = None
+            if copy.mask is not None:
+                elements = self.emit(arith.SubiOp(self.emit(arith.MuliOp(copy.count, self.const_index(2))).result,
+                                                  self.const_index(1))).result
+                second_elements = self.emit(arith.SubiOp(elements, self.const_index(width - 1))).result
+            first = load(indices, elements)
             further = self.emit(arith.AddiOp(indices[-1], self.const_index(width - 1))).result
-            second = self.emit(vector.LoadOp(buffer, [*indices[:-1], further], t)).result
+            second = load([*indices[:-1], further], second_elements)
             half = width // 2
             mask = [2 * i if i < half else 2 * i + 1 for i in range(width)]
             return self.emit(vector.ShuffleOp(first, second, DenseArrayBase.from_list(i64, mask), result_type=t)).result
 
-        return self.memoized(("vload2", buffer, tuple(indices), width), make)
+        return self.memoized(("vload2", buffer, tuple(indices), width, copy.mask), make)
 
     def _store(self, op: memref.StoreOp, copy: Copy, varying: set[SSAValue]) -> None:
         indices = [copy.subst.get(i, i) for i in op.indices]
@@ -343,7 +359,7 @@ class Tile:
         inner_varying = _closure(list(op.body.block.ops), self.varying | ({op.iv} if k_lane else set()))
         for ci, copy in enumerate(self.copies):
             inner = Copy(dict(copy.subst), op.iv, widths[ci * n]) if k_lane else \
-                Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset, copy.mask)
+                Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset, copy.mask, copy.count)
             inner.subst[op.iv] = block.args[0]
             for body_op in op.body.block.ops:
                 if isinstance(body_op, loop.YieldOp):

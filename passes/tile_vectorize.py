@@ -154,7 +154,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                 subst = {inner.iv: start}
                 if outer is not None:
                     subst[outer.iv] = i_value
-                copies.append(Copy(subst, inner.iv, width, None, mask))
+                copies.append(Copy(subst, inner.iv, width, None, mask, count))
             Tile(e, body, copies, inner.iv).run()
 
         _foreach(e, e.const_index(0), steps, 1, loop.Schedule(parallel=parallel), tile)

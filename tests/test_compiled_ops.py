@@ -150,6 +150,33 @@ def test_exp_on_cpu_is_a_polynomial_accurate_to_about_an_ulp():
         np.testing.assert_array_equal(exe(special), np.exp(special))
 
 
+def test_maxima_and_minima_propagate_nan_like_numpy(rng):
+    """Elementwise maximum / minimum, relu, a max reduction and a max pool on CPU
+    kernels (vectors, leftovers and scalars) give numpy's values where NaN, inf and
+    signed zeros meet: a NaN on either side wins."""
+    text = """func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>, %m: tensor<?x?xf32>, %p: tensor<1x2x?x?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<1x2x?x?xf32>) {
+  %hi = graph.maximum %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %lo = graph.minimum %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %r = graph.relu %a : tensor<?xf32> -> tensor<?xf32>
+  %rm = graph.reduce_max %m {axes = array<i64: 1>} : tensor<?x?xf32> -> tensor<?xf32>
+  %mp = graph.max_pool2d %p {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
+  func.return %hi, %lo, %r, %rm, %mp : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<1x2x?x?xf32>
+}"""
+    exe = nimble.compile(text)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0], np.float32)
+    a, b = (v.reshape(-1) for v in np.meshgrid(special, special))
+    a, b = np.tile(a, 3), np.tile(b, 3)  # 147 pairs: vectors and a leftover
+    m = rng.standard_normal((37, 53)).astype(np.float32)
+    m[3, 50], m[5, 0], m[7, 20], m[9, :] = np.nan, np.nan, np.nan, -np.inf
+    p = rng.standard_normal((1, 2, 37, 41)).astype(np.float32)
+    p[0, 0, 0, 0], p[0, 0, 10, 20], p[0, 1, 36, 40], p[0, 1, 5, 7] = np.nan, np.nan, np.nan, np.inf
+    got = exe.run(a, b, m, p)
+    want = nimble.interpret(nimble.parse(text), a, b, m, p)
+    assert np.isnan(want[4]).sum() == 3 and np.isnan(want[3]).sum() == 3
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 @pytest.mark.parametrize("source,target", [("f64", "f16"), ("f32", "f16"), ("f16", "f32"), ("f16", "f64"),
                                            ("f64", "f32")])
 def test_float_casts_round_like_numpy(source, target, rng):

@@ -158,15 +158,30 @@ func.func @opaque_stays_on_host(%b: tensor<?x4xf32>, %s: tensor<?xf32>) -> tenso
 
 // -----
 
-// A max pool runs tap by tap over whole output rows, staged: each row starts at -inf and
-// every tap (4 here) takes the maximum over the columns where it lies inside the input,
-// one contiguous loop per tap; the output nest then reads the staged rows.
+// A max pool, staged: the outputs whose window lies inside the input take every tap (4
+// here) in one loop body, their maximum a tree; the rows above and below, then the
+// columns left and right of them, take the taps inside their window one after the other
+// (no padding here: those loops run no iteration); the output nest reads the result.
 // CHECK-LABEL: func.func @max_pool_rows_max_pool2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>)
 // CHECK: %[[ROWS:[A-Za-z0-9_$.-]+]] = loop.alloc dram
 // CHECK-NEXT: %[[LOW:[A-Za-z0-9_$.-]+]] = arith.constant 0xff800000 : f32
-// CHECK: memref.store %[[LOW]], %[[ROWS]]
-// CHECK-COUNT-4: arith.maximumf
+// CHECK: arith.maximumf %[[LOW]],
+// CHECK-COUNT-3: arith.maximumf
+// CHECK: memref.store {{.*}}, %[[ROWS]]
+// CHECK: arith.maximumf %[[LOW]],
+// CHECK-COUNT-3: arith.maximumf
+// CHECK: memref.store {{.*}}, %[[ROWS]]
+// CHECK: %[[A:[A-Za-z0-9_$.-]+]] = memref.load %[[X]]
+// CHECK: %[[B:[A-Za-z0-9_$.-]+]] = memref.load %[[X]]
+// CHECK: %[[C:[A-Za-z0-9_$.-]+]] = memref.load %[[X]]
+// CHECK: %[[D:[A-Za-z0-9_$.-]+]] = memref.load %[[X]]
+// CHECK-NEXT: %[[AB:[A-Za-z0-9_$.-]+]] = arith.maximumf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[CD:[A-Za-z0-9_$.-]+]] = arith.maximumf %[[C]], %[[D]] : f32
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = arith.maximumf %[[AB]], %[[CD]] : f32
+// CHECK-NEXT: memref.store %[[M]], %[[ROWS]]
+// CHECK: arith.maximumf %[[LOW]],
+// CHECK: arith.maximumf %[[LOW]],
 // CHECK: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[ROWS]]
 // CHECK-NEXT: memref.store %[[V]], %[[Y]]
 // CHECK-NOT: arith.maximumf

@@ -103,30 +103,33 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
 // CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.add %[[V18]], %[[V15]] : i64
 // CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V19]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.load %[[V20]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.call_intrinsic "llvm.maximum.f32"(%[[V16]], %[[V21]]) : (f32, f32) -> f32
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.add %[[V15]], %[[V10]] : i64
-// CHECK-NEXT: llvm.br ^bb5(%[[V23]], %[[V22]] : i64, f32)
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.fcmp "ogt" %[[V16]], %[[V21]] : f32
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.select %[[V22]], %[[V16]], %[[V21]] : i1, f32
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.fcmp "uno" %[[V16]], %[[V16]] : f32
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.select %[[V24]], %[[V16]], %[[V23]] : i1, f32
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.add %[[V15]], %[[V10]] : i64
+// CHECK-NEXT: llvm.br ^bb5(%[[V26]], %[[V25]] : i64, f32)
 // CHECK-NEXT: ^bb7:
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V13]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V16]], %[[V24]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.add %[[V13]], %[[V10]] : i64
-// CHECK-NEXT: llvm.br ^bb2(%[[V25]] : i64)
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V13]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V16]], %[[V27]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.add %[[V13]], %[[V10]] : i64
+// CHECK-NEXT: llvm.br ^bb2(%[[V28]] : i64)
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @row_max(%[[V26:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.load %[[V26]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.load %[[V28]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.load %[[V30]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.load %[[V32]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][4] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.load %[[V36]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V26]][6] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @row_max_body(%[[V27]], %[[V29]], %[[V31]], %[[V33]], %[[V35]], %[[V37]], %[[V39]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.func @row_max(%[[V29:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.load %[[V29]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.load %[[V31]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.load %[[V35]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.load %[[V37]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.load %[[V39]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][6] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.load %[[V41]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @row_max_body(%[[V30]], %[[V32]], %[[V34]], %[[V36]], %[[V38]], %[[V40]], %[[V42]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_max"} {
