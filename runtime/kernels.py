@@ -38,11 +38,14 @@ from nimble.runtime.sync import MAILBOX_WORDS
 from nimble.runtime.workers import workers
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-PARALLEL_MIN_WORK = 6 << 20
+PARALLEL_MIN_WORK = 1 << 22
 """Output elements x reduction steps per element below which a kernel runs on one
-thread. Measured on dense layers, 1 thread vs 2 chunks on the native workers
-(`runtime.workers`): 2^21 32.8 vs 43.6 us, 2^22 57.4 vs 57.9, 2^23 88.9 vs 82.8 and
-91.6 vs 66.5, 2^24 195 vs 120 (with a `ThreadPoolExecutor`, 2^24 took 217 us)."""
+thread. Measured on a dense layer 256 -> 256 called alone (`exe(x, w, b)`, workers
+awake, min / median of 200 calls, us), whole vs in 2 chunks: 2^20 31.5/32.2 vs
+30.4/50.1, 2^21 50.6/51.1 vs 41.7/75.8, 2^21.6 68.8/69.6 vs 52.3/54.2, 2^22 88.0/88.9 vs
+59.4/83.4, 2^23 162.7/164.2 vs 97.7/122.3 (6 << 20 before workers stayed awake during a
+run; a 3 x 3 conv 32 -> 64 channels at 16 x 16, 2^22.2, then took 96 us instead of 66).
+With a `ThreadPoolExecutor` (before the native workers), 2^24 took 217 us."""
 
 
 class Arg(Enum):
