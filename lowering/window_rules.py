@@ -1,8 +1,8 @@
 """Index rules of the window and vision ops: conv2d (im2col staging and a matrix
 product over flattened pixels, or a direct reduction for grouped convs), pooling and
 roi_align; a max pool over a kernel input is staged: every tap at once where the window
-lies inside the input, the taps inside the window at the edges).
-They join `index_rules.INDEX_RULES`; same signature.
+lies inside the input, the taps inside the window at the edges. They join
+`index_rules.INDEX_RULES`; same signature.
 
 In a nest over panels of pixels (`KernelBuilder.pixel_panels`, CPU kernels) a conv
 stages the im2col rows of one panel at a time, `col[(c, kh, kw), column]` with
