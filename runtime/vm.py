@@ -149,6 +149,8 @@ class VirtualMachine:
             raise BytecodeError(f"host functions section: {type(e).__name__}: {e}") from None
         self.splits = self.threads > 1 and any(k.parallel for k in self.kernels)
         """Whether a launch may run in chunks on the workers (held awake during a run)."""
+        self.split_last_run = False
+        """Whether the last run split a launch: the next one wakes the workers first."""
         self.profile: dict[str, list[float]] | None = None
         self.steps = 0
         self.max_steps: int | None = None
@@ -220,9 +222,13 @@ class VirtualMachine:
         if native is None:
             return self.call(self.index[name], list(args), 0)
         native.hold(1)  # awake between split launches (`Workers.hold`)
+        if self.split_last_run:
+            native.wake()  # awake by the first split launch (`Workers.wake`)
+        launches = native.launches
         try:
             return self.call(self.index[name], list(args), 0)
         finally:
+            self.split_last_run = native.launches != launches
             native.hold(-1)
 
     def call(self, index: int, args: list[Any], depth: int) -> list[Any]:

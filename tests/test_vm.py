@@ -353,6 +353,54 @@ def test_workers_are_held_awake_while_a_model_runs(rng, monkeypatch):
     assert settles(24, 1)
 
 
+def test_a_run_after_one_that_split_wakes_the_workers_first(rng, monkeypatch):
+    """`Workers.wake` takes a parked worker off its futex (state word 24 back to 0); a
+    run wakes the workers at its start when the last run split a launch, and not when
+    it did not (a model at sizes that never split makes no system call)."""
+    import time
+
+    from nimble.runtime import workers
+    from nimble.runtime.kernels import KernelEntry
+
+    native = workers.workers(1)
+    if native is None:
+        pytest.skip("native workers need Linux futexes")
+
+    def settles(word: int, value: int) -> bool:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if native.states[0, word] == value:
+                return True
+            time.sleep(0.001)
+        return False
+
+    assert settles(24, 1)
+    native.hold(1)  # as a run does: held, a woken worker spins until the hold ends
+    try:
+        native.wake()
+        assert settles(24, 0)
+    finally:
+        native.hold(-1)
+    assert settles(24, 1)
+    exe = nimble.compile(DENSE, threads=2)
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    a = rng.standard_normal((37, 64)).astype(np.float32)
+    woken = []
+    monkeypatch.setattr(workers.Workers, "wake", lambda self: woken.append(1))
+    monkeypatch.setattr(KernelEntry, "min_work", 1 << 40)  # nothing splits
+    exe(a, w)
+    exe(a, w)
+    assert not exe.vm.split_last_run and not woken
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    for k in exe.vm.kernels:
+        k._plans.clear()
+        k._fast = None
+    np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)
+    assert exe.vm.split_last_run and not woken  # the first run that splits wakes nobody first
+    np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)
+    assert woken == [1]
+
+
 # -- bytecode --------------------------------------------------------------------------
 
 LSTM = "examples/lstm.nb"
@@ -656,3 +704,4 @@ def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
         for got, expected in zip(exe(x, w, a, v), nimble.interpret(module, x, w, a, v)):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
+
