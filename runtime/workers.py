@@ -256,7 +256,8 @@ class Workers:
         the run's first split launch comes: a run that is expected to split (the last
         one did) calls this right after `hold(1)`. A worker takes tens of microseconds
         to wake on a VM: BERT's batched Q K^T at S=128 alone, 2 threads, called 1 ms
-        apart, took 99-146 us a run against 77 back to back (39 us in the kernel)."""
+        apart, took 146 us a run (median) against 77 back to back (39 us in the kernel);
+        woken at the run's start, 116."""
         self._wake(self._base, self.count)
 
     def run(self, address: ctypes.c_void_p, parts: np.ndarray) -> None:
