@@ -57,11 +57,7 @@ def _tap_span(kb: KernelBuilder, op: Operation, oh: Dim, kh: Dim, kw: Dim, h_: D
                                   kb.emit(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
     ih_safe = kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1))
     off = kb.ibinary("sub", kb.imul(kw, d1), pads[1])
-    lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, off)), kb.index(s1)))
-    hi = kb.iadd(kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", w_, 1), off)),
-                                            kb.index(s1))), 1)
-    lo = kb.ibinary("min", kb.ibinary("max", lo, 0), ow_)
-    hi = kb.ibinary("min", kb.ibinary("max", hi, lo), ow_)
+    lo, hi = _inside_range(kb, off, off, s1, w_, ow_)
     lo = kb.emit(arith.SelectOp(row_ok, kb.index(lo), kb.index(0)))
     hi = kb.emit(arith.SelectOp(row_ok, kb.index(hi), kb.index(0)))
     return ih_safe, lo, hi, kb.iadd(kb.imul(lo, s1), off)
@@ -91,12 +87,14 @@ def _im2col_segment(kb: KernelBuilder, span: tuple[Dim, Dim, Dim, Dim], base: Di
     kb.foreach(kb.ibinary("sub", b, hi), lambda t_: put(kb.iadd(hi, t_), None))
 
 
-def _inside_range(kb: KernelBuilder, offsets: Sequence[int], stride: int, size: Dim, out: Dim) -> tuple[Dim, Dim]:
-    """The outputs [lo, hi) whose every tap `o * stride + offset` lies in [0, size)."""
-    lo = kb.ibinary("min", max(0, -(min(offsets) // stride)), out)
-    last = kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", size, 1), max(offsets))),
-                                      kb.index(stride)))
-    return lo, kb.ibinary("max", kb.ibinary("min", kb.iadd(last, 1), out), lo)
+def _inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: Dim, out: Dim) -> tuple[Dim, Dim]:
+    """The outputs [lo, hi) (of `out`) whose taps `o * stride + offset`, offsets `first`
+    to `last`, all lie in [0, size)."""
+    lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, first)), kb.index(stride)))
+    hi = kb.iadd(kb.emit(arith.FloorDivSIOp(kb.index(kb.ibinary("sub", kb.ibinary("sub", size, 1), last)),
+                                            kb.index(stride))), 1)
+    lo = kb.ibinary("min", kb.ibinary("max", lo, 0), out)
+    return lo, kb.ibinary("min", kb.ibinary("max", hi, lo), out)
 
 
 def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
@@ -119,8 +117,8 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
     low = const(kb.emit, float("-inf"), t)
     rows = [kh * d0 - pads[0] for kh in range(kh_)]
     columns = [kw * d1 - pads[1] for kw in range(kw_)]
-    top, bottom = _inside_range(kb, rows, s0, h_, oh_)
-    left, right = _inside_range(kb, columns, s1, w_, ow_)
+    top, bottom = _inside_range(kb, min(rows), max(rows), s0, h_, oh_)
+    left, right = _inside_range(kb, min(columns), max(columns), s1, w_, ow_)
 
     def edge(n: SSAValue, c: SSAValue, oh: Dim, ow: Dim) -> None:
         acc = low

@@ -289,7 +289,7 @@ def _reduction_upper(inner: loop.ForeachOp) -> SSAValue | None:
     return reduces[0].upper if len(reduces) == 1 else None
 
 
-def _row_lanes(kernel: func.FuncOp, outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lanes: int) -> None:
+def _row_lanes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lanes: int) -> None:
     """Lanes along the rows for the nest, its tiles staging W's rows where they alias (a
     static K decides here, a dynamic one splits the columns: all staged or none)."""
     k = _reduction_upper(inner)
@@ -403,7 +403,7 @@ class ScheduleLoopsPass(ModulePass):
                 rest = None if rows is not None and rows % lanes == 0 else \
                     _split(outer, inner, True, _whole(outer.upper, lanes, *ROW_LANES))
                 if rest is not None or rows is not None:  # (run-time rows need the split)
-                    _row_lanes(kernel, outer, inner, parallel, lanes)
+                    _row_lanes(outer, inner, parallel, lanes)
                     if rest is not None:
                         self._schedule_nest(kernel, *rest, parallel, strategies, lanes)
                     return
