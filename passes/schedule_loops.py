@@ -13,7 +13,9 @@ that `tile-vectorize` can apply to it wins (tried on a copy):
   when the rows are known only at run time the nest is split at a column `cut` (whole
   panels with enough rows, else none) and the rest takes the next strategy unpacked.
   An operand already staged in panels by an enclosing loop (a conv's im2col rows per
-  panel of pixels) is read in place, the rows parallel too (`PANEL_GRAIN`);
+  panel of pixels) is read in place, the rows parallel too (`PANEL_GRAIN`). Under
+  `remainder=auto` the columns whole vectors leave are dot products along k after the
+  rows (`dots`: a conv's 7 x 7 map is 3 vectors and one pixel);
 - `lanes_k` (dense-like: both operands contiguous along the reduction): 4 x 4 dot
   products with 16-lane vector accumulators along k;
 - a nest that would pack transposed panels (a dense layer's `W[j, k]`) with 16 to 511
@@ -59,7 +61,8 @@ class Strategy:
     needs_reduce: bool = False
     masks: bool = False
     """With `remainder=auto`, leftover columns are one masked vector step (a copy's short
-    rows: an im2col row of 7 to 56 elements), else a scalar loop."""
+    rows: an im2col row of 7 to 56 elements), else a scalar loop. (A register tile's
+    leftover columns are dot products under `auto` where its reduction allows: `dots`.)"""
 
 
 def _strategies(lanes: int) -> list[Strategy]:
@@ -148,6 +151,7 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
            remainder: str = "peeled") -> None:
     rows, cols = _fit(strategy, inner)
     masked = remainder == "masked" or (remainder == "auto" and strategy.masks)
+    dots = remainder == "auto" and strategy.needs_reduce and strategy.inner.vector > 1
     if outer is not None and (rows > 1 or parallel):
         outer.schedule = loop.ScheduleAttr(Schedule(unroll=rows if rows > 1 else 0, parallel=parallel))
     strip = STRIP if _strips(strategy, inner) else 0
@@ -157,7 +161,7 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     # Strips stay inside the untiled outer loop: parallel too, a batch of 1 splits them.
     inner.schedule = loop.ScheduleAttr(Schedule(tile=strip, vector=strategy.inner.vector, unroll=cols if cols > 1 else 0,
                                                 parallel=parallel and (outer is None or strip > 0), pack=pack,
-                                                mask=masked and strategy.inner.vector > 1))
+                                                mask=masked and strategy.inner.vector > 1, dots=dots))
     for op in inner.body.block.ops:
         if isinstance(op, loop.ReduceOp) and strategy.reduce is not None:
             op.schedule = loop.ScheduleAttr(strategy.reduce)
@@ -366,8 +370,9 @@ class ScheduleLoopsPass(ModulePass):
     remainder: str = "auto"
     """Columns left over by full vectors: `peeled` (a scalar loop), `masked` (one masked
     vector step; in a register tile from 2 columns, `tile_vectorize.MASK_MIN_COLUMNS`)
-    or `auto` (masked for copies, elementwise nests and a conv's panels of pixels, peeled
-    for the other register tiles). benchmarks/kernels.py --remainder measures them."""
+    or `auto` (register tiles: dot products along the reduction after the rows, `dots`,
+    else peeled, or masked for a conv's panels of pixels; masked for copies and
+    elementwise nests). benchmarks/kernels.py --remainder measures them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.remainder not in REMAINDERS:
@@ -393,8 +398,8 @@ class ScheduleLoopsPass(ModulePass):
             parallel = self.parallel
             if parallel:
                 panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN))
-            if remainder == "auto":  # the last panel's pixels (196 = 3 x 64 + 4): masked
-                remainder = "masked"
+            if remainder == "auto" and strategy is not None:  # a panel's pixels left by whole
+                strategy = replace(strategy, masks=True)  # vectors: masked where not dot products
         if packs and _row_lanes_work(kernel, inner, lanes):
             # A transposed panel for few rows: lanes along the rows instead (whole panels
             # of them), the rows left over (or all, out of range) as usual.

@@ -80,6 +80,9 @@ class Emitter:
         self.packs: dict[Operation, tuple[SSAValue, SSAValue, tuple[SSAValue, ...]]] = {}
         """Loads redirected to a packed panel: load op -> (panel, the reduction iv, the
         panel's leading indices in a buffer of several panels)."""
+        self.staged_columns: dict[Operation, tuple[SSAValue, SSAValue]] = {}
+        """Loads `X[..., k, j]` redirected, with lanes along k, to a transposed copy of
+        some columns: load op -> (copy `[j - first, k]`, first)."""
 
     def emit(self, op: Operation) -> Operation:
         self.b.insert(op)
@@ -197,6 +200,14 @@ class Emitter:
 
     def _load(self, op: memref.LoadOp, copy: Copy, varying: set[SSAValue]) -> None:
         t = VectorType(op.res.type, [copy.width])
+        if op in self.staged_columns and copy.lane is not None:
+            staged, first = self.staged_columns[op]
+            j = copy.subst.get(op.indices[-1], op.indices[-1])
+            column = self.memoized(("column", j, first), lambda: self.emit(arith.SubiOp(j, first)).result)
+            indices = [column, copy.subst[op.indices[-2]]]
+            copy.subst[op.res] = self.memoized(("vload", staged, tuple(indices), copy.width), lambda: self.emit(
+                vector.LoadOp(staged, indices, t)).result)
+            return
         if op in self.packs and copy.j_offset is not None:  # (a transposed panel too)
             panel, k, at = self.packs[op]
             indices = [*at, copy.subst[k], self.const_index(copy.j_offset)]
@@ -305,7 +316,7 @@ class Tile:
     """Emit one tile: `copies` of `body`, reductions jammed."""
 
     def __init__(self, emitter: Emitter, body: Sequence[Operation], copies: list[Copy], lane: SSAValue | None,
-                 unroll: bool = True):
+                 unroll: bool = True, k_width: int = 0):
         self.e = emitter
         self.body = [o for o in body if not isinstance(o, loop.YieldOp)]
         self.copies = copies
@@ -313,6 +324,8 @@ class Tile:
         self.unroll = unroll
         """Keep the reductions' `unroll` (off for leftover tiles: they run once per row
         of tiles, and each unrolled copy is code to compile)."""
+        self.k_width = k_width
+        """Lanes along k for the reductions whatever their schedule (dot products)."""
 
     def run(self) -> None:
         for op in self.body:
@@ -326,7 +339,7 @@ class Tile:
         body = list(op.body.block.ops)
         if any(o.regions for o in body):
             raise NotVectorizable("nested loops inside a reduction")
-        vk = schedule_of(op).vector
+        vk = self.k_width or schedule_of(op).vector
         if vk > 1 and all(c.lane is None for c in self.copies):
             self.reduce_along_k(op, vk)
             return

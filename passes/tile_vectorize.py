@@ -17,7 +17,9 @@ loops but flat `loop.reduce`s, the schedule is read from the loops:
   stages each tile's rows of `W` first).
 
 Iterations left over (sizes not multiples of the tile) run in peeled loops with a 1 x 1
-tile; the reduction vectorisation peels its remainder too. When a body does something
+tile (one masked vector step with `mask`); the reduction vectorisation peels its
+remainder too. With `dots` on `j`, the columns a register tile's vectors leave run after
+all the rows as dot products along the reduction (`leftover_dots`). When a body does something
 the transformation does not handle (a gather along the lane, nested loops, an op with
 no vector form), the nest is left as it is: schedules are hints, never semantics.
 """
@@ -72,9 +74,10 @@ def _leftover_end(e: Emitter, start: SSAValue, upper: SSAValue, tile: int) -> SS
 
 MASK_MIN_COLUMNS = 2
 """Leftover columns from which a register tile's remainder is one masked vector step
-(`mask`); a single column runs scalar. Measured, 1 thread, 3 x 3 conv + relu (static
-shapes, panels of 64 pixels): 256 channels at 14 x 14 (4 pixels left) masked 2.57 ms vs
-scalar 3.46; 512 channels at 7 x 7 (1 pixel left) 3.08 vs 2.88."""
+(`mask`, where not `dots`); a single column runs scalar. Measured before `dots`, 1
+thread, 3 x 3 conv + relu (static shapes, panels of 64 pixels): 256 channels at 14 x 14
+(4 pixels left) masked 2.57 ms vs scalar 3.46; 512 channels at 7 x 7 (1 pixel left)
+3.08 vs 2.88."""
 
 
 def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
@@ -166,7 +169,10 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         main = split_at(e, n, width * cols)
         if width * cols > 1:
             columns(i_values, width, cols, e.const_index(0), main)
-            if cols > 1 or si.mask:
+            if dots is not None:  # the columns left by whole vectors come after the rows
+                if cols > 1:
+                    columns(i_values, width, 1, main, split_at(e, n, width))
+            elif cols > 1 or si.mask:
                 remainder_columns(i_values, main)
             else:
                 columns(i_values, 1, 1, main, n)
@@ -232,12 +238,35 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
         if main_cols is n:  # whole panels (schedule-loops' split)
             return
-        if any(transposed(ld, red.iv) for ld in loads):  # no lane reads a transposed operand in place
+        if dots is not None:  # the columns left by whole vectors come after the rows
+            if not all(transposed(ld, red.iv) for ld in loads):
+                row_tiles(lambda i_values: columns(i_values, width, 1, main_cols, split_at(e, n, width)))
+        elif any(transposed(ld, red.iv) for ld in loads):  # no lane reads a transposed operand in place
             row_tiles(lambda i_values: columns(i_values, 1, 1, main_cols, n))
         else:
             row_tiles(lambda i_values: remainder_columns(i_values, main_cols))
 
+    def attempt(emit) -> Block | None:
+        """What `emit()` makes, in a block of its own; None if it cannot."""
+        block, saved = Block(), e.b
+        e.b = Builder(InsertPoint.at_end(block))
+        e.memo.append({})
+        try:
+            emit()
+            return block
+        except NotVectorizable:
+            _discard(block)
+            return None
+        finally:
+            e.memo.pop()
+            e.b = saved
+            e.staged_columns.clear()
+
     packable = packable_loads(outer, inner) if si.pack and width > 1 else None
+    lane_loads = packable_loads(outer, inner) if si.dots and width > 1 and so.vector <= 1 else None
+    dots = None if lane_loads is None else attempt(lambda: leftover_dots(
+        e, outer, inner, body, *lane_loads, width, cols, rows, parallel,
+        lambda lo, hi, step, schedule, f: _foreach(e, lo, hi, step, schedule, f)))
     try:
         if so.vector > 1:
             row_lanes(e, outer, inner, body, lambda lo, hi, step, schedule, f: _foreach(e, lo, hi, step, schedule, f))
@@ -247,7 +276,11 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             row_tiles(tile_rows)
     except NotVectorizable:
         _discard(scratch)
+        if dots is not None:
+            _discard(dots)
         return False
+    if dots is not None:
+        _move_before(dots, None, scratch)
     _move_before(scratch, anchor)
     anchor.detach()
     anchor.erase()
@@ -261,10 +294,74 @@ def _discard(scratch: Block) -> None:
         dead.erase(safe_erase=False)
 
 
-def _move_before(scratch: Block, anchor: Operation) -> None:
+def _move_before(scratch: Block, anchor: Operation | None, block: Block | None = None) -> None:
+    """The ops of `scratch` moved before `anchor` (at the end of `block` if None)."""
     for op in list(scratch.ops):
         op.detach()
-        anchor.parent_block().insert_op_before(op, anchor)
+        if anchor is None:
+            block.add_op(op)
+        else:
+            anchor.parent_block().insert_op_before(op, anchor)
+
+
+LEFTOVER_TILE_COLUMNS = 4
+"""Columns per tile of the leftover dot products (with the nest's rows): the rows' loads
+of the other operand are shared by this many columns."""
+
+
+def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: list[Operation],
+                  red: loop.ReduceOp, loads: list[memref.LoadOp], width: int, cols: int, rows: int,
+                  parallel: bool, foreach) -> None:
+    """The columns a register tile's vectors leave (fewer than `width`; up to a panel for
+    an operand read transposed) as dot products with lanes along k, after all the rows.
+    Each operand read along the lanes as `X[..., k, j]` is copied first, transposed, for
+    those columns only (`[j - first, k]`, contiguous along k); one read `X[..., j, k]`
+    already is. Per step, one vector of each row's operand feeds every column of the
+    tile. A masked vector column costs as much as a full one and a scalar column as
+    much again per element: measured, 1 thread, 3 x 3 conv + relu at 512 channels,
+    7 x 7 pixels (one column left) 2.78 ms against 2.14 at 6 x 8 pixels. Rows left by
+    whole tiles go one at a time (less code to compile than tiles of 4, 2 and 1)."""
+    n, k_upper = inner.upper, red.upper
+    k_static = constant_index(k_upper)
+    if k_static is not None and k_static < width:
+        raise NotVectorizable("a reduction shorter than a vector")
+    along_k = all(transposed(ld, red.iv) for ld in loads)
+    start = split_at(e, n, width * cols if along_k else width)
+    staged: dict[tuple, SSAValue] = {}
+    for ld in loads:
+        if transposed(ld, red.iv):
+            continue
+        key = (ld.memref, tuple(ld.indices[:-2]))
+        if key not in staged:
+            t = MemRefType(ld.res.type, [width, DYNAMIC_INDEX if k_static is None else k_static])
+            staged[key] = buf = e.emit(loop.AllocOp("dram", t, [k_upper] if k_static is None else [])).memref
+            count = e.emit(arith.SubiOp(n, start)).result
+
+            def copy(k: SSAValue, c: SSAValue, ld=ld, buf=buf) -> None:
+                j = e.emit(arith.AddiOp(start, c)).result
+                v = e.emit(memref.LoadOp.get(ld.memref, [*ld.indices[:-2], k, j])).res
+                e.emit(memref.StoreOp.get(v, buf, [c, k]))
+
+            zero = e.const_index(0)
+            foreach(zero, k_upper, 1, None, lambda k: foreach(zero, count, 1, None, lambda c: copy(k, c)))
+        e.staged_columns[ld] = (staged[key], start)
+
+    def row_tile(i_values: list[SSAValue]) -> None:
+        def tile(j0: SSAValue, size: int) -> None:
+            j_values = offsets(e, j0, size)
+            copies = [Copy({outer.iv: i, inner.iv: j}, None, 1) for i in i_values for j in j_values]
+            Tile(e, body, copies, None, False, k_width=width).run()
+
+        whole = _leftover_end(e, start, n, LEFTOVER_TILE_COLUMNS)
+        foreach(start, whole, LEFTOVER_TILE_COLUMNS, None, lambda j0: tile(j0, LEFTOVER_TILE_COLUMNS))
+        foreach(whole, n, 1, None, lambda j0: tile(j0, 1))
+
+    m = outer.upper
+    main_rows = split_at(e, m, rows)
+    keep = loop.Schedule(parallel=parallel)
+    foreach(e.const_index(0), main_rows, rows, keep, lambda i0: row_tile(offsets(e, i0, rows)))
+    if main_rows is not m:
+        foreach(main_rows, m, 1, keep, lambda i: row_tile([i]))
 
 
 def packable_loads(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import threading
 from functools import cache
 
@@ -98,6 +99,18 @@ def to_llvmlite(module: ModuleOp) -> ir.Module:
     return lowered
 
 
+def _realign_stacks(text: str, names: list[str]) -> str:
+    """Kernel wrappers marked `"stackrealign"`: their frames start 64-byte aligned, so
+    the register tiles' vector spills are aligned (llvmlite's IR builder prints no
+    `alignstack`, hence the text). Without it a spill slot can straddle two cache lines
+    (the slots move with the frame's size): measured, 1 thread, 3 x 3 conv + relu at 64
+    channels, 56 x 56, 2.39 -> 2.27 ms (same process, alternating)."""
+    for name in names:
+        text = re.sub(rf'^(define void @"?{re.escape(name)}"?\(.*\))$', r'\1 "stackrealign"', text, count=1,
+                      flags=re.M)
+    return text
+
+
 def optimise(text: str) -> llvm.ModuleRef:
     tm = _target_machine()
     ref = llvm.parse_assembly(text)
@@ -128,7 +141,7 @@ class JitModule:
         names = [f.sym_name.data for f in module.ops if not f.sym_name.data.endswith("_body")
                  and f.body.blocks]
         with _LOCK:
-            ref = optimise(str(to_llvmlite(module)))
+            ref = optimise(_realign_stacks(str(to_llvmlite(module)), names))
             engine = llvm.create_mcjit_compiler(ref, _target_machine())
             engine.finalize_object()
             return cls(engine, str(ref), names)

@@ -258,8 +258,9 @@ def test_conv_panels_are_read_in_place(threads, rng):
     exe = nimble.compile(text, threads=threads)
     (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
     assert loop.COOPERATIVE_MARK not in kernel.attributes
-    (panel,) = [o for o in kernel.walk() if isinstance(o, loop.AllocOp)]
-    assert panel.memref.type.get_shape()[-1] == 64
+    allocs = {tuple(o.memref.type.get_shape()): o for o in kernel.walk() if isinstance(o, loop.AllocOp)}
+    assert set(allocs) == {(144, 64), (16, 144)}  # the panel; its last columns transposed (leftover_dots)
+    panel = allocs[144, 64]
     loops = [o for o in kernel.walk() if isinstance(o, loop.ForeachOp) and o.schedule is not None]
     assert not any(o.schedule.schedule.pack for o in loops)
     staging = panel.parent_op()
@@ -271,20 +272,22 @@ def test_conv_panels_are_read_in_place(threads, rng):
         np.testing.assert_allclose(exe(x, w, b), nimble.interpret(nimble.parse(text), x, w, b)[0], rtol=1e-4, atol=1e-4)
 
 
-def test_conv_last_panel_pixels_are_masked_from_two(rng):
-    """Under `auto`, the pixels a conv's last panel leaves after whole vectors run as one
-    masked vector per row of the register tile from `MASK_MIN_COLUMNS` of them (14 x 14:
-    4 left), a single one scalar (7 x 7: 1 left); other register tiles keep scalar
-    remainders. Every leftover count from 0 to 15 matches the reference."""
+def test_leftover_columns_are_dot_products(rng):
+    """The columns a register tile's vectors leave (a conv's last panel: 0 to 15 pixels
+    after whole vectors; a matmul's last columns) run after all the rows as dot products
+    along k over a transposed copy of those columns, and match the reference for every
+    leftover count. With fewer reduction steps than a vector (a conv over one channel:
+    9 taps) the pixels stay one masked vector per row from `MASK_MIN_COLUMNS` of them."""
     from nimble.dialects import loop
     from nimble.passes.tile_vectorize import MASK_MIN_COLUMNS
 
     assert MASK_MIN_COLUMNS == 2
-    text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<12x8x3x3xf32>, %b: tensor<12xf32>, %a: tensor<?x64xf32>, %v: tensor<64x?xf32>) -> (tensor<1x12x?x?xf32>, tensor<?x?xf32>) {
+    text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<12x8x3x3xf32>, %b: tensor<12xf32>, %a: tensor<?x64xf32>, %v: tensor<64x?xf32>, %x1: tensor<1x1x?x?xf32>, %w1: tensor<12x1x3x3xf32>) -> (tensor<1x12x?x?xf32>, tensor<?x?xf32>, tensor<1x12x?x?xf32>) {
   %y = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<12x8x3x3xf32>, tensor<12xf32>) -> tensor<1x12x?x?xf32>
   %r = graph.relu %y : tensor<1x12x?x?xf32> -> tensor<1x12x?x?xf32>
   %m = graph.matmul %a, %v : (tensor<?x64xf32>, tensor<64x?xf32>) -> tensor<?x?xf32>
-  func.return %r, %m : tensor<1x12x?x?xf32>, tensor<?x?xf32>
+  %y1 = graph.conv2d %x1, %w1 {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x1x?x?xf32>, tensor<12x1x3x3xf32>) -> tensor<1x12x?x?xf32>
+  func.return %r, %m, %y1 : tensor<1x12x?x?xf32>, tensor<?x?xf32>, tensor<1x12x?x?xf32>
 }"""
     exe = nimble.compile(text)
     kernels = {f.sym_name.data: f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes}
@@ -293,21 +296,33 @@ def test_conv_last_panel_pixels_are_masked_from_two(rng):
         return any(isinstance(o, vector.MaskedLoadOp) for red in kernel.walk() if isinstance(red, loop.ReduceOp)
                    for o in red.body.walk())
 
-    assert masked_in_reductions(kernels["main_conv2d_0"])
-    assert not masked_in_reductions(kernels["main_matmul_0"])
+    def staged(kernel) -> set[tuple[int, ...]]:
+        return {tuple(o.memref.type.get_shape()) for o in kernel.walk() if isinstance(o, loop.AllocOp)
+                and o.memref.type.get_shape()[0] == 16}
+
+    def dot_products(kernel) -> bool:
+        return any(isinstance(o, vector.ReductionOp) for o in kernel.walk())
+
+    conv, matmul, conv1 = kernels["main_conv2d_0"], kernels["main_matmul_0"], kernels["main_conv2d_1"]
+    assert staged(conv) == {(16, 72)} and dot_products(conv) and not masked_in_reductions(conv)
+    assert staged(matmul) == {(16, 64)} and dot_products(matmul)
+    assert not staged(conv1) and masked_in_reductions(conv1)
     module = nimble.parse(text)
     w = rng.standard_normal((12, 8, 3, 3)).astype(np.float32)
     b = rng.standard_normal(12).astype(np.float32)
-    v = rng.standard_normal((64, 5)).astype(np.float32)
     a = rng.standard_normal((3, 64)).astype(np.float32)
-    for pixels in range(64, 80):  # one whole panel, then 0 to 15 pixels left
+    w1 = rng.standard_normal((12, 1, 3, 3)).astype(np.float32)
+    for pixels in range(64, 80):  # one whole panel, then 0 to 15 pixels (and matmul columns) left
         x = rng.standard_normal((1, 8, 1, pixels)).astype(np.float32)
-        for got, expected in zip(exe(x, w, b, a, v), nimble.interpret(module, x, w, b, a, v)):
+        v = rng.standard_normal((64, pixels - 48)).astype(np.float32)  # 16 to 31 columns
+        x1 = rng.standard_normal((1, 1, 1, pixels)).astype(np.float32)
+        for got, expected in zip(exe(x, w, b, a, v, x1, w1), nimble.interpret(module, x, w, b, a, v, x1, w1)):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
     for h in (7, 14):
-        x = rng.standard_normal((1, 8, h, h)).astype(np.float32)
-        np.testing.assert_allclose(exe(x, w, b, a, v)[0], nimble.interpret(module, x, w, b, a, v)[0],
-                                   rtol=1e-4, atol=1e-4)
+        x, x1 = (rng.standard_normal((1, c, h, h)).astype(np.float32) for c in (8, 1))
+        v = rng.standard_normal((64, h)).astype(np.float32)
+        for got, expected in zip(exe(x, w, b, a, v, x1, w1), nimble.interpret(module, x, w, b, a, v, x1, w1)):
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("chunks", [2, 3])

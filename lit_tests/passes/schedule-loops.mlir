@@ -27,7 +27,7 @@
 // CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.select %[[V12]], %[[V10]], %[[V13]] : index
 // CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.subi %[[V6]], %[[V14]] : index
 // CHECK-NEXT: loop.foreach %[[V16:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
-// CHECK-NEXT: loop.foreach %[[V17:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V14]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack> {
+// CHECK-NEXT: loop.foreach %[[V17:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V14]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack, dots> {
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V18]]) : f32 schedule #loop.schedule<unroll = 4> {
 // CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V16]], %[[V20]]] : memref<?x64xf32>
@@ -41,7 +41,7 @@
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.foreach %[[V24:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
-// CHECK-NEXT: loop.foreach %[[V25:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V15]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4> {
+// CHECK-NEXT: loop.foreach %[[V25:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V15]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, dots> {
 // CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.addi %[[V14]], %[[V25]] : index
 // CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V29:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V27]]) : f32 schedule #loop.schedule<unroll = 4> {
@@ -185,7 +185,7 @@ func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> t
 // CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = arith.subi %[[V6]], %[[V33]] : index
 // CHECK-NEXT: loop.foreach %[[V35:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V18]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
 // CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = arith.addi %[[V17]], %[[V35]] : index
-// CHECK-NEXT: loop.foreach %[[V37:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V33]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack> {
+// CHECK-NEXT: loop.foreach %[[V37:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V33]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack, dots> {
 // CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V40:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V38]]) : f32 schedule #loop.schedule<unroll = 4> {
 // CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V36]], %[[V40]]] : memref<?x64xf32>

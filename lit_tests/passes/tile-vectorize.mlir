@@ -287,8 +287,19 @@ func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attr
 // CHECK-NOT: memref.load %[[W]]
 // CHECK: loop.reduce
 // CHECK: vector.load %[[PANEL]]
-// Leftover columns (n % 16) read W in place, a column at a time:
-// CHECK: memref.load %[[W]]
+// With `dots`, leftover columns (n % 16) are dot products along k after the rows, W
+// read in place (4 columns per tile, then one):
+// CHECK: %[[C4:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK: loop.foreach %[[J4:[A-Za-z0-9_$.-]+]] = %{{.*}} step %[[C4]] {
+// CHECK: loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %[[C16]] combine(add, add, add, add, add, add, add, add)
+// CHECK-COUNT-4: vector.load %[[W]][%{{.*}}, %[[K]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK-NOT: vector.load %[[W]]
+// CHECK: loop.yield
+// CHECK-COUNT-8: vector.reduction <add>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[J4]]]
+// CHECK: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: vector.load %[[W]][%[[J]], %{{.*}}] : memref<?x32xf32>, vector<16xf32>
+// CHECK-NOT: memref.load %[[W]]
 // CHECK: func.return
 
 func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "transposed_panel"} {
@@ -299,7 +310,7 @@ func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: me
   %n = memref.dim %w, %c0 : memref<?x32xf32>
   %zero = arith.constant 0.0 : f32
   loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 2> {
-    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, pack> {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, pack, dots> {
       %s = loop.reduce %k = %c0 to %c32 step %c1 combine(add) init(%zero) : f32 {
         %a = memref.load %x[%i, %k] : memref<?x32xf32>
         %b = memref.load %w[%j, %k] : memref<?x32xf32>
@@ -486,6 +497,50 @@ func.func @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribut
       %x = memref.load %a[%i, %j] : memref<?x?xf32>
       %y = arith.mulf %x, %two : f32
       memref.store %y, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+
+// -----
+
+// With `dots`, columns left by whole vectors of a register tile over `B[k, j]` are dot
+// products along k after all the rows: those columns of B copied first, transposed
+// (`[j - first, k]`).
+
+// CHECK-LABEL: func.func @leftover_dot_products
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<32x?xf32>,
+// CHECK: vector.load %[[B]]
+// CHECK: %[[T:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<16x32xf32>
+// CHECK: loop.foreach %[[K:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: loop.foreach %[[C:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = arith.addi %[[FIRST:[A-Za-z0-9_$.-]+]], %[[C]] : index
+// CHECK-NEXT: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[B]][%[[K]], %[[J]]] : memref<32x?xf32>
+// CHECK-NEXT: memref.store %[[V]], %[[T]][%[[C]], %[[K]]] : memref<16x32xf32>
+// CHECK: loop.reduce %[[K2:[A-Za-z0-9_$.-]+]] = %{{.*}} step %[[C16:[A-Za-z0-9_$.-]+]] combine(add, add, add, add, add, add, add, add)
+// CHECK-COUNT-4: vector.load %[[T]][%{{.*}}, %[[K2]]] : memref<16x32xf32>, vector<16xf32>
+// CHECK-NOT: %[[B]]
+// CHECK: vector.reduction <add>
+// CHECK: func.return
+
+func.func @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "leftover_dot_products"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %m = memref.dim %a, %c0 : memref<?x32xf32>
+  %n = memref.dim %b, %c1 : memref<32x?xf32>
+  %zero = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 2> {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, dots> {
+      %s = loop.reduce %k = %c0 to %c32 step %c1 combine(add) init(%zero) : f32 {
+        %x = memref.load %a[%i, %k] : memref<?x32xf32>
+        %y = memref.load %b[%k, %j] : memref<32x?xf32>
+        %p = arith.mulf %x, %y : f32
+        loop.yield %p : f32
+      }
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
       loop.yield
     }
     loop.yield

@@ -6,7 +6,7 @@
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?xf32>
-// CHECK-NEXT: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[N]] step %[[C1]] schedule #loop.schedule<tile = 64, vector = 16, unroll = 2, par = 4, parallel, pipeline, grain = 4> {
+// CHECK-NEXT: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[N]] step %[[C1]] schedule #loop.schedule<tile = 64, vector = 16, unroll = 2, par = 4, parallel, pipeline, pack, mask, dots, grain = 4> {
 // CHECK-NEXT: %[[X:[A-Za-z0-9_$.-]+]] = memref.load %[[A]][%[[I]]] : memref<?xf32>
 // CHECK-NEXT: memref.store %[[X]], %[[B]][%[[I]]] : memref<?xf32>
 // CHECK-NEXT: loop.yield
@@ -18,7 +18,7 @@ func.func @foreach_schedule(%a: memref<?xf32>, %b: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
-  loop.foreach %i = %c0 to %n step %c1 schedule #loop.schedule<tile = 64, vector = 16, unroll = 2, par = 4, parallel, pipeline, grain = 4> {
+  loop.foreach %i = %c0 to %n step %c1 schedule #loop.schedule<tile = 64, vector = 16, unroll = 2, par = 4, parallel, pipeline, pack, mask, dots, grain = 4> {
     %x = memref.load %a[%i] : memref<?xf32>
     memref.store %x, %b[%i] : memref<?xf32>
     loop.yield
