@@ -1,8 +1,10 @@
 """Copies of weight matrices laid out for a recurrence's reads (CPU recurrence kernels).
 
-A recurrence kernel's reductions read many rows of a weight matrix at once: four gates
-times four hidden units, sixteen rows. The kernel copies a matrix once, before its
-loops, when the copy reads better than the original:
+A recurrence kernel's reductions read several rows of a weight matrix at once (the four
+gates of a hidden unit: `schedule_loops.DOT_STREAMS`; the measurements below read four
+units, sixteen rows). The kernel copies a matrix once, before its loops, when the copy
+reads better than the original (with one unit per tile, LSTM h1024, 100 steps, 2
+threads: 20.6 ms against 24.3 reading in place, same process):
 
 - *padded rows*: when a row is a multiple of 1 KB long (256 or 512 floats: most models),
   the rows read together start at addresses equal modulo 4 KB and fall into the same few
