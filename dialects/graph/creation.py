@@ -29,7 +29,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasFolder, Pure
 
 from nimble.dialects.graph.base import GraphOp, as_tensor, op_error
-from nimble.dialects.graph.folding import dense_to_array
+from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype
 from nimble.dialects.interfaces import EvalContext
 from nimble.dialects.shape import ShapeType
@@ -129,10 +129,23 @@ class ExternalConstantOp(GraphOp):
         return [array]
 
 
+class _FillFolder(HasFolder):
+    """A fill whose result type is static becomes a constant (an LSTM's zero initial
+    state: otherwise a host call per run, through the reference interpreter)."""
+
+    @classmethod
+    def fold(cls, op: Operation) -> Sequence[SSAValue | Attribute] | None:
+        assert isinstance(op, _FillOp)
+        t = op.result.type
+        if not (isinstance(t, TensorType) and t.has_static_shape()) or int(np.prod(t.get_shape())) > op.FOLD_LIMIT:
+            return None
+        return [array_to_dense(np.full(t.get_shape(), op.fill_value(), numpy_dtype(t.element_type)), t)]
+
+
 class _FillOp(GraphOp):
     shape = operand_def(ShapeType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), _FillFolder())
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:

@@ -227,3 +227,21 @@ func.func @carried_value_yielded_as_another_stays(%h0: tensor<4xf32>, %n: index)
   }
   func.return %a : tensor<4xf32>
 }
+
+// -----
+
+// A fill whose result type is static is a constant; one with `?` dims stays.
+
+// CHECK-LABEL: func.func @static_fill_is_a_constant
+// CHECK-SAME: (%[[S:[A-Za-z0-9_$.-]+]]: !shape.shape<2>, %[[D:[A-Za-z0-9_$.-]+]]: !shape.shape<2>) -> (tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>) {
+// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.constant dense<0.000000e+00> : tensor<1x3xf32>
+// CHECK-NEXT: %[[F:[A-Za-z0-9_$.-]+]] = graph.constant dense<2.500000e+00> : tensor<2x2xf32>
+// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.full %[[D]] {value = 1.000000e+00 : f32} : !shape.shape<2> -> tensor<?x3xf32>
+// CHECK-NEXT: func.return %[[Z]], %[[F]], %[[G]] : tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>
+// CHECK-NEXT: }
+func.func @static_fill_is_a_constant(%s: !shape.shape<2>, %d: !shape.shape<2>) -> (tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>) {
+  %z = graph.zeros %s : !shape.shape<2> -> tensor<1x3xf32>
+  %f = graph.full %s {value = 2.5 : f32} : !shape.shape<2> -> tensor<2x2xf32>
+  %g = graph.full %d {value = 1.0 : f32} : !shape.shape<2> -> tensor<?x3xf32>
+  func.return %z, %f, %g : tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>
+}
