@@ -241,7 +241,12 @@ class KernelBuilder:
                         self.dims(operand)
                 shapes = owner.shape_function(self.k)
                 for r, s in zip(owner.results, shapes):
-                    self.known[r] = list(s)
+                    # A dim the result type fixes is that constant, whatever value the
+                    # shape function computes it from (a dynamic reshape's shape operand:
+                    # `[s, 256] -> [s, 4, 64]` then indexes by groups, not flat).
+                    static = r.type.get_shape() if isinstance(r.type, TensorType) else ()
+                    self.known[r] = [d if d >= 0 else x for d, x in zip(static, s)] \
+                        if len(static) == len(s) else list(s)
         return self.known[value]
 
     # -- loops ------------------------------------------------------------------------

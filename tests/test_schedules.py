@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import vector
+from xdsl.dialects import arith, vector
 
 import nimble
 from nimble.dialects import loop
@@ -512,3 +512,29 @@ def test_dense_rows_in_lanes_static(m, rng):
     b = rng.standard_normal(40).astype(np.float32)
     r = rng.standard_normal((m, 40)).astype(np.float32)
     np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(nimble.parse(text, name="dense.nb"), x, w, b, r)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_dynamic_reshape_with_static_dims_indexes_by_groups(rng):
+    """A dynamic reshape whose result type fixes some dims (BERT's head split `[s, 256]
+    -> [s, 4, 64]`, the dims given by a shape value) indexes its input by groups of
+    dims from those constants: no division per element, vector loads along `64`. It
+    matches numpy at several sequence lengths."""
+    from nimble.dialects import loop
+
+    text = """func.func @main(%x: tensor<?x256xf32>) -> tensor<4x?x64xf32> {
+  %n = shape.dim %x, 0 : tensor<?x256xf32>
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %t = shape.from_dims %n, %c4, %c64 : !shape.shape<3>
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !shape.shape<3>) -> tensor<?x4x64xf32>
+  %z = graph.transpose %y [1, 0, 2] : tensor<?x4x64xf32> -> tensor<4x?x64xf32>
+  func.return %z : tensor<4x?x64xf32>
+}"""
+    exe = nimble.compile(text)
+    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    ops = list(kernel.walk())
+    assert not any(isinstance(o, arith.DivSIOp | arith.RemSIOp) for o in ops)
+    assert any(isinstance(o, vector.LoadOp) for o in ops)
+    for s in (1, 7, 33):
+        x = rng.standard_normal((s, 256)).astype(np.float32)
+        np.testing.assert_array_equal(exe(x), x.reshape(s, 4, 64).transpose(1, 0, 2))
