@@ -354,6 +354,10 @@ class _FunctionLowering:
         unroll = op.schedule.schedule.unroll if op.schedule is not None else 0
 
         yielded = op.body.block.last_op.values
+        positions: dict[Operation, list[int]] = {}  # body op -> the results it yields
+        for r, v in enumerate(yielded):
+            if isinstance(v, OpResult) and v.owner.parent_block() is op.body.block:
+                positions.setdefault(v.owner, []).append(r)
 
         def step_body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
             # Each value is combined into its accumulator as soon as it is computed, not
@@ -364,14 +368,14 @@ class _FunctionLowering:
             new = list(accs)
 
             def combine_ready(o: Operation) -> None:
-                for r, v in enumerate(yielded):
-                    if v.owner is o:
-                        new[r] = self.combine(op.kinds[r], accs[r], self.v(v))
+                for r in positions.get(o, ()):
+                    new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]))
 
             self.region(op.body.block, combine_ready)
+            done = {r for rs in positions.values() for r in rs}
             for r, v in enumerate(yielded):
-                if not (isinstance(v, OpResult) and v.owner.parent_block() is op.body.block):
-                    new[r] = self.combine(op.kinds[r], accs[r], self.v(v))  # defined outside the body
+                if r not in done:  # defined outside the body (or its iv)
+                    new[r] = self.combine(op.kinds[r], accs[r], self.v(v))
             return new
 
         if unroll < 2:
