@@ -358,6 +358,7 @@ class _FunctionLowering:
         for r, v in enumerate(yielded):
             if isinstance(v, OpResult) and v.owner.parent_block() is op.body.block:
                 positions.setdefault(v.owner, []).append(r)
+        outside = [r for r in range(len(yielded)) if not any(r in rs for rs in positions.values())]
 
         def step_body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
             # Each value is combined into its accumulator as soon as it is computed, not
@@ -372,10 +373,8 @@ class _FunctionLowering:
                     new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]))
 
             self.region(op.body.block, combine_ready)
-            done = {r for rs in positions.values() for r in rs}
-            for r, v in enumerate(yielded):
-                if r not in done:  # defined outside the body (or its iv)
-                    new[r] = self.combine(op.kinds[r], accs[r], self.v(v))
+            for r in outside:  # defined outside the body (or its iv)
+                new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]))
             return new
 
         if unroll < 2:

@@ -262,9 +262,9 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             e.b = saved
             e.staged_columns.clear()
 
-    packable = packable_loads(outer, inner) if si.pack and width > 1 else None
-    lane_loads = packable_loads(outer, inner) if si.dots and width > 1 and so.vector <= 1 else None
-    dots = None if lane_loads is None else attempt(lambda: leftover_dots(
+    lane_loads = packable_loads(outer, inner) if width > 1 else None
+    packable = lane_loads if si.pack else None
+    dots = None if lane_loads is None or not si.dots or so.vector > 1 else attempt(lambda: leftover_dots(
         e, outer, inner, body, *lane_loads, width, cols, rows, parallel,
         lambda lo, hi, step, schedule, f: _foreach(e, lo, hi, step, schedule, f)))
     try:
@@ -330,6 +330,7 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
     if not along_k and any(transposed(ld, red.iv) for ld in loads):
         raise NotVectorizable("operands read along the lanes both ways")
     start = split_at(e, n, width * cols if along_k else width)
+    count = None if along_k else e.emit(arith.SubiOp(n, start)).result
     staged: dict[tuple, SSAValue] = {}
     for ld in loads:
         if transposed(ld, red.iv):
@@ -338,7 +339,6 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
         if key not in staged:
             t = MemRefType(ld.res.type, [width, DYNAMIC_INDEX if k_static is None else k_static])
             staged[key] = buf = e.emit(loop.AllocOp("dram", t, [k_upper] if k_static is None else [])).memref
-            count = e.emit(arith.SubiOp(n, start)).result
 
             def copy(k: SSAValue, c: SSAValue, ld=ld, buf=buf) -> None:
                 j = e.emit(arith.AddiOp(start, c)).result
