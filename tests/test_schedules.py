@@ -151,15 +151,20 @@ def test_a_stretching_conv_cooperates_in_chunks(chunks, rng, monkeypatch):
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
 
 
-@pytest.mark.parametrize("stride,pad,dilation", [(1, 1, 1), (2, 1, 1), (1, 0, 2), (2, 3, 1)])
+@pytest.mark.parametrize("stride,pad,dilation", [
+    (1, (1, 1, 1, 1), 1), (1, (2, 2, 2, 2), 2), (1, (0, 1, 2, 1), 1), (1, (1, 0, 0, 2), 1),  # rows as shifted runs
+    (2, (1, 1, 1, 1), 1), (1, (0, 0, 0, 0), 2), (2, (3, 3, 3, 3), 1), (1, (1, 0, 1, 0), 1)])  # per output row
 @pytest.mark.parametrize("size", [1, 7, 16, 33])
 def test_conv_im2col_windows(stride, pad, dilation, size, rng):
+    """Panel im2col fills against the reference: stride-1 convs whose output rows are as
+    long as the input's (taps as shifted runs of the flat plane, zero past the image and
+    where a tap wraps to the next row), and the others (per output row)."""
     text = f"""func.func @main(%x: tensor<2x5x?x?xf32>, %w: tensor<24x5x3x3xf32>, %b: tensor<24xf32>) -> tensor<2x24x?x?xf32> {{
-  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, {pad}, {pad}>, dilations = array<i64: {dilation}, {dilation}>}} : (tensor<2x5x?x?xf32>, tensor<24x5x3x3xf32>, tensor<24xf32>) -> tensor<2x24x?x?xf32>
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>}} : (tensor<2x5x?x?xf32>, tensor<24x5x3x3xf32>, tensor<24xf32>) -> tensor<2x24x?x?xf32>
   %r = graph.relu %y : tensor<2x24x?x?xf32> -> tensor<2x24x?x?xf32>
   func.return %r : tensor<2x24x?x?xf32>
 }}"""
-    if (size + 2 * pad - dilation * 2 - 1) // stride + 1 < 1:
+    if min(size + pad[0] + pad[2], size + 3 + pad[1] + pad[3]) - dilation * 2 - 1 < 0:
         pytest.skip("window larger than the padded input")
     exe = nimble.compile(text)
     args = [rng.standard_normal(s).astype(np.float32) for s in [(2, 5, size, size + 3), (24, 5, 3, 3), (24,)]]
@@ -259,7 +264,8 @@ def test_conv_panels_are_read_in_place(threads, rng):
     (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
     assert loop.COOPERATIVE_MARK not in kernel.attributes
     allocs = {tuple(o.memref.type.get_shape()): o for o in kernel.walk() if isinstance(o, loop.AllocOp)}
-    assert set(allocs) == {(144, 64), (16, 144)}  # the panel; its last columns transposed (leftover_dots)
+    # the panel, its taps' edge flags (`_shifted_rows`), its last columns transposed (leftover_dots)
+    assert set(allocs) == {(144, 64), (3, 64), (16, 144)}
     panel = allocs[144, 64]
     loops = [o for o in kernel.walk() if isinstance(o, loop.ForeachOp) and o.schedule is not None]
     assert not any(o.schedule.schedule.pack for o in loops)
