@@ -360,9 +360,10 @@ class Tile:
             for ri, init in enumerate(op.inits):
                 value = seeds[ci * n + ri] if seeds is not None else copy.subst.get(init, init)
                 width = widths[ci * n + ri]
-                if width:
-                    value = self._identity_vector(op.kinds[ri], value.type, width) if k_lane else \
-                        self.e.broadcast(value, width)
+                if width and k_lane:
+                    value = self._identity_vector(op.kinds[ri], value.type, width)
+                elif width and not isinstance(value.type, VectorType):  # seeded by a lane-varying value: a vector already
+                    value = self.e.broadcast(value, width)
                 inits.append(value)
         block = Block(arg_types=[IndexType()])
         saved = self.e.b

@@ -171,3 +171,41 @@ def test_transposed_panels(width, cols, rng):
         out = np.empty((m, n), np.float32)
         dense_t(x, w, out)
         np.testing.assert_allclose(out, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+SEEDED = """
+func.func @seeded(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %c: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "seeded"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %x, %c0 : memref<?x?xf32>
+  %k = memref.dim %x, %c1 : memref<?x?xf32>
+  %n = memref.dim %w, %c1 : memref<?x?xf32>
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 2> {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, unroll = 2> {
+      %seed = memref.load %c[%i, %j] : memref<?x?xf32>
+      %s = loop.reduce %r = %c0 to %k step %c1 combine(add) init(%seed) : f32 {
+        %a = memref.load %x[%i, %r] : memref<?x?xf32>
+        %b = memref.load %w[%r, %j] : memref<?x?xf32>
+        %p = arith.mulf %a, %b : f32
+        loop.yield %p : f32
+      }
+      memref.store %s, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
+"""
+
+
+def test_register_tile_seeded_by_lane_varying_values(rng):
+    """A register tile's reduction seeded by values that vary along its lanes (a
+    recurrence step's hoisted input projection, `c[i, j]` here) starts from those
+    vectors, not from broadcasts of them."""
+    seeded = compile_kernels(SEEDED)["seeded"]
+    for m, k, n in [(1, 1, 1), (3, 7, 16), (2, 5, 33), (5, 16, 64), (4, 9, 100)]:
+        x, w, c = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (m, n)])
+        out = np.empty((m, n), np.float32)
+        seeded(x, w, c, out)
+        np.testing.assert_allclose(out, c + x @ w, rtol=1e-4, atol=1e-4)
