@@ -208,6 +208,7 @@ def _im2col_panel(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
 
 def _panel_buffer(kb: KernelBuilder, dims: list[Dim], t: Attribute) -> SSAValue:
+    """A `dram` buffer of `dims` (its dims known to the builder), allocated here."""
     col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
     buf = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
     kb.buffer_dims[buf] = dims
