@@ -35,7 +35,16 @@ from nimble.reference import conforms, tensor_mismatch, where
 from nimble.runtime.launcher import LAUNCH, launch_spec
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.sync import MAILBOX_WORDS
-from nimble.runtime.workers import workers
+from nimble.runtime.workers import SPLIT_HEADER, split_address, workers
+from nimble.runtime.workers import current as current_workers
+
+_SPLIT: list[ctypes.c_void_p] = []
+
+
+def _split_address() -> ctypes.c_void_p:
+    if not _SPLIT:
+        _SPLIT.append(ctypes.c_void_p(split_address()))
+    return _SPLIT[0]
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 PARALLEL_MIN_WORK = 1 << 22
@@ -113,9 +122,11 @@ class KernelEntry:
         self.arity = len(self.params) + len(self.outputs)
         self.abi = self._abi()
         self._plans: dict[tuple, _Plan] = {}
-        self._fast: tuple[Any, int] | None = None
-        """The last checked launch's spec for `launcher.LAUNCH` and its thread count, if
-        it can take the fast path (CPU, tensors only, one chunk)."""
+        self._fast: tuple[Any, int, Any, Any] | None = None
+        """The last checked launch's spec for `launcher.LAUNCH`, its thread count, the
+        function the launcher calls (the kernel, or `nimble_split` for a launch split
+        between workers) and those workers, if it can take the fast path (CPU, tensors
+        only)."""
         self._fast_path = LAUNCH is not None and self.device == "cpu" and all(k is Arg.TENSOR for k in self.kinds)
 
     def _abi(self) -> list[tuple[str, tuple[int, ...]] | None]:
@@ -201,7 +212,8 @@ class KernelEntry:
         where the shapes, dtypes and strides are the last launch's, else here)."""
         fast = self._fast
         if fast is not None and fast[1] == threads and args.__class__ is list and outputs.__class__ is list \
-                and LAUNCH(self.address, fast[0].address, args, outputs) == 0:
+                and (fast[3] is None or fast[3] is current_workers()) \
+                and LAUNCH(fast[2], fast[0].address, args, outputs) == 0:
             return
         plan = self._plans.get(_key(args, outputs))
         if plan is None:
@@ -227,10 +239,11 @@ class KernelEntry:
                 raise self._fail("outputs must be writable C-contiguous arrays")
             packed[at] = data_pointer(out)
         chunks = plan.chunks
+        fast = self._fast_path and plan.contiguous and all(a.__class__ is np.ndarray for a in (*args, *outputs))
         if chunks == 1 or pool is None:
             self.fn(data_pointer(packed))
-            if self._fast_path and plan.contiguous and all(a.__class__ is np.ndarray for a in (*args, *outputs)):
-                self._fast = launch_spec(template, args, outputs, in_at, out_at), threads
+            if fast:
+                self._fast = launch_spec(template, args, outputs, in_at, out_at), threads, self.address, None
             return
         parts = np.empty((chunks, len(packed)), np.int64)
         parts[:] = packed
@@ -241,6 +254,12 @@ class KernelEntry:
         native = workers(chunks - 1)
         if native is not None:
             native.run(self.address, parts)
+            if fast:  # the next launch of these shapes splits in machine code (`workers.SPLIT_HEADER`)
+                head = native.split_head(self.address.value, len(packed), chunks)
+                self._fast = (launch_spec(np.array([*head, *template], np.int64), args, outputs,
+                                          [(at + SPLIT_HEADER, i) for at, i in in_at],
+                                          [at + SPLIT_HEADER for at in out_at]),
+                              threads, _split_address(), native)
             return
         others = [pool.submit(self.fn, data_pointer(p)) for p in parts[1:]]
         self.fn(data_pointer(parts[0]))

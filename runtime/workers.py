@@ -9,7 +9,11 @@ state words, spinning for a while after each job (launches come back to back) an
 sleeping on a futex. `nimble_run_chunks` posts chunks 1.. to the workers, runs chunk 0
 on the calling thread and spins until the workers are done (a dense layer of 128 rows,
 256 -> 1024, measured: 289 us on one thread, 217 us in 2 chunks through the pool, 187
-us on the workers). One launch uses the workers at a time (`Workers.run` holds a lock).
+us on the workers). One launch uses the workers at a time (`nimble_run_locked` holds
+the lock word of `Workers.control`). `nimble_split` makes a split launch's chunk slots
+(and its cooperative mailbox) from one slot array in machine code, for the launch fast
+path (`launcher`): from Python the same took 30-40 us per launch after a large kernel
+(timed inside `KernelEntry.launch`, ResNet-18 at 2 threads).
 
 Per worker, 32 words: word 0 (as i32) the number of jobs posted (the futex word),
 word 8 the number done, word 12 (as i32) the number claimed, words 16 and 17 the job's
@@ -34,6 +38,7 @@ import threading
 import numpy as np
 
 from nimble.runtime.pointers import data_pointer
+from nimble.runtime.sync import MAILBOX_WORDS
 
 STATE_WORDS = 32
 IDLE_SPINS = 1 << 14
@@ -43,10 +48,15 @@ WAIT_SPINS = 1 << 14
 """Checks the launching thread makes for a worker's chunk before yielding the CPU."""
 FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
 FUTEX_WAIT, FUTEX_WAKE = 128, 129  # the _PRIVATE forms
+SPLIT_HEADER = 5
+"""Words before the kernel's slots in a `nimble_split` argument: the kernel, its slot
+count, the number of chunks, the workers' states and their control words."""
 
 _SOURCE = f"""
 declare i64 @syscall(i64, ...)
 declare i32 @sched_yield()
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 define void @nimble_worker(ptr %state) {{
 entry:
@@ -218,6 +228,68 @@ joined:
 finish:
   ret void
 }}
+
+define void @nimble_run_locked(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states, ptr %control) {{
+entry:
+  br label %try
+try:
+  %spins = phi i64 [0, %entry], [%next, %busy], [0, %yield]
+  %got = cmpxchg ptr %control, i64 0, i64 1 acquire monotonic
+  %ok = extractvalue {{ i64, i1 }} %got, 1
+  br i1 %ok, label %locked, label %busy
+busy:
+  %next = add i64 %spins, 1
+  %long = icmp sgt i64 %next, {WAIT_SPINS}
+  br i1 %long, label %yield, label %try
+yield:
+  %y = call i32 @sched_yield()
+  br label %try
+locked:
+  %launchesp = getelementptr i64, ptr %control, i64 1
+  %old = atomicrmw add ptr %launchesp, i64 1 monotonic
+  call void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states)
+  store atomic i64 0, ptr %control release, align 8
+  ret void
+}}
+
+define void @nimble_split(ptr %head) {{
+entry:
+  %fn = load ptr, ptr %head
+  %wordsp = getelementptr i64, ptr %head, i64 1
+  %words = load i64, ptr %wordsp
+  %chunksp = getelementptr i64, ptr %head, i64 2
+  %chunks = load i64, ptr %chunksp
+  %statesp = getelementptr i64, ptr %head, i64 3
+  %states = load ptr, ptr %statesp
+  %controlp = getelementptr i64, ptr %head, i64 4
+  %control = load ptr, ptr %controlp
+  %slots = getelementptr i64, ptr %head, i64 {SPLIT_HEADER}
+  %n = mul i64 %chunks, %words
+  %parts = alloca i64, i64 %n, align 64
+  %mailbox = alloca i64, i64 {MAILBOX_WORDS}, align 64
+  call void @llvm.memset.p0.i64(ptr %mailbox, i8 0, i64 {MAILBOX_WORDS * 8}, i1 false)
+  %box = ptrtoint ptr %mailbox to i64
+  %bytes = shl i64 %words, 3
+  %last = sub i64 %words, 3
+  br label %row
+row:
+  %c = phi i64 [0, %entry], [%c1, %row]
+  %at = mul i64 %c, %words
+  %dst = getelementptr i64, ptr %parts, i64 %at
+  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %slots, i64 %bytes, i1 false)
+  %boxp = getelementptr i64, ptr %dst, i64 %last
+  store i64 %box, ptr %boxp
+  %chunkp = getelementptr i64, ptr %boxp, i64 1
+  store i64 %c, ptr %chunkp
+  %countp = getelementptr i64, ptr %boxp, i64 2
+  store i64 %chunks, ptr %countp
+  %c1 = add i64 %c, 1
+  %more = icmp slt i64 %c1, %chunks
+  br i1 %more, label %row, label %go
+go:
+  call void @nimble_run_locked(ptr %fn, ptr %parts, i64 %chunks, i64 %words, ptr %states, ptr %control)
+  ret void
+}}
 """
 
 
@@ -229,13 +301,14 @@ class Workers:
         self.count = count
         self.pid = os.getpid()
         self.states = np.zeros((count, STATE_WORDS), np.int64)
-        self.launches = 0
-        """Split launches run so far (a run can tell whether it split: `VirtualMachine.invoke`)."""
+        self.control = np.zeros(8, np.int64)
+        """Word 0 the lock one launch at a time holds (launches from Python and from
+        `nimble_split` alike), word 1 the split launches run so far."""
         self._run = run_chunks
         self._hold = hold
         self._wake = wake
         self._base = data_pointer(self.states)
-        self._lock = threading.Lock()
+        self.control_address = data_pointer(self.control)
         for w in range(count):
             threading.Thread(target=worker, args=(self._base + w * STATE_WORDS * 8,), daemon=True,
                              name=f"nimble-worker-{w}").start()
@@ -260,12 +333,21 @@ class Workers:
         woken at the run's start, 116."""
         self._wake(self._base, self.count)
 
+    @property
+    def launches(self) -> int:
+        """Split launches run so far (a run can tell whether it split: `VirtualMachine.invoke`)."""
+        return int(self.control[1])
+
     def run(self, address: ctypes.c_void_p, parts: np.ndarray) -> None:
         """Run the kernel at `address` on each row of `parts` (a chunk's slots), row 0 on
         this thread, the others on workers; return when all are done."""
-        with self._lock:
-            self.launches += 1
-            self._run(address, data_pointer(parts), len(parts), parts.shape[1], self._base)
+        self._run(address, data_pointer(parts), len(parts), parts.shape[1], self._base, self.control_address)
+
+    def split_head(self, address: int, words: int, chunks: int) -> list[int]:
+        """The `SPLIT_HEADER` words before a kernel's slots for `nimble_split` (`SPLIT`):
+        the launch fast path (`launcher`) then splits a launch in machine code, as `run`
+        does from Python."""
+        return [address, words, chunks, self._base, self.control_address]
 
 
 _LOCK = threading.Lock()
@@ -283,12 +365,32 @@ def _functions() -> tuple:
         engine = support_engine(_SOURCE)
         worker = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.get_function_address("nimble_worker"))
         run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                               ctypes.c_void_p)(engine.get_function_address("nimble_run_chunks"))
+                               ctypes.c_void_p, ctypes.c_void_p)(engine.get_function_address("nimble_run_locked"))
         hold = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(
             engine.get_function_address("nimble_hold"))
         wake = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(engine.get_function_address("nimble_wake"))
         _FUNCTIONS = (engine, worker, run, hold, wake)
     return _FUNCTIONS
+
+
+def split_address() -> int:
+    """The address of `nimble_split(i64 *head)`: a launch split between the workers whose
+    `Workers.split_head` precedes the kernel's slots."""
+    return _functions()[0].get_function_address("nimble_split")
+
+
+def current() -> Workers | None:
+    """The process's workers as they are (None before the first split launch, and in a
+    forked child until its first)."""
+    return _WORKERS
+
+
+def _forget_in_child() -> None:
+    global _WORKERS
+    _WORKERS = None  # the parent's threads are not in the child: `workers` makes new ones
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def workers(count: int) -> Workers | None:

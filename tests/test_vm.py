@@ -284,6 +284,62 @@ def test_chunks_run_on_native_workers_also_in_a_forked_child(threads, rng, monke
     assert child.exitcode == 0
 
 
+def test_split_launches_repeating_a_checked_launch_split_in_machine_code(rng, monkeypatch):
+    """After a checked split launch, launches of the same shapes split in machine code
+    (`workers.nimble_split`: no Python on the way, counted by the workers all the same);
+    other shapes take the checked path again; launches from two Python threads at once
+    take turns on the workers (their lock word) and each gets its own results."""
+    import threading
+
+    from nimble.runtime import workers
+    from nimble.runtime.kernels import KernelEntry
+    from nimble.runtime.launcher import LAUNCH
+
+    if LAUNCH is None or workers.workers(1) is None:
+        pytest.skip("needs the launch fast path and native workers")
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    exe = nimble.compile(DENSE, threads=2)
+    (entry,) = exe.vm.kernels
+    w = rng.standard_normal((96, 64)).astype(np.float32)
+    a = rng.standard_normal((37, 64)).astype(np.float32)
+    np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)  # checked, split in 2
+    native = workers.current()
+    assert entry._fast[3] is native
+    launches = native.launches
+
+    def no_python_split(*args):
+        raise AssertionError("split from Python")
+
+    monkeypatch.setattr(workers.Workers, "run", no_python_split)
+    for _ in range(20):
+        b = rng.standard_normal((37, 64)).astype(np.float32)
+        np.testing.assert_allclose(exe(b, w), b @ w.T, rtol=1e-4, atol=1e-4)
+    assert native.launches == launches + 20
+    with pytest.raises(Exception, match="split from Python"):
+        exe(rng.standard_normal((40, 64)).astype(np.float32), w)  # new shapes: the checked path
+    monkeypatch.undo()
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    inputs = [rng.standard_normal((37, 64)).astype(np.float32) for _ in range(2)]
+    outputs = [np.empty((37, 96), np.float32) for _ in range(2)]
+    entry.launch([inputs[0], w], [outputs[0]], 2, exe.vm.pool, None)  # this thread count's spec again
+    errors = []
+
+    def hammer(k: int) -> None:
+        try:
+            for _ in range(200):
+                entry.launch([inputs[k], w], [outputs[k]], 2, exe.vm.pool, None)
+                np.testing.assert_allclose(outputs[k], inputs[k] @ w.T, rtol=1e-4, atol=1e-4)
+        except AssertionError as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=hammer, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
 @pytest.mark.parametrize("threads", [2, 3])
 def test_a_chunk_runs_on_whichever_side_claims_it(threads, rng, monkeypatch):
     """A job posted to a worker runs once, on the worker or on the launching thread once
