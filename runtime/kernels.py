@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -37,14 +38,6 @@ from nimble.runtime.pointers import data_pointer
 from nimble.runtime.sync import MAILBOX_WORDS
 from nimble.runtime.workers import SPLIT_HEADER, split_address, workers
 from nimble.runtime.workers import current as current_workers
-
-_SPLIT: list[ctypes.c_void_p] = []
-
-
-def _split_address() -> ctypes.c_void_p:
-    if not _SPLIT:
-        _SPLIT.append(ctypes.c_void_p(split_address()))
-    return _SPLIT[0]
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 PARALLEL_MIN_WORK = 1 << 22
@@ -306,3 +299,9 @@ def _key(args: Sequence[Any], outputs: Sequence[Any], tensor: type = np.ndarray)
             else:
                 key.append(a)
     return tuple(key)
+
+
+@cache
+def _split_address() -> ctypes.c_void_p:
+    """`workers.nimble_split`, for `launcher.LAUNCH` to call."""
+    return ctypes.c_void_p(split_address())
