@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Attribute, Block, OpResult, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from nimble.dialects import loop
@@ -358,7 +358,8 @@ class _FunctionLowering:
         for r, v in enumerate(yielded):
             if isinstance(v, OpResult) and v.owner.parent_block() is op.body.block:
                 positions.setdefault(v.owner, []).append(r)
-        outside = [r for r in range(len(yielded)) if not any(r in rs for rs in positions.values())]
+        inside = {r for rs in positions.values() for r in rs}
+        outside = [r for r in range(len(yielded)) if r not in inside]
 
         def step_body(iv: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
             # Each value is combined into its accumulator as soon as it is computed, not

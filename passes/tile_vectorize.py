@@ -27,6 +27,7 @@ no vector form), the nest is left as it is: schedules are hints, never semantics
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -262,14 +263,14 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             e.b = saved
             e.staged_columns.clear()
 
+    foreach = partial(_foreach, e)  # foreach(lower, upper, step, schedule, body)
     lane_loads = packable_loads(outer, inner) if width > 1 else None
     packable = lane_loads if si.pack else None
     dots = None if lane_loads is None or not si.dots or so.vector > 1 else attempt(lambda: leftover_dots(
-        e, outer, inner, body, *lane_loads, width, cols, rows, parallel,
-        lambda lo, hi, step, schedule, f: _foreach(e, lo, hi, step, schedule, f)))
+        e, outer, inner, body, *lane_loads, width, cols, rows, parallel, foreach))
     try:
         if so.vector > 1:
-            row_lanes(e, outer, inner, body, lambda lo, hi, step, schedule, f: _foreach(e, lo, hi, step, schedule, f))
+            row_lanes(e, outer, inner, body, foreach)
         elif packable is not None:
             packed_rows()
         else:
