@@ -115,12 +115,14 @@ class KernelEntry:
         self.arity = len(self.params) + len(self.outputs)
         self.abi = self._abi()
         self._plans: dict[tuple, _Plan] = {}
-        self._fast: tuple[Any, int, Any, Any] | None = None
+        self._fast: tuple[Any, int, Any, Any, tuple] | None = None
         """The last checked launch's spec for `launcher.LAUNCH`, its thread count, the
         function the launcher calls (the kernel, or `nimble_split` for a launch split
-        between workers) and those workers, if it can take the fast path (CPU, tensors
-        only)."""
-        self._fast_path = LAUNCH is not None and self.device == "cpu" and all(k is Arg.TENSOR for k in self.kinds)
+        between workers), those workers, and its shape and index arguments as (position,
+        value) pairs: their values are in the spec's slots, so a launch takes the fast
+        path only with equal ones (a dynamic reshape's target shape, BERT's head splits)."""
+        self._fast_path = LAUNCH is not None and self.device == "cpu"
+        self._statics = [i for i, k in enumerate(self.kinds) if k is not Arg.TENSOR]
 
     def _abi(self) -> list[tuple[str, tuple[int, ...]] | None]:
         """The kernel arguments the group's types call for (compare `Kernel.abi`)."""
@@ -206,6 +208,7 @@ class KernelEntry:
         fast = self._fast
         if fast is not None and fast[1] == threads and args.__class__ is list and outputs.__class__ is list \
                 and (fast[3] is None or fast[3] is current_workers()) \
+                and (not fast[4] or _same_statics(args, fast[4])) \
                 and LAUNCH(fast[2], fast[0].address, args, outputs) == 0:
             return
         plan = self._plans.get(_key(args, outputs))
@@ -232,11 +235,13 @@ class KernelEntry:
                 raise self._fail("outputs must be writable C-contiguous arrays")
             packed[at] = data_pointer(out)
         chunks = plan.chunks
-        fast = self._fast_path and plan.contiguous and all(a.__class__ is np.ndarray for a in (*args, *outputs))
+        statics = tuple((i, args[i]) for i in self._statics)
+        fast = self._fast_path and plan.contiguous and all(args[i].__class__ is np.ndarray for _, i in in_at) \
+            and all(a.__class__ is np.ndarray for a in outputs) and all(v.__class__ in _STATIC for _, v in statics)
         if chunks == 1 or pool is None:
             self.fn(data_pointer(packed))
             if fast:
-                self._fast = launch_spec(template, args, outputs, in_at, out_at), threads, self.address, None
+                self._fast = launch_spec(template, args, outputs, in_at, out_at), threads, self.address, None, statics
             return
         parts = np.empty((chunks, len(packed)), np.int64)
         parts[:] = packed
@@ -252,12 +257,26 @@ class KernelEntry:
                 self._fast = (launch_spec(np.array([*head, *template], np.int64), args, outputs,
                                           [(at + SPLIT_HEADER, i) for at, i in in_at],
                                           [at + SPLIT_HEADER for at in out_at]),
-                              threads, _split_address(), native)
+                              threads, _split_address(), native, statics)
             return
         others = [pool.submit(self.fn, data_pointer(p)) for p in parts[1:]]
         self.fn(data_pointer(parts[0]))
         for other in others:
             other.result()
+
+
+_STATIC = (int, tuple)
+"""The classes of shape and index arguments a launch spec keeps (`==` between two of
+them is one bool, and equal ones fill the same slots)."""
+
+
+def _same_statics(args: list, statics: tuple) -> bool:
+    """Whether `args` holds the spec's shape and index arguments (class and value)."""
+    for i, v in statics:
+        a = args[i]
+        if a.__class__ is not v.__class__ or a != v:
+            return False
+    return True
 
 
 def slot_array(kinds: Sequence[Arg], dynamic: Sequence[Sequence[int]], values: Sequence[Any],

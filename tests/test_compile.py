@@ -50,6 +50,24 @@ def test_shape_mismatch_is_an_error_not_a_read_out_of_bounds(rng):
         exe(*inputs(rng, 8, 9))
 
 
+def test_a_dynamic_reshape_against_its_static_result_dims_is_an_error(rng):
+    """The kernel's loops assume the result type's static dims: a target shape that
+    contradicts them fails in the shape IR (it was garbage) and in the interpreter."""
+    text = """func.func @main(%x: tensor<?x256xf32>, %t: !shape.shape<3>) -> tensor<4x?x64xf32> {
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !shape.shape<3>) -> tensor<?x4x64xf32>
+  %z = graph.transpose %y [1, 0, 2] : tensor<?x4x64xf32> -> tensor<4x?x64xf32>
+  func.return %z : tensor<4x?x64xf32>
+}"""
+    x = rng.standard_normal((7, 256)).astype(np.float32)
+    exe = nimble.compile(text)
+    np.testing.assert_array_equal(exe(x, (7, 4, 64)), x.reshape(7, 4, 64).transpose(1, 0, 2))
+    message = r"failed at run time: target dim 1 is not the result type's \(2 vs 4\)"
+    with pytest.raises(InterpreterError, match=message):
+        exe(x, (7, 2, 128))
+    with pytest.raises(InterpreterError, match="'graph.dynamic_reshape' op " + message):
+        nimble.interpret(nimble.parse(text), x, (7, 2, 128))
+
+
 def test_single_thread_and_two_threads_agree(rng):
     args = inputs(rng, 5000)
     one = nimble.compile(CELL, threads=1)(*args)

@@ -222,6 +222,42 @@ def test_launches_repeating_a_checked_launch_are_checked_in_machine_code(rng):
     np.testing.assert_array_equal(out, a * b)
 
 
+def test_launches_with_a_shape_argument_take_the_fast_path_with_equal_values(rng, monkeypatch):
+    """A kernel taking a shape (a dynamic reshape's target, BERT's head split) keeps the
+    shape's value with its launch spec: a launch with an equal tuple runs in machine
+    code, one with another value takes the checked path."""
+    from nimble.runtime import kernels
+    from nimble.runtime.launcher import LAUNCH
+
+    if LAUNCH is None:
+        pytest.skip("this Python's object layouts differ from what the launcher reads")
+    text = """func.func @main(%x: tensor<?x256xf32>, %t: !shape.shape<3>) -> tensor<4x?x64xf32> {
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !shape.shape<3>) -> tensor<?x4x64xf32>
+  %z = graph.transpose %y [1, 0, 2] : tensor<?x4x64xf32> -> tensor<4x?x64xf32>
+  func.return %z : tensor<4x?x64xf32>
+}"""
+    exe = nimble.compile(text)
+    (entry,) = exe.vm.kernels
+    assert entry.kinds == [kernels.Arg.TENSOR, kernels.Arg.SHAPE]
+    x, x2 = (rng.standard_normal((7, 256)).astype(np.float32) for _ in range(2))
+    out = np.empty((4, 7, 64), np.float32)
+    entry.launch([x, (7, 4, 64)], [out], 1, None, None)
+    assert entry._fast[4] == ((1, (7, 4, 64)),)
+    checked = []
+    real_key = kernels._key
+    monkeypatch.setattr(kernels, "_key", lambda *a: checked.append(a) or real_key(*a))
+    entry.launch([x2, (7, 4, 64)], [out], 1, None, None)
+    assert not checked  # machine code
+    np.testing.assert_array_equal(out, x2.reshape(7, 4, 64).transpose(1, 0, 2))
+    with pytest.raises(Exception, match=r"target dim 1 is not the result type's \(2 vs 4\)"):
+        entry.launch([x, (7, 2, 128)], [out], 1, None, None)
+    assert checked  # the Python checks
+    short = np.empty((4, 5, 64), np.float32)
+    entry.launch([x[:5], (5, 4, 64)], [short], 1, None, None)
+    np.testing.assert_array_equal(short, x[:5].reshape(5, 4, 64).transpose(1, 0, 2))
+    assert entry._fast[4] == ((1, (5, 4, 64)),)
+
+
 def test_a_storage_only_its_tensor_uses_is_a_private_array():
     text = """vm.function @main(r0) regs 6 {
   vm.alloc_storage r1, r0, 64, cpu

@@ -112,7 +112,13 @@ class DynamicReshapeOp(GraphOp):
     FUSION: ClassVar[FusionKind] = FusionKind.VIEW
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
-        return [_reshaped(k, k.dims(self.input), k.shape(self.shape))]
+        # The result type's static dims are what its users (a kernel's loops) assume
+        # (none yet while the result type is being inferred).
+        dims = _reshaped(k, k.dims(self.input), k.shape(self.shape))
+        if not isinstance(result := self.result.type, TensorType):
+            return [dims]
+        return [[d if s < 0 else k.equal(d, s, f"target dim {i} is not the result type's")
+                 for i, (d, s) in enumerate(zip(dims, result.get_shape()))]]
 
     def reference(self, x: Any, shape: Any) -> Sequence[Any]:
         if int(np.prod(shape)) != x.size:
