@@ -150,6 +150,14 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
         foreach(e.const_index(0), blocks, 1, None, rows)
 
     foreach(e.const_index(0), tiles_end, width, loop.Schedule(parallel=parallel), tile)
+    leftovers(e, foreach, outer, inner, body, parallel, main_m, main_n)
+
+
+def leftovers(e: Emitter, foreach: Foreach, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Sequence[Operation],
+              parallel: bool, main_m: SSAValue, main_n: SSAValue) -> None:
+    """The rows and columns whole V x V tiles left (`main_m`, `main_n` where they end),
+    one element at a time."""
+    m, n = outer.upper, inner.upper
 
     def one_by_one(i_lo: SSAValue, i_hi: SSAValue, j_lo: SSAValue, j_hi: SSAValue) -> None:
         def row(i: SSAValue) -> None:

@@ -331,6 +331,17 @@ def _apply_row_lanes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: boo
             op.schedule = loop.ScheduleAttr(Schedule(unroll=REDUCE_UNROLL))
 
 
+def _transposes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lanes: int) -> bool:
+    """Schedule a copy that no lanes fit (lanes along `j` read a row apart, along `i`
+    store one apart) as blocks transposed in registers (passes/transpose_tiles.py); on a
+    trial copy, whether tile-vectorize realises them."""
+    if any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
+        return False
+    outer.schedule = loop.ScheduleAttr(Schedule(vector=lanes, parallel=parallel))
+    inner.schedule = loop.ScheduleAttr(Schedule(unroll=lanes))
+    return transform_nest(outer, inner)  # (realize_nest would fall back to the inner loop alone)
+
+
 def _row_lanes_work(kernel: func.FuncOp, inner: loop.ForeachOp, lanes: int) -> bool:
     """Does tile-vectorize apply lanes along the rows to the nest? (Tried on a copy.)"""
     def attempt(outer: loop.ForeachOp, inner: loop.ForeachOp) -> bool:
@@ -434,6 +445,8 @@ class ScheduleLoopsPass(ModulePass):
                     _apply(fallback, *rest, parallel, remainder)
         if strategy is not None:
             _apply(strategy, outer, inner, parallel, remainder)
+        elif outer is not None and _on_copy(kernel, inner, lambda o, i: _transposes(o, i, False, lanes)):
+            _transposes(outer, inner, parallel, lanes)
         elif parallel:
             (outer or inner).schedule = loop.ScheduleAttr(Schedule(parallel=True))
 

@@ -66,6 +66,7 @@ class Copy:
     j_offset: int | None = None  # lane offset of this copy inside a packed panel
     mask: SSAValue | None = None  # lanes in range, for a masked leftover tile
     count: SSAValue | None = None  # how many (the mask's lanes below it are on)
+    aligned: bool = False  # lane 0's value is a multiple of `width` (tile-vectorize's columns)
 
 
 class Emitter:
@@ -118,6 +119,8 @@ class Emitter:
         if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp) and copy.lane is not None \
                 and self._lane_affine(op, copy, varying):
             return
+        if isinstance(op, _LANE_BLOCK) and copy.aligned and op.lhs is copy.lane and self._lane_block(op, copy, varying):
+            return
         if isinstance(op, memref.LoadOp):
             self._load(op, copy, varying)
         elif isinstance(op, memref.StoreOp):
@@ -126,6 +129,7 @@ class Emitter:
             self._widen(op, copy, varying)
         else:
             self._uniform(op, copy)
+            varying.difference_update(op.results)  # (of a quotient `_lane_block` made uniform)
 
     def stride(self, v: SSAValue, copy: Copy) -> int | None:
         return 1 if v is copy.lane else self.strides.get(v)
@@ -148,6 +152,24 @@ class Emitter:
         new = type(op)(copy.subst.get(a, a), copy.subst.get(b, b))
         self.emit(new)
         copy.subst[op.result] = new.result
+        return True
+
+    def _lane_block(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> bool:
+        """`lane / c` or `lane % c` for a constant c, a multiple of the width, the lanes
+        starting at a multiple of the width (`Copy.aligned`): they lie in one block of c,
+        so the quotient is the same for all of them (uniform: dropped from `varying`) and
+        the remainder runs on with them (stride 1). A reshape merging `[4, 64]` into 256
+        reads its source at `(j / 64, j % 64)`: vector loads along j."""
+        c = constant_index(op.rhs)
+        if c is None or c <= 0 or c % copy.width:
+            return False
+        new = op.clone(value_mapper={op.lhs: copy.subst.get(op.lhs, op.lhs)})
+        self.emit(new)
+        copy.subst[op.results[0]] = new.results[0]
+        if isinstance(op, _LANE_REMAINDERS):
+            self.strides[op.results[0]] = 1
+        else:
+            varying.discard(op.results[0])
         return True
 
     def _operands(self, op: Operation, copy: Copy) -> list[SSAValue]:
@@ -217,6 +239,7 @@ class Emitter:
         stride = self._lane_index(list(op.indices), copy, varying)
         if not stride:
             self._uniform(op, copy)
+            varying.discard(op.res)
             return
         indices = [copy.subst.get(i, i) for i in op.indices]
         if stride != 1:
@@ -288,6 +311,12 @@ class Emitter:
             self.emit(vector.MaskedStoreOp.create(operands=[buffer, *indices, copy.mask, value]))
             return
         self.emit(vector.StoreOp(value, op.memref, indices))
+
+
+_LANE_REMAINDERS = (arith.RemSIOp, arith.RemUIOp)
+_LANE_BLOCK = (*_LANE_REMAINDERS, arith.DivSIOp, arith.DivUIOp, arith.FloorDivSIOp)
+"""Index ops `Emitter._lane_block` keeps scalar for aligned lanes (lane values are
+never negative: signed and unsigned agree)."""
 
 
 def varying_values(ops: Sequence[Operation], lane: SSAValue | None) -> set[SSAValue]:

@@ -14,7 +14,8 @@ loops but flat `loop.reduce`s, the schedule is read from the loops:
 - `vector = V` on `i` (with `unroll = V` on `j`) puts the lanes along the rows for the
   reduction and transposes the V x V accumulators for the rest of the body
   (passes/row_lanes.py: a dense layer with few rows, `W` read in place; `pack` on `j`
-  stages each tile's rows of `W` first).
+  stages each tile's rows of `W` first); without a reduction (a copy that transposes)
+  it runs in V x V blocks transposed in registers (passes/transpose_tiles.py).
 
 Iterations left over (sizes not multiples of the tile) run in peeled loops with a 1 x 1
 tile (one masked vector step with `mask`); the reduction vectorisation peels its
@@ -48,6 +49,7 @@ from nimble.passes.pack_panels import copy_panel, transposed
 from nimble.passes.reduction_strips import distribute
 from nimble.passes.row_lanes import row_lanes
 from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, offsets, schedule_of, split_at
+from nimble.passes.transpose_tiles import transpose_tiles
 
 
 def _foreach(e: Emitter, lower: SSAValue, upper: SSAValue, step: int, schedule: loop.Schedule | None,
@@ -120,7 +122,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                     subst = {inner.iv: j_value}
                     if outer is not None:
                         subst[outer.iv] = i_value
-                    copies.append(Copy(subst, inner.iv if j_width > 1 else None, j_width))
+                    copies.append(Copy(subst, inner.iv if j_width > 1 else None, j_width, aligned=True))
             Tile(e, body, copies, inner.iv if j_width > 1 else None, len(i_values) == rows).run()
 
         # Columns are parallel too: where rows are too few to split (batch 1), they are.
@@ -158,7 +160,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                 subst = {inner.iv: start}
                 if outer is not None:
                     subst[outer.iv] = i_value
-                copies.append(Copy(subst, inner.iv, width, None, mask, count))
+                copies.append(Copy(subst, inner.iv, width, None, mask, count, aligned=True))
             Tile(e, body, copies, inner.iv).run()
 
         _foreach(e, e.const_index(0), steps, 1, loop.Schedule(parallel=parallel), tile)
@@ -269,7 +271,9 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     dots = None if lane_loads is None or not si.dots or so.vector > 1 else attempt(lambda: leftover_dots(
         e, outer, inner, body, *lane_loads, width, cols, rows, parallel, foreach))
     try:
-        if so.vector > 1:
+        if so.vector > 1 and not any(isinstance(o, loop.ReduceOp) for o in body):
+            transpose_tiles(e, outer, inner, body, foreach)
+        elif so.vector > 1:
             row_lanes(e, outer, inner, body, foreach)
         elif packable is not None:
             packed_rows()

@@ -520,6 +520,67 @@ def test_dense_rows_in_lanes_static(m, rng):
     np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(nimble.parse(text, name="dense.nb"), x, w, b, r)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("heads, depth", [(4, 64), (3, 48), (2, 8)])
+def test_head_merge_reads_whole_vectors_inside_a_head(heads, depth, rng):
+    """BERT's head merge `[h, s, d] -> [s, h * d]` reads its source at `(j / d, s, j % d)`:
+    with d a multiple of the 16 lanes (and the lanes starting at multiples of 16) one
+    vector of j lies in one head, so the quotient is one scalar and the remainder a run:
+    vector loads. With d = 8 the lanes would cross heads: scalars. Both match numpy."""
+    text = f"""func.func @main(%x: tensor<{heads}x?x{depth}xf32>) -> tensor<?x{heads * depth}xf32> {{
+  %t = graph.transpose %x [1, 0, 2] : tensor<{heads}x?x{depth}xf32> -> tensor<?x{heads}x{depth}xf32>
+  %y = graph.reshape %t [-1, {heads * depth}] : tensor<?x{heads}x{depth}xf32> -> tensor<?x{heads * depth}xf32>
+  func.return %y : tensor<?x{heads * depth}xf32>
+}}"""
+    exe = nimble.compile(text)
+    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    vector_loads = [o for o in kernel.walk() if isinstance(o, vector.LoadOp)]
+    assert bool(vector_loads) == (depth % 16 == 0)
+    for s in (1, 7, 33):
+        x = rng.standard_normal((heads, s, depth)).astype(np.float32)
+        np.testing.assert_array_equal(exe(x), x.transpose(1, 0, 2).reshape(s, heads * depth))
+
+
+def test_key_head_split_transposes_16_by_16_blocks_in_registers(rng):
+    """BERT's keys split into heads and transposed, `out[h, d, s] = x[s, h * 64 + d]`:
+    lanes along s would read rows 1 KB apart, lanes along d store rows apart. The copy
+    runs in 16 x 16 blocks (16 vector loads along d, shuffles, 16 vector stores along s),
+    the rows left by whole blocks one by one; the scale applied after the transpose reads
+    its own input along s. Matches numpy at lengths on and off the block."""
+    text = """func.func @main(%x: tensor<?x256xf32>, %g: tensor<?xf32>) -> tensor<4x64x?xf32> {
+  %t = graph.reshape %x [-1, 4, 64] : tensor<?x256xf32> -> tensor<?x4x64xf32>
+  %y = graph.transpose %t [1, 2, 0] : tensor<?x4x64xf32> -> tensor<4x64x?xf32>
+  %z = graph.mul %y, %g : (tensor<4x64x?xf32>, tensor<?xf32>) -> tensor<4x64x?xf32>
+  func.return %z : tensor<4x64x?xf32>
+}"""
+    exe = nimble.compile(text)
+    # (its variant for a `g` of one element broadcast along s selects indices: scalars)
+    kernel = next(f for f in exe.module.ops if f.sym_name.data == "main_reshape_0_ns")
+    ops = list(kernel.walk())
+    assert sum(isinstance(o, vector.ShuffleOp) for o in ops) == 64  # one 16 x 16 block: 4 rounds of 16
+    assert sum(isinstance(o, vector.StoreOp) for o in ops) == 16
+    for s in (1, 7, 16, 33, 128):
+        x = rng.standard_normal((s, 256)).astype(np.float32)
+        for g in (rng.standard_normal(s).astype(np.float32), np.float32([3.0])):
+            np.testing.assert_array_equal(exe(x, g), x.reshape(s, 4, 64).transpose(1, 2, 0) * g)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "i64"])
+def test_plain_transpose_in_blocks_at_sizes_off_the_block(dtype, rng):
+    """A 2-D transpose with both dims dynamic: f32 in transposed blocks, other element
+    types (whose lanes are not 16 x 32 bits) stay scalar. Both match numpy."""
+    text = f"""func.func @main(%x: tensor<?x?x{dtype}>) -> tensor<?x?x{dtype}> {{
+  %y = graph.transpose %x [1, 0] : tensor<?x?x{dtype}> -> tensor<?x?x{dtype}>
+  func.return %y : tensor<?x?x{dtype}>
+}}"""
+    exe = nimble.compile(text)
+    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    assert any(isinstance(o, vector.ShuffleOp) for o in kernel.walk()) == (dtype == "f32")
+    for m, n in ((1, 1), (17, 5), (16, 48), (33, 40)):
+        x = rng.standard_normal((m, n)) * 100
+        x = x.astype(np.float32 if dtype == "f32" else np.int64)
+        np.testing.assert_array_equal(exe(x), x.T)
+
+
 def test_dynamic_reshape_with_static_dims_indexes_by_groups(rng):
     """A dynamic reshape whose result type fixes some dims (BERT's head split `[s, 256]
     -> [s, 4, 64]`, the dims given by a shape value) indexes its input by groups of
