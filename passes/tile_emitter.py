@@ -129,7 +129,8 @@ class Emitter:
             self._widen(op, copy, varying)
         else:
             self._uniform(op, copy)
-            varying.difference_update(op.results)  # (of a quotient `_lane_block` made uniform)
+            if copy.lane is not None:  # (its operands uniform: a quotient `_lane_block` made so)
+                varying.difference_update(op.results)
 
     def stride(self, v: SSAValue, copy: Copy) -> int | None:
         return 1 if v is copy.lane else self.strides.get(v)
