@@ -54,6 +54,9 @@ from nimble.passes.transpose_tiles import transpose_tiles
 
 def _foreach(e: Emitter, lower: SSAValue, upper: SSAValue, step: int, schedule: loop.Schedule | None,
              body) -> None:
+    lo, hi = constant_index(lower), constant_index(upper)
+    if lower is upper or (lo is not None and hi is not None and lo >= hi):
+        return  # no iterations (a static size's leftovers): nothing to emit
     block = Block(arg_types=[IndexType()])
     saved = e.b
     e.b = Builder(InsertPoint.at_end(block))
@@ -146,6 +149,8 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         register tile (a reduction per element) only from `MASK_MIN_COLUMNS` of them,
         else one by one."""
         n = inner.upper
+        if n is start or constant_index(n) is not None and constant_index(n) == constant_index(start):
+            return  # no columns left (a static size)
         if any(isinstance(o, loop.ReduceOp) for o in body):
             left = e.emit(arith.SubiOp(n, start)).result
             enough = e.emit(arith.CmpiOp(left, e.const_index(MASK_MIN_COLUMNS), "sge")).result
