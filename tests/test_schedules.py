@@ -331,6 +331,30 @@ def test_leftover_columns_are_dot_products(rng):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_whole_vectors_left_by_full_tiles_share_one_tile(rng):
+    """A panel with 48 to 63 pixels (a 7 x 7 map: 49) leaves 3 whole vectors after the
+    4-vector tiles: they run as one 3-vector tile (each weight read once for them, not
+    once per vector), then single vectors and the last columns. Matches the reference
+    from 1 to 4 vectors left, with and without leftover columns."""
+    from nimble.dialects import loop
+
+    text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<12x8x3x3xf32>, %b: tensor<12xf32>) -> tensor<1x12x?x?xf32> {
+  %y = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<12x8x3x3xf32>, tensor<12xf32>) -> tensor<1x12x?x?xf32>
+  func.return %y : tensor<1x12x?x?xf32>
+}"""
+    exe = nimble.compile(text)
+    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    accumulators = {len(o.results) for o in kernel.walk() if isinstance(o, loop.ReduceOp)}
+    rows = max(accumulators) // 4  # the full tile: rows x 4 vectors
+    assert rows * 3 in accumulators
+    module = nimble.parse(text)
+    w = rng.standard_normal((12, 8, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(12).astype(np.float32)
+    for h, width in [(7, 7), (1, 48), (1, 32), (1, 63), (1, 17), (3, 40)]:
+        x = rng.standard_normal((1, 8, h, width)).astype(np.float32)
+        np.testing.assert_allclose(exe(x, w, b), nimble.interpret(module, x, w, b)[0], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("chunks", [2, 3])
 @pytest.mark.parametrize("stride", [1, 2])
 def test_conv_panels_split_by_panels_or_by_channels(chunks, stride, rng, monkeypatch):
