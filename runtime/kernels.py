@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects import func
@@ -115,12 +115,8 @@ class KernelEntry:
         self.arity = len(self.params) + len(self.outputs)
         self.abi = self._abi()
         self._plans: dict[tuple, _Plan] = {}
-        self._fast: tuple[Any, int, Any, Any, tuple] | None = None
-        """The last checked launch's spec for `launcher.LAUNCH`, its thread count, the
-        function the launcher calls (the kernel, or `nimble_split` for a launch split
-        between workers), those workers, and its shape and index arguments as (position,
-        value) pairs: their values are in the spec's slots, so a launch takes the fast
-        path only with equal ones (a dynamic reshape's target shape, BERT's head splits)."""
+        self._fast: _Fast | None = None
+        """The last checked launch, if it can take the fast path (CPU, arrays)."""
         self._fast_path = LAUNCH is not None and self.device == "cpu"
         self._statics = [i for i, k in enumerate(self.kinds) if k is not Arg.TENSOR]
 
@@ -206,10 +202,10 @@ class KernelEntry:
         """Run the kernel on `args`, writing `outputs` (checked first: by `launcher.LAUNCH`
         where the shapes, dtypes and strides are the last launch's, else here)."""
         fast = self._fast
-        if fast is not None and fast[1] == threads and args.__class__ is list and outputs.__class__ is list \
-                and (fast[3] is None or fast[3] is current_workers()) \
-                and (not fast[4] or _same_statics(args, fast[4])) \
-                and LAUNCH(fast[2], fast[0].address, args, outputs) == 0:
+        if fast is not None and fast.threads == threads and args.__class__ is list and outputs.__class__ is list \
+                and (fast.workers is None or fast.workers is current_workers()) \
+                and (not fast.statics or _same_statics(args, fast.statics)) \
+                and LAUNCH(fast.function, fast.spec.address, args, outputs) == 0:
             return
         plan = self._plans.get(_key(args, outputs))
         if plan is None:
@@ -241,7 +237,8 @@ class KernelEntry:
         if chunks == 1 or pool is None:
             self.fn(data_pointer(packed))
             if fast:
-                self._fast = launch_spec(template, args, outputs, in_at, out_at), threads, self.address, None, statics
+                self._fast = _Fast(launch_spec(template, args, outputs, in_at, out_at), threads, self.address, None,
+                                   statics)
             return
         parts = np.empty((chunks, len(packed)), np.int64)
         parts[:] = packed
@@ -254,15 +251,26 @@ class KernelEntry:
             native.run(self.address, parts)
             if fast:  # the next launch of these shapes splits in machine code (`workers.SPLIT_HEADER`)
                 head = native.split_head(self.address.value, len(packed), chunks)
-                self._fast = (launch_spec(np.array([*head, *template], np.int64), args, outputs,
-                                          [(at + SPLIT_HEADER, i) for at, i in in_at],
-                                          [at + SPLIT_HEADER for at in out_at]),
-                              threads, _split_address(), native, statics)
+                self._fast = _Fast(launch_spec(np.array([*head, *template], np.int64), args, outputs,
+                                               [(at + SPLIT_HEADER, i) for at, i in in_at],
+                                               [at + SPLIT_HEADER for at in out_at]),
+                                   threads, _split_address(), native, statics)
             return
         others = [pool.submit(self.fn, data_pointer(p)) for p in parts[1:]]
         self.fn(data_pointer(parts[0]))
         for other in others:
             other.result()
+
+
+class _Fast(NamedTuple):
+    """A checked launch that launches with the same shapes repeat through `launcher.LAUNCH`."""
+
+    spec: Any  # `launcher.LaunchSpec`
+    threads: int
+    function: ctypes.c_void_p  # what LAUNCH calls: the kernel, or `nimble_split` for a split launch
+    workers: Any  # those workers (None unless split)
+    statics: tuple  # the shape and index arguments as (position, value): their values are in
+    # the spec's slots, so only equal ones take the fast path (a dynamic reshape's target)
 
 
 _STATIC = (int, tuple)

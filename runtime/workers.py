@@ -344,7 +344,7 @@ class Workers:
         self._run(address, data_pointer(parts), len(parts), parts.shape[1], self._base, self.control_address)
 
     def split_head(self, address: int, words: int, chunks: int) -> list[int]:
-        """The `SPLIT_HEADER` words before a kernel's slots for `nimble_split` (`SPLIT`):
+        """The `SPLIT_HEADER` words before a kernel's slots for `nimble_split`:
         the launch fast path (`launcher`) then splits a launch in machine code, as `run`
         does from Python."""
         return [address, words, chunks, self._base, self.control_address]
