@@ -40,7 +40,7 @@ STAGES: dict[str, list[str]] = {
     "recurrences": ["lower-rnn-to-kernels"],
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
-              "tile-vectorize", "canonicalize", "cse"],
+              "tile-vectorize", "canonicalize", "cse", "share-packs"],
     "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations", "simplify-host", "host-licm",
                "plan-memory", "simplify-host"],
     "vm": ["lower-to-vm"],
@@ -49,7 +49,7 @@ STAGES: dict[str, list[str]] = {
     "spatial": ["infer-shapes", "canonicalize", "cse", "fuse-ops", "lower-rnn-to-spatial", "expand-math",
                 "canonicalize", "cse", "spatial-dse"],
     # Hand-written kernels: realise the schedules they carry (no default schedules).
-    "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse"],
+    "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse", "share-packs"],
 }
 TARGETS: dict[str, list[str]] = {
     "llvm": ["graph", "recurrences", "loops", "memory", "vm", "llvm"],

@@ -55,6 +55,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),
     "schedule-loops": _lazy("passes.schedule_loops", "ScheduleLoopsPass"),
+    "share-packs": _lazy("passes.share_packs", "SharePacksPass"),
     "simplify-host": _lazy("passes.simplify_host", "SimplifyHostPass"),
     "spatial-dse": _lazy("passes.spatial_dse", "SpatialDsePass"),
     "tile-vectorize": _lazy("passes.tile_vectorize", "TileVectorizePass"),

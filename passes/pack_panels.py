@@ -16,7 +16,7 @@ Per panel of `width * cols` columns the operand is copied into a contiguous buff
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
@@ -36,10 +36,33 @@ def transposed(load: memref.LoadOp, k_iv: SSAValue) -> bool:
     return load.indices[-1] is k_iv
 
 
+def column_read(index: SSAValue, j_iv: SSAValue, inside: Container[SSAValue]) -> tuple[bool, SSAValue | None]:
+    """Whether a packed operand's lane index reads the columns' iv `j`, and from which
+    column on: `j` itself (True, None) or `j + c` with `c` fixed for the nest (True, c:
+    one output of several sliced from a product, a dense layer's rows `c` on)."""
+    if index is j_iv:
+        return True, None
+    op = index.owner
+    if isinstance(op, arith.AddiOp):
+        for a, c in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            if a is j_iv and c not in inside:
+                return True, c
+    return False, None
+
+
+def lane_index(load: memref.LoadOp, k_iv: SSAValue) -> SSAValue:
+    """The index a packed operand's lanes run along (the other of the last two is `k`)."""
+    return load.indices[-2] if transposed(load, k_iv) else load.indices[-1]
+
+
 def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, panel: SSAValue, j0: SSAValue,
-               k_upper: SSAValue, width: int, cols: int, at: Sequence[SSAValue] = ()) -> None:
-    """Copy columns [j0, j0 + width * cols) of the operand `load` reads into `panel`
-    (`panel[*at, k, c]`: `at` picks one panel of a buffer holding several)."""
+               k_upper: SSAValue, width: int, cols: int, at: Sequence[SSAValue] = (),
+               offset: SSAValue | None = None) -> None:
+    """Copy columns [j0, j0 + width * cols) of the operand `load` reads (from column
+    `offset` on, if given) into `panel` (`panel[*at, k, c]`: `at` picks one panel of a
+    buffer holding several)."""
+    if offset is not None:
+        j0 = e.emit(arith.AddiOp(j0, offset)).result
     lead = list(load.indices[:-2])
     at = list(at)
     element = load.res.type

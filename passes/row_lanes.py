@@ -20,7 +20,9 @@ row stride is an odd number of 16-float lines (rows of `W` a multiple of 2 KiB a
 share L1 sets: schedule-loops' `STAGE_ROWS`).
 
 Rows and columns left over by whole tiles run one element at a time (schedule-loops
-splits the rows at whole panels, so few are left).
+splits the rows at whole panels, so few are left). `W` may be read from row `c` on
+(`W[j + c, k]`: one output of several sliced from the product); a kernel's nests that
+pack the same rows share one pack (passes/share_packs.py).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.pack_panels import BLOCK, copy_panel, transpose_block, transposed
+from nimble.passes.pack_panels import BLOCK, column_read, copy_panel, transpose_block, transposed
 from nimble.passes.tile_emitter import (
     Copy,
     Emitter,
@@ -81,7 +83,7 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
     before = _feeding(before, red)  # the rest (a residual's load) belongs to the epilogue
     loads = _lane_operands(outer, red)
     stage = schedule_of(inner).pack
-    weights = _row_operands(inner, [*before, red]) if stage else []
+    weights, offset = _row_operands(inner, [*before, red]) if stage else ([], None)
     parallel = schedule_of(outer).parallel or schedule_of(inner).parallel
     m, n, k_upper = outer.upper, inner.upper, red.upper
     main_m, main_n = split_at(e, m, width), split_at(e, n, width)
@@ -125,17 +127,19 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
         for w in weights:
             t = MemRefType(w.type.element_type, [width, DYNAMIC_INDEX])
             staged[w] = e.emit(loop.AllocOp("dram", t, [stride])).memref
+            first = j0 if offset is None else e.emit(arith.AddiOp(j0, offset)).result
             foreach(e.const_index(0), e.const_index(width), 1, None,
-                    lambda r, w=w: _copy_row(e, foreach, w, e.emit(arith.AddiOp(j0, r)).result, staged[w], r, k_upper,
-                                             width))
+                    lambda r, w=w: _copy_row(e, foreach, w, e.emit(arith.AddiOp(first, r)).result, staged[w], r,
+                                             k_upper, width))
 
         def rows(b: SSAValue) -> None:
             i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
             for ld in loads:
                 e.packs[ld] = (panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (b,))
-            if stage:
-                along_i = [Copy({inner.iv: e.const_index(r), outer.iv: i0, **staged}, outer.iv, width, 0)
-                           for r in range(width)]
+            if stage:  # staged row r is W's row j + c: j stands for r - c
+                along_i = [Copy({inner.iv: e.const_index(r) if offset is None else
+                                 e.emit(arith.SubiOp(e.const_index(r), offset)).result, outer.iv: i0, **staged},
+                                outer.iv, width, 0) for r in range(width)]
             else:
                 along_i = [Copy({inner.iv: j, outer.iv: i0}, outer.iv, width, 0) for j in offsets(e, j0, width)]
             Tile(e, [*before, red], along_i, outer.iv).run()
@@ -183,19 +187,32 @@ def _feeding(ops: list[Operation], red: loop.ReduceOp) -> list[Operation]:
     return feeding[::-1]
 
 
-def _row_operands(inner: loop.ForeachOp, ops: Sequence[Operation]) -> list[SSAValue]:
-    """The 2-D buffers the reduction reads as `W[j, k]` (j the columns' iv, used for
-    nothing else), to stage per tile of V rows."""
-    weights = []
-    for op in (o for top in ops for o in top.walk()):
-        if inner.iv not in op.operands:
-            continue
-        if not isinstance(op, memref.LoadOp) or len(op.indices) != 2 or op.indices[0] is not inner.iv \
-                or op.indices[1] is inner.iv:
-            raise NotVectorizable("the columns' iv used other than as W[j, k] in the reduction")
-        if op.memref not in weights:
-            weights.append(op.memref)
-    return weights
+def _row_operands(inner: loop.ForeachOp, ops: Sequence[Operation]) -> tuple[list[SSAValue], SSAValue | None]:
+    """The 2-D buffers the reduction reads as `W[j + c, k]` (j the columns' iv, used for
+    nothing else; `c` fixed for the nest, the same for all, or none), to stage per tile
+    of V rows; and `c`."""
+    inside = {r for o in inner.body.walk() for r in o.results} | {inner.iv}
+    walked = [o for top in ops for o in top.walk()]
+    rows = {}
+    for op in walked:
+        reads, offset = column_read(op.result, inner.iv, inside) if isinstance(op, arith.AddiOp) else (False, None)
+        if reads:
+            rows[op.result] = offset
+    rows[inner.iv] = None
+    weights, offsets_read = [], set()
+    for op in walked:
+        if isinstance(op, arith.AddiOp) and op.result in rows:
+            continue  # j + c itself
+        for row in (v for v in op.operands if v in rows):
+            if not isinstance(op, memref.LoadOp) or len(op.indices) != 2 or op.indices[0] is not row \
+                    or op.indices[1] in rows:
+                raise NotVectorizable("the columns' iv used other than as W[j + c, k] in the reduction")
+            offsets_read.add(rows[row])
+            if op.memref not in weights:
+                weights.append(op.memref)
+    if len(offsets_read) > 1:
+        raise NotVectorizable("rows of W read from different columns on")
+    return weights, next(iter(offsets_read), None)
 
 
 def _copy_row(e: Emitter, foreach: Foreach, w: SSAValue, j: SSAValue, staged: SSAValue, r: SSAValue,

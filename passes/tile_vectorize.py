@@ -45,7 +45,7 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.pack_panels import copy_panel, transposed
+from nimble.passes.pack_panels import column_read, copy_panel, lane_index, transposed
 from nimble.passes.reduction_strips import distribute
 from nimble.passes.row_lanes import row_lanes
 from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, offsets, schedule_of, split_at
@@ -233,13 +233,13 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         def panel(j0: SSAValue) -> None:
             panels = {}
             for ld in loads:
-                key = (ld.memref, tuple(ld.indices[:-2]))
+                key = (ld.memref, tuple(ld.indices))
                 if key not in panels:
                     t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
                     panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
 
                     copy_panel(e, lambda lo, hi, step, f: _foreach(e, lo, hi, step, None, f), ld, red.iv,
-                               panels[key], j0, k_upper, width, cols)
+                               panels[key], j0, k_upper, width, cols, offset=column_offset(ld, inner, red))
                 e.packs[ld] = (panels[key], red.iv, ())
             j_values = offsets(e, j0, cols, width)
 
@@ -357,19 +357,21 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
     for ld in loads:
         if transposed(ld, red.iv):
             continue
-        key = (ld.memref, tuple(ld.indices[:-2]))
+        key = (ld.memref, tuple(ld.indices))
+        offset = column_offset(ld, inner, red)
+        first = start if offset is None else e.emit(arith.AddiOp(start, offset)).result
         if key not in staged:
             t = MemRefType(ld.res.type, [width, DYNAMIC_INDEX if k_static is None else k_static])
             staged[key] = buf = e.emit(loop.AllocOp("dram", t, [k_upper] if k_static is None else [])).memref
 
-            def copy(k: SSAValue, c: SSAValue, ld=ld, buf=buf) -> None:
-                j = e.emit(arith.AddiOp(start, c)).result
+            def copy(k: SSAValue, c: SSAValue, ld=ld, buf=buf, first=first) -> None:
+                j = e.emit(arith.AddiOp(first, c)).result
                 v = e.emit(memref.LoadOp.get(ld.memref, [*ld.indices[:-2], k, j])).res
                 e.emit(memref.StoreOp.get(v, buf, [c, k]))
 
             zero = e.const_index(0)
             foreach(zero, k_upper, 1, None, lambda k: foreach(zero, count, 1, None, lambda c: copy(k, c)))
-        e.staged_columns[ld] = (staged[key], start)
+        e.staged_columns[ld] = (staged[key], first)
 
     def row_tile(i_values: list[SSAValue]) -> None:
         def tile(j0: SSAValue, size: int) -> None:
@@ -392,18 +394,26 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
 def packable_loads(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> tuple[loop.ReduceOp, list[memref.LoadOp]] | None:
     """The nest's single reduction and its loads to pack: read along the lanes as
     `X[..., k, j]` (k the reduction iv, j the lane) or transposed, `X[..., j, k]` (a
-    dense layer's weights), the same for every row."""
+    dense layer's weights), the same for every row; `j` may be `j + c` for a `c` fixed
+    in the nest (`pack_panels.column_read`)."""
     reduces = [o for o in inner.body.block.ops if isinstance(o, loop.ReduceOp)]
     if len(reduces) != 1 or outer is None:
         return None
     (red,) = reduces
     inside = {outer.iv, inner.iv, red.iv, *(r for o in outer.body.walk() for r in o.results)}
-    loads = [o for o in red.body.block.ops if isinstance(o, memref.LoadOp) and inner.iv in o.indices]
+    loads = [o for o in red.body.block.ops if isinstance(o, memref.LoadOp)
+             and any(column_read(i, inner.iv, inside)[0] for i in o.indices)]
     for ld in loads:
         idx = list(ld.indices)
-        if len(idx) < 2 or {idx[-2], idx[-1]} != {inner.iv, red.iv} or any(i in inside for i in idx[:-2]):
+        if len(idx) < 2 or red.iv not in idx[-2:] or not column_read(lane_index(ld, red.iv), inner.iv, inside)[0] \
+                or any(i in inside for i in idx[:-2]):
             return None
     return (red, loads) if loads else None
+
+
+def column_offset(ld: memref.LoadOp, inner: loop.ForeachOp, red: loop.ReduceOp) -> SSAValue | None:
+    """The column a packable load's lanes start from (`c` in `X[k, j + c]`), None for 0."""
+    return column_read(lane_index(ld, red.iv), inner.iv, ())[1]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith, func, vector
 
 import nimble
 from nimble.dialects import loop
@@ -633,3 +633,49 @@ def test_dynamic_reshape_with_static_dims_indexes_by_groups(rng):
     for s in (1, 7, 33):
         x = rng.standard_normal((s, 256)).astype(np.float32)
         np.testing.assert_array_equal(exe(x), x.reshape(s, 4, 64).transpose(1, 0, 2))
+
+
+def _top_level(op):
+    while not isinstance(op.parent_op(), func.FuncOp):
+        op = op.parent_op()
+    return op
+
+
+def _split_product(op: str, k: int, sizes: tuple[int, ...]) -> str:
+    n = sum(sizes)
+    w = f"tensor<{n}x{k}xf32>" if op == "dense" else f"tensor<{k}x{n}xf32>"
+    outs = ", ".join(f"tensor<?x{s}xf32>" for s in sizes)
+    names = ", ".join(f"%o{i}" for i in range(len(sizes)))
+    return f"""func.func @main(%x: tensor<?x{k}xf32>, %w: {w}) -> ({outs}) {{
+  %y = graph.{op} %x, %w : (tensor<?x{k}xf32>, {w}) -> tensor<?x{n}xf32>
+  %t = graph.tanh %y : tensor<?x{n}xf32> -> tensor<?x{n}xf32>
+  {names} = graph.split %t {{axis = 1 : i64, sizes = array<i64: {", ".join(map(str, sizes))}>}} : tensor<?x{n}xf32> -> ({outs})
+  func.return {names} : {outs}
+}}"""
+
+
+@pytest.mark.parametrize("chunks", [1, 2])
+@pytest.mark.parametrize("op,k", [("dense", 24), ("dense", 512), ("matmul", 40)])
+def test_a_product_split_into_outputs_packs_each_slice(op, k, chunks, rng, monkeypatch):
+    """A product whose columns are split into several outputs (BERT's query, key and value
+    from one weight matrix) is one nest per output, each reading the operand from column
+    `c` on (`W[j + c, k]`, `B[k, j + c]`): each still packs (a dense layer's rows in lanes,
+    staged per tile at K = 512; packed panels from 512 rows; a matmul's plain panels and
+    leftover dot products), the rows' panel packed once for all of them (share-packs).
+    Slices of 48, 80 and 17 columns at rows around every edge match the reference."""
+    from nimble.runtime.kernels import KernelEntry
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    sizes = (48, 80, 17)
+    text = _split_product(op, k, sizes)
+    exe = nimble.compile(text, threads=chunks)
+    if op == "dense":  # x in lanes, packed once for the three outputs' nests (and read by each)
+        (panel,) = _row_lane_panels(exe)
+        assert len({_top_level(use.operation) for use in panel.memref.uses}) == 1 + len(sizes)
+    ref = nimble.parse(text)
+    n = sum(sizes)
+    w = rng.standard_normal((n, k) if op == "dense" else (k, n)).astype(np.float32)
+    for m in [1, 15, 16, 17, 33, 100, 530]:
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        for got, want in zip(exe(x, w), nimble.interpret(ref, x, w)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
