@@ -12,9 +12,11 @@ a loop lowering run on the host by their reference semantics (a CPU fallback, li
 
 from __future__ import annotations
 
+import gc
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,6 +220,26 @@ class _NoKernels:
         return b""
 
 
+COMPILE_GC_THRESHOLD = 10_000
+"""Allocations between the collector's young-generation passes while compiling (Python's
+default is 700). Compiling builds and drops IR by the hundred thousand ops, each pass
+of the collector walking the young objects and every tenth the older ones: BERT 4 x 256
+took 14.5-15.7 s with the default, 11.1-11.8 s at 10,000 (the process's peak memory
++16 MB), 11.1-11.9 s at 20,000 (+130 MB) and 9.1 s with no collection at all (+210
+MB, and a 2.5 s collection after it)."""
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the garbage collector's young generation less often (`COMPILE_GC_THRESHOLD`)."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], COMPILE_GC_THRESHOLD), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
             remainder: str = "auto", opencl_device: str | None = None) -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
@@ -231,6 +253,12 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     work); `opencl_device` picks the device (`P:D` indices or part of its name; default:
     the first GPU, else the first device).
     """
+    with fewer_collections():
+        return _compile(source, target, entry, threads, remainder, opencl_device)
+
+
+def _compile(source: Any, target: str, entry: str | None, threads: int | None, remainder: str,
+             opencl_device: str | None) -> Executable:
     from nimble.api import parse
 
     if target not in TARGETS:

@@ -188,3 +188,23 @@ def test_float_constants_round_trip_through_their_bytes(dtype):
                          "  func.return %c : tensor<2x3xf32>\n}")
     constant = next(op for op in splat.walk() if op.name == "graph.constant")
     np.testing.assert_array_equal(dense_to_array(constant.value), np.full((2, 3), 1.5, np.float32))
+
+
+def test_compile_collects_young_objects_less_often_and_restores_the_collector():
+    """Compiling raises the collector's young-generation threshold (IR is built and dropped
+    by the hundred thousand ops) and puts the caller's back afterwards, after an error too."""
+    import gc
+
+    from nimble.compile import COMPILE_GC_THRESHOLD, fewer_collections
+
+    before = gc.get_threshold()
+    with fewer_collections():
+        assert gc.get_threshold() == (max(before[0], COMPILE_GC_THRESHOLD), *before[1:])
+    nimble.compile("""func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = graph.relu %x : tensor<?xf32> -> tensor<?xf32>
+  func.return %y : tensor<?xf32>
+}""")
+    assert gc.get_threshold() == before
+    with pytest.raises(ValueError):
+        nimble.compile("func.func @main() {\n  func.return\n}", target="nowhere")
+    assert gc.get_threshold() == before
