@@ -797,3 +797,21 @@ def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
 
+
+
+def test_a_launch_streaming_enough_memory_splits_whatever_its_work(rng):
+    """A dense layer at batch 1 does little work per byte: it splits from
+    `PARALLEL_MIN_BYTES` of arguments (its weights), not from `PARALLEL_MIN_WORK`; a
+    smaller one runs whole. Both match numpy."""
+    from nimble.runtime.kernels import PARALLEL_MIN_BYTES, PARALLEL_MIN_WORK
+
+    chunks = {}
+    for n in (64, 4096):
+        text = DENSE.replace("96", str(n))
+        exe = nimble.compile(text, threads=2)
+        w = rng.standard_normal((n, 64)).astype(np.float32)
+        a = rng.standard_normal((1, 64)).astype(np.float32)
+        np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)
+        assert n * 64 < PARALLEL_MIN_WORK
+        chunks[w.nbytes >= PARALLEL_MIN_BYTES] = {p.chunks for k in exe.vm.kernels for p in k._plans.values()}
+    assert chunks == {False: {1}, True: {2}}
