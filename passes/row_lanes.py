@@ -19,8 +19,10 @@ With `pack` on `j` as well, each tile first copies its V rows of `W` to a buffer
 row stride is an odd number of 16-float lines (rows of `W` a multiple of 2 KiB apart
 share L1 sets: schedule-loops' `STAGE_ROWS`).
 
-Rows and columns left over by whole tiles run one element at a time (schedule-loops
-splits the rows at whole panels, so few are left). `W` may be read from row `c` on
+The rows whole panels leave run as one more panel when schedule-loops gives the nest
+them (`PARTIAL_ROWS` or more): packed with zeros past the last row, the tile's results
+through a register block, row by row. Columns left over by whole tiles run one element
+at a time (schedule-loops otherwise splits the rows at whole panels). `W` may be read from row `c` on
 (`W[j + c, k]`: one output of several sliced from the product); a kernel's nests that
 pack the same rows share one pack (passes/share_packs.py).
 """
@@ -30,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, VectorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import loop
@@ -88,12 +90,23 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
     m, n, k_upper = outer.upper, inner.upper, red.upper
     main_m, main_n = split_at(e, m, width), split_at(e, n, width)
     blocks = e.emit(arith.DivSIOp(main_m, e.const_index(width))).result
+    # The rows whole panels leave (fewer than V) run as one more panel, its lanes past
+    # the last row zero and their results dropped (schedule-loops gives the nest such
+    # rows from PARTIAL_ROWS on).
+    part = None if main_m is m else e.emit(arith.SubiOp(m, main_m)).result
+    total = blocks
+    if part is not None and constant_index(part) != 0:
+        more = e.emit(arith.CmpiOp(part, e.const_index(0), "sgt")).result
+        total = e.emit(arith.AddiOp(blocks, e.emit(arith.SelectOp(more, e.const_index(1), e.const_index(0))).result)).result
+    else:
+        part = None
     tiles_end = main_n
-    dynamic = [v for v in (main_n, main_m) if constant_index(v) is None]
-    if dynamic:  # a split's empty side (no whole panel of rows, or no columns) packs and stages nothing
+    dynamic = [v for v in (main_n, m) if constant_index(v) is None]
+    if dynamic:  # a split's empty side (no rows, or no whole columns) packs and stages nothing
         tests = [e.emit(arith.CmpiOp(v, e.const_index(0), "sgt")).result for v in dynamic]
         some = tests[0] if len(tests) == 1 else e.emit(arith.AndIOp(*tests)).result
         blocks = e.emit(arith.SelectOp(some, blocks, e.const_index(0))).result
+        total = blocks if total is blocks else e.emit(arith.SelectOp(some, total, e.const_index(0))).result
         tiles_end = e.emit(arith.SelectOp(some, main_n, e.const_index(0))).result
 
     panels: dict[tuple, SSAValue] = {}
@@ -101,7 +114,7 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
         key = (ld.memref, tuple(ld.indices[:-2]))
         if key not in panels:
             t = MemRefType(ld.res.type, [DYNAMIC_INDEX, DYNAMIC_INDEX, width])
-            panels[key] = e.emit(loop.AllocOp("dram", t, [blocks, k_upper])).memref
+            panels[key] = e.emit(loop.AllocOp("dram", t, [total, k_upper])).memref
 
             def pack(b: SSAValue, ld: memref.LoadOp = ld, panel: SSAValue = panels[key]) -> None:
                 i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
@@ -112,6 +125,10 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
             # rows, small beside the product; a shared one would need a barrier, and the
             # launching thread could no longer run a worker's chunk when it is slow to wake).
             foreach(e.const_index(0), blocks, 1, None, pack)
+            if part is not None:
+                foreach(blocks, total, 1, None,
+                        lambda b, ld=ld, panel=panels[key]: _pack_part(e, foreach, ld, panel, b, main_m, part, k_upper,
+                                                                      width))
     rest = [o for o in body if o is not red]
     # With `pack` on the columns, a V-row slice of each weight is staged per tile with a
     # padded row stride (an odd number of 16-float lines; see STAGE_ROWS).
@@ -144,17 +161,38 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
                 along_i = [Copy({inner.iv: j, outer.iv: i0}, outer.iv, width, 0) for j in offsets(e, j0, width)]
             Tile(e, [*before, red], along_i, outer.iv).run()
             e.packs.clear()
-            sums = transpose_block(e, [c.subst[red.results[0]] for c in along_i])
-            along_j = [Copy({outer.iv: i, inner.iv: j0, red.results[0]: s}, inner.iv, width)
-                       for i, s in zip(offsets(e, i0, width), sums)]
-            epilogue = Tile(e, rest, along_j, inner.iv)
-            epilogue.varying = varying_values(body, inner.iv)
-            epilogue.run()
+            return i0, transpose_block(e, [c.subst[red.results[0]] for c in along_i])
 
-        foreach(e.const_index(0), blocks, 1, None, rows)
+        def epilogue(copies: list[Copy]) -> None:
+            tile = Tile(e, rest, copies, inner.iv)
+            tile.varying = varying_values(body, inner.iv)
+            tile.run()
+
+        def whole(b: SSAValue) -> None:
+            i0, sums = rows(b)
+            epilogue([Copy({outer.iv: i, inner.iv: j0, red.results[0]: s}, inner.iv, width)
+                      for i, s in zip(offsets(e, i0, width), sums)])
+
+        def partial(b: SSAValue) -> None:  # the rows' results through a register block, row by row
+            i0, sums = rows(b)
+            element = sums[0].type
+            block = e.emit(loop.AllocOp("reg", MemRefType(element.element_type, [width, width]))).memref
+            for r, v in enumerate(sums):
+                e.emit(vector.StoreOp(v, block, [e.const_index(r), e.const_index(0)]))
+
+            def row(r: SSAValue) -> None:
+                v = e.emit(vector.LoadOp(block, [r, e.const_index(0)], element)).result
+                epilogue([Copy({outer.iv: e.emit(arith.AddiOp(i0, r)).result, inner.iv: j0, red.results[0]: v},
+                               inner.iv, width)])
+
+            foreach(e.const_index(0), part, 1, None, row)
+
+        foreach(e.const_index(0), blocks, 1, None, whole)
+        if part is not None:
+            foreach(blocks, total, 1, None, partial)
 
     foreach(e.const_index(0), tiles_end, width, loop.Schedule(parallel=parallel), tile)
-    leftovers(e, foreach, outer, inner, body, parallel, main_m, main_n)
+    leftovers(e, foreach, outer, inner, body, parallel, m, main_n)
 
 
 def leftovers(e: Emitter, foreach: Foreach, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Sequence[Operation],
@@ -213,6 +251,25 @@ def _row_operands(inner: loop.ForeachOp, ops: Sequence[Operation]) -> tuple[list
     if len(offsets_read) > 1:
         raise NotVectorizable("rows of W read from different columns on")
     return weights, next(iter(offsets_read), None)
+
+
+def _pack_part(e: Emitter, foreach: Foreach, ld: memref.LoadOp, panel: SSAValue, b: SSAValue, first: SSAValue,
+               count: SSAValue, k_upper: SSAValue, width: int) -> None:
+    """panel[b, k, l] = X[..., first + l, k] for the `count` rows left (l < count), 0 for
+    the lanes past them (element by element: fewer than V rows)."""
+    lead = list(ld.indices[:-2])
+    element = ld.res.type
+    zero = e.emit(arith.ConstantOp(FloatAttr(0.0, element) if isinstance(element, AnyFloat)
+                                   else IntegerAttr(0, element))).result
+
+    def row(l: SSAValue) -> None:
+        i = e.emit(arith.AddiOp(first, l)).result
+        foreach(e.const_index(0), k_upper, 1, None, lambda k: e.emit(memref.StoreOp.get(
+            e.emit(memref.LoadOp.get(ld.memref, [*lead, i, k])).res, panel, [b, k, l])))
+
+    foreach(e.const_index(0), count, 1, None, row)
+    foreach(count, e.const_index(width), 1, None, lambda l: foreach(
+        e.const_index(0), k_upper, 1, None, lambda k: e.emit(memref.StoreOp.get(zero, panel, [b, k, l]))))
 
 
 def _copy_row(e: Emitter, foreach: Foreach, w: SSAValue, j: SSAValue, staged: SSAValue, r: SSAValue,

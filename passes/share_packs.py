@@ -7,10 +7,11 @@ it once per nest: a dense layer whose output is sliced into several outputs (BER
 query, key and value from one weight matrix) is one nest per slice, each packing `x`.
 
 After tile-vectorize (and CSE, so equal sizes are one value) a pack is a top-level
-`loop.alloc` and a top-level nest that writes nothing else, holds no parallel loop (a
-chunk of a split launch runs it whole) and reads only buffers the kernel never writes.
-A later pack whose buffer has the same type and sizes and whose nest is structurally the
-same is dropped, its uses reading the first buffer. Measured (BERT 4 x 256, S = 128,
+`loop.alloc` and the top-level nests that fill it (whole panels, then a partial one),
+each writing nothing else, holding no parallel loop (a chunk of a split launch runs it
+whole) and reading only buffers the kernel never writes. A later pack whose buffer has
+the same type and sizes and whose nests do the same is dropped, its uses reading the
+first buffer. Measured (BERT 4 x 256, S = 128,
 ONNX, 2 threads): the query/key/value dense packed `x` three times per chunk.
 """
 
@@ -70,36 +71,36 @@ def _same(a: Operation, b: Operation, known: dict[SSAValue, SSAValue]) -> bool:
 def share_packs(kernel: func.FuncOp) -> int:
     """Drop the kernel's repeated packs; returns how many."""
     block = kernel.body.block
-    writers: dict[SSAValue, set[Operation]] = {}
+    writers: dict[SSAValue, list[Operation]] = {}
     for top in block.ops:
-        for o in top.walk():
-            if isinstance(o, _STORES):
-                writers.setdefault(_target(o), set()).add(top)
-    seen: list[tuple[loop.AllocOp, loop.ForeachOp]] = []
+        for target in dict.fromkeys(_target(o) for o in top.walk() if isinstance(o, _STORES)):
+            writers.setdefault(target, []).append(top)
+    seen: list[tuple[loop.AllocOp, list[Operation]]] = []
     dropped = 0
-    for fill in [o for o in block.ops if isinstance(o, loop.ForeachOp)]:
-        targets = {_target(o) for o in fill.walk() if isinstance(o, _STORES)}
-        if len(targets) != 1:
+    for alloc in [o for o in block.ops if isinstance(o, loop.AllocOp)]:
+        fills = writers.get(alloc.memref, [])
+        if not fills or any(not isinstance(f, loop.ForeachOp) or _targets(f) != {alloc.memref}
+                            or any(isinstance(o, loop.ForeachOp) and schedule_of(o).parallel for o in f.walk())
+                            or any(r in writers for r in _reads(f)) for f in fills):
             continue
-        (buffer,) = targets
-        alloc = buffer.owner
-        if not isinstance(alloc, loop.AllocOp) or alloc.parent is not block or writers[buffer] != {fill} \
-                or any(isinstance(o, loop.ForeachOp) and schedule_of(o).parallel for o in fill.walk()) \
-                or any(r in writers for r in _reads(fill)):
-            continue
-        same = next((a for a, f in seen if a.memref.type == alloc.memref.type
-                     and list(a.dynamic_sizes) == list(alloc.dynamic_sizes)
-                     and _same(f, fill, {a.memref: buffer})), None)
+        same = next((a for a, fs in seen if a.memref.type == alloc.memref.type
+                     and list(a.dynamic_sizes) == list(alloc.dynamic_sizes) and len(fs) == len(fills)
+                     and all(_same(f, g, {a.memref: alloc.memref}) for f, g in zip(fs, fills))), None)
         if same is None:
-            seen.append((alloc, fill))
+            seen.append((alloc, fills))
             continue
-        fill.detach()
-        fill.erase()
+        for fill in fills:
+            fill.detach()
+            fill.erase()
         alloc.memref.replace_all_uses_with(same.memref)
         alloc.detach()
         alloc.erase()
         dropped += 1
     return dropped
+
+
+def _targets(op: Operation) -> set[SSAValue]:
+    return {_target(o) for o in op.walk() if isinstance(o, _STORES)}
 
 
 @dataclass(frozen=True)
