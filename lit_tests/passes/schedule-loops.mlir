@@ -66,8 +66,8 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 // -----
 
 // A dense layer narrower than a panel (32 < 64 columns): lanes along the rows for whole
-// panels of 16 rows when there are 16 to 511 of them (no pack of W), dot products along k
-// for the rows left over.
+// panels of 16 rows when there are 16 to 511 of them (no pack of W), and for the rows
+// they leave when 12 or more; dot products along k for the rows left over.
 // CHECK-LABEL: func.func @dense_rows_in_lanes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x64xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<32x64xf32>) -> tensor<?x32xf32> {
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32> {
@@ -86,13 +86,16 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.remsi %[[V4]], %[[V8]] : index
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V9]] : index
+// CHECK-NEXT: %[[P12:[A-Za-z0-9_$.-]+]] = arith.constant 12 : index
+// CHECK-NEXT: %[[MANY:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V9]], %[[P12]] : index
+// CHECK-NEXT: %[[TAKEN:[A-Za-z0-9_$.-]+]] = arith.select %[[MANY]], %[[V4]], %[[V10]] : index
 // CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
 // CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V4]], %[[V11]] : index
 // CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.constant 512 : index
 // CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V13]] : index
 // CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.andi %[[V12]], %[[V14]] : i1
 // CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.select %[[V15]], %[[V10]], %[[V16]] : index
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.select %[[V15]], %[[TAKEN]], %[[V16]] : index
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V17]] : index
 // CHECK-NEXT: loop.foreach %[[V19:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V17]] step %[[V5]] schedule #loop.schedule<vector = 16, parallel> {
 // CHECK-NEXT: loop.foreach %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 16> {
@@ -153,13 +156,16 @@ func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> t
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.remsi %[[V4]], %[[V8]] : index
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V9]] : index
+// CHECK-NEXT: %[[P12:[A-Za-z0-9_$.-]+]] = arith.constant 12 : index
+// CHECK-NEXT: %[[MANY:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V9]], %[[P12]] : index
+// CHECK-NEXT: %[[TAKEN:[A-Za-z0-9_$.-]+]] = arith.select %[[MANY]], %[[V4]], %[[V10]] : index
 // CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
 // CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[V4]], %[[V11]] : index
 // CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.constant 512 : index
 // CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[V4]], %[[V13]] : index
 // CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.andi %[[V12]], %[[V14]] : i1
 // CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.select %[[V15]], %[[V10]], %[[V16]] : index
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = arith.select %[[V15]], %[[TAKEN]], %[[V16]] : index
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.subi %[[V4]], %[[V17]] : index
 // CHECK-NEXT: loop.foreach %[[V19:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V17]] step %[[V5]] schedule #loop.schedule<vector = 16, parallel> {
 // CHECK-NEXT: loop.foreach %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 16> {

@@ -6,19 +6,31 @@
 // 16 x 16 tile, columns outer, 16 accumulators with lanes along the rows (per step one
 // vector of the panel, one broadcast of W per column), transposed in registers (4
 // rounds of 16 shuffles), the bias and the stores with lanes along the columns. The
-// rows left over by whole panels run one element at a time.
+// rows left over by whole panels run as one more panel: packed element by element,
+// zeros past the last row, its tiles' results through a register block, row by row.
 // CHECK-LABEL: func.func @rows_in_lanes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<48x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<48xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x48xf32>)
 // CHECK: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<?x32xf32>
 // CHECK: %[[WHOLE:[A-Za-z0-9_$.-]+]] = arith.subi %[[M]], %{{.*}} : index
 // CHECK-NEXT: %[[DIV:[A-Za-z0-9_$.-]+]] = arith.divsi %[[WHOLE]], %{{.*}} : index
-// CHECK-NEXT: %[[SOME:[A-Za-z0-9_$.-]+]] = arith.cmpi sgt, %[[WHOLE]], %{{.*}} : index
+// CHECK-NEXT: %[[PART:[A-Za-z0-9_$.-]+]] = arith.subi %[[M]], %[[WHOLE]] : index
+// CHECK-NEXT: %[[MORE:[A-Za-z0-9_$.-]+]] = arith.cmpi sgt, %[[PART]], %{{.*}} : index
+// CHECK-NEXT: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.select %[[MORE]], %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[ALL:[A-Za-z0-9_$.-]+]] = arith.addi %[[DIV]], %[[ONE]] : index
+// CHECK-NEXT: %[[SOME:[A-Za-z0-9_$.-]+]] = arith.cmpi sgt, %[[M]], %{{.*}} : index
 // CHECK-NEXT: %[[BLOCKS:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %[[DIV]], %{{.*}} : index
+// CHECK-NEXT: %[[TOTAL:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %[[ALL]], %{{.*}} : index
 // CHECK-NEXT: %[[TILES:[A-Za-z0-9_$.-]+]] = arith.select %[[SOME]], %{{.*}}, %{{.*}} : index
-// CHECK-NEXT: %[[PANEL:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[BLOCKS]], %{{.*}}) : memref<?x?x16xf32>
+// CHECK-NEXT: %[[PANEL:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[TOTAL]], %{{.*}}) : memref<?x?x16xf32>
 // CHECK-NEXT: loop.foreach %[[PB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
 // CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[PANEL]][%[[PB]], %{{.*}}, %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK: loop.foreach %[[LB:[A-Za-z0-9_$.-]+]] = %[[BLOCKS]] to %[[TOTAL]] step %{{.*}} {
+// CHECK-NEXT: loop.foreach %[[L:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[PART]] step %{{.*}} {
+// CHECK: memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x32xf32>
+// CHECK-NEXT: memref.store %{{.*}}, %[[PANEL]][%[[LB]], %{{.*}}, %[[L]]] : memref<?x?x16xf32>
+// CHECK: loop.foreach %[[Z:[A-Za-z0-9_$.-]+]] = %[[PART]] to %{{.*}} step %{{.*}} {
+// CHECK: memref.store %{{.*}}, %[[PANEL]][%[[LB]], %{{.*}}, %[[Z]]] : memref<?x?x16xf32>
 // CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[TILES]] step %{{.*}} schedule #loop.schedule<parallel> {
 // CHECK-NEXT: loop.foreach %[[TB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
 // CHECK: loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = %{{.*}} combine(add, add, add, add, add, add, add, add, add, add, add, add, add, add, add, add) {{.*}} schedule #loop.schedule<unroll = 4> {
@@ -29,8 +41,16 @@
 // CHECK-COUNT-64: vector.shuffle
 // CHECK: %[[BIAS:[A-Za-z0-9_$.-]+]] = vector.load %[[B]][%[[J0]]] : memref<48xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[J0]]] : memref<?x48xf32>, vector<16xf32>
-// CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %[[WHOLE]] to %[[M]] step %{{.*}} schedule #loop.schedule<parallel> {
-// CHECK: memref.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] : memref<?x48xf32>
+// CHECK: loop.foreach %[[PT:[A-Za-z0-9_$.-]+]] = %[[BLOCKS]] to %[[TOTAL]] step %{{.*}} {
+// CHECK: vector.load %[[PANEL]][%[[PT]], %{{.*}}, %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: %[[RB:[A-Za-z0-9_$.-]+]] = loop.alloc reg : memref<16x16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[RB]][%{{.*}}, %{{.*}}] : memref<16x16xf32>, vector<16xf32>
+// CHECK-NEXT: loop.foreach %[[R:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[PART]] step %{{.*}} {
+// CHECK-NEXT: %[[ROW:[A-Za-z0-9_$.-]+]] = vector.load %[[RB]][%[[R]], %{{.*}}] : memref<16x16xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[J0]]] : memref<?x48xf32>, vector<16xf32>
+// CHECK-NOT: memref.store %{{.*}}, %[[OUT]]
+// CHECK: func.return
 func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref<48xf32>, %out: memref<?x48xf32>) attributes {nimble.kernel = "rows_in_lanes"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -60,7 +80,8 @@ func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref
 
 // With `pack` on the columns, each tile first copies its 16 rows of W (K = 1024 here:
 // rows 4 KiB apart share an L1 set) to a buffer with an odd number of 16-float lines per
-// row, and its broadcasts read that copy (the rows left over read W in place).
+// row, and its broadcasts read that copy (the rows left over too, as one more panel:
+// W is never read in place).
 // CHECK-LABEL: func.func @staged_rows
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x1024xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<32x1024xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>)
 // CHECK: %[[STRIDE:[A-Za-z0-9_$.-]+]] = arith.constant 1040 : index
@@ -75,8 +96,8 @@ func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref
 // CHECK-NEXT: vector.load %{{.*}}[%{{.*}}, %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
 // CHECK-NEXT: memref.load %[[ROWS]][%{{.*}}, %[[K]]] : memref<16x?xf32>
 // CHECK-NOT: memref.load %[[W]]
-// CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} schedule #loop.schedule<parallel> {
-// CHECK: memref.load %[[W]][%{{.*}}, %{{.*}}] : memref<32x1024xf32>
+// CHECK: loop.alloc reg : memref<16x16xf32>
+// CHECK-NOT: memref.load %[[W]]
 // CHECK: func.return
 func.func @staged_rows(%x: memref<?x1024xf32>, %w: memref<32x1024xf32>, %out: memref<?x32xf32>) attributes {nimble.kernel = "staged_rows"} {
   %c0 = arith.constant 0 : index
