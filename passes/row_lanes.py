@@ -22,9 +22,9 @@ share L1 sets: schedule-loops' `STAGE_ROWS`).
 The rows whole panels leave run as one more panel when schedule-loops gives the nest
 them (`PARTIAL_ROWS` or more): packed with zeros past the last row, the tile's results
 through a register block, row by row. Columns left over by whole tiles run one element
-at a time (schedule-loops otherwise splits the rows at whole panels). `W` may be read from row `c` on
-(`W[j + c, k]`: one output of several sliced from the product); a kernel's nests that
-pack the same rows share one pack (passes/share_packs.py).
+at a time (schedule-loops otherwise splits the rows at whole panels). `W` may be read
+from row `c` on (`W[j + c, k]`: one output of several sliced from the product); a
+kernel's nests that pack the same rows share one pack (passes/share_packs.py).
 """
 
 from __future__ import annotations
@@ -97,7 +97,8 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
     total = blocks
     if part is not None and constant_index(part) != 0:
         more = e.emit(arith.CmpiOp(part, e.const_index(0), "sgt")).result
-        total = e.emit(arith.AddiOp(blocks, e.emit(arith.SelectOp(more, e.const_index(1), e.const_index(0))).result)).result
+        one = e.emit(arith.SelectOp(more, e.const_index(1), e.const_index(0))).result
+        total = e.emit(arith.AddiOp(blocks, one)).result
     else:
         part = None
     tiles_end = main_n

@@ -20,8 +20,9 @@ that `tile-vectorize` can apply to it wins (tried on a copy):
   products with 16-lane vector accumulators along k;
 - a nest that would pack transposed panels (a dense layer's `W[j, k]`) with 16 to 511
   rows takes lanes along the rows instead (`ROW_LANES`, passes/row_lanes.py): whole
-  panels of 16 rows, split at run time when the rows are, the rest as above; its tiles
-  stage their rows of `W` when K is a multiple of `STAGE_ROWS`;
+  panels of 16 rows and, when `PARTIAL_ROWS` or more are left, one more panel for
+  them; split at run time when the rows are, the rest as above; its tiles stage their
+  rows of `W` when K is a multiple of `STAGE_ROWS`;
 - `elementwise`: j in 16-lane vectors, rows finished by one masked vector step
   (`remainder=auto`).
 
@@ -299,8 +300,10 @@ PARTIAL_ROWS = 12
 panel (its other lanes zero), not with the next strategy. Measured, x @ W^T + b, as one
 more panel vs the next strategy (min us, same process): 2 threads, W 1024 x 256: 25
 rows 92.6 vs 86.5, 26 93.0 vs 88.5, 28 93.0 vs 109.4, 30 93.7 vs 113.8, 127 318.9 vs
-343.8; W 256 x 1024: 26 134.3 vs 116.0, 28 129.2 vs 137.3, 30 133.4 vs 144.0; 1 thread
-about even from 12 rows left (W 1024 x 256: 28 163.4 vs 164.3, 30 162.4 vs 177.1)."""
+343.8; W 256 x 1024: 26 134.3 vs 116.0, 28 129.2 vs 137.3, 30 133.4 vs 144.0. On 1
+thread it does not pay for every shape: W 1024 x 256 28 rows 163.4 vs 164.3, 30 162.4
+vs 177.1, but W 256 x 1024 28 213.8 vs 194.5, 30 215.4 vs 208.7 (the choice is made
+for 2 threads, this machine's cores)."""
 
 
 ROW_LANES = (16, 512)
@@ -447,7 +450,8 @@ class ScheduleLoopsPass(ModulePass):
                 strategy = replace(strategy, masks=True)  # vectors: masked where not dot products
         if packs and _row_lanes_work(kernel, inner, lanes):
             # A transposed panel for few rows: lanes along the rows instead (whole panels
-            # of them), the rows left over (or all, out of range) as usual.
+            # of them, and the 12 to 15 rows they leave as one more), the rest (or all,
+            # out of range) as usual.
             rows = constant_index(outer.upper)
             if rows is None or ROW_LANES[0] <= rows < ROW_LANES[1]:
                 rest = None if rows is not None and rows % lanes in (0, *range(PARTIAL_ROWS, lanes)) else \

@@ -12,7 +12,8 @@ each writing nothing else, holding no parallel loop (a chunk of a split launch r
 whole) and reading only buffers the kernel never writes. A later pack whose buffer has
 the same type and sizes and whose nests do the same is dropped, its uses reading the
 first buffer. Measured (BERT 4 x 256, S = 128,
-ONNX, 2 threads): the query/key/value dense packed `x` three times per chunk.
+ONNX, 2 threads): the query/key/value dense packed `x` three times per chunk; once,
+its min went 262 -> 241 us.
 """
 
 from __future__ import annotations

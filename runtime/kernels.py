@@ -56,8 +56,8 @@ blocks of 50, workers awake, min / median us, whole vs 2 chunks): add + relu ove
 KiB 14.6/15.0 vs 14.8/15.3, 192 KiB 15.8/16.2 vs 15.6/16.0, 384 KiB 18.4/18.9 vs
 16.6/17.2, 768 KiB 24.3/25.2 vs 18.9/19.5, 3 MiB 62.3/63.3 vs 41.7/43.1; a dense layer
 at batch 1 over 256 KiB of weights 16.3/16.7 vs 15.8/16.2, 512 KiB 20.0/20.5 vs
-17.1/17.5, 1 MiB 29.6/30.3 vs 21.5/22.4, 4 MiB 69.5/70.9 vs 46.0/48.2 (work 2^20, a
-quarter of `PARALLEL_MIN_WORK`)."""
+17.1/17.5, 1 MiB 29.6/30.3 vs 21.5/22.4, 4 MiB 69.5/70.9 vs 46.0/48.2 (the last one's
+work 2^20, a quarter of `PARALLEL_MIN_WORK`)."""
 
 
 class Arg(Enum):
