@@ -5,7 +5,9 @@
 
 Inputs not given with `--input NAME=FILE.npy` are random (`--random-inputs` says so
 explicitly); their `?` dims are `--dim N` (every one), `--dim NAME=N` (a named dim, or
-`PARAM.AXIS=N`).
+`PARAM.AXIS=N`). Timed runs (`--repeat`, `--profile`) come after `--warmup` untimed
+ones (default 1: the first run builds each kernel's launch plan and may start the
+worker threads, which a steady state does not pay).
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dynamic-size", type=int, help="same as --dim N")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=1, help="run N times and report the median time")
+    p.add_argument("--warmup", type=int, default=1, metavar="N",
+                   help="untimed runs first (the first run builds each kernel's launch plan and may start the "
+                        "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
     p.add_argument("--threads", type=int)
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
@@ -103,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     opencl_device=args.opencl_device)
         t_compile = time.perf_counter() - t0
         values = build_inputs(exe, exe.entry, args)
+        for _ in range(max(0, args.warmup)):
+            exe.run(*values)
         times = []
         profile = exe.vm.start_profile() if args.profile else None
         for _ in range(max(1, args.repeat)):
@@ -124,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if exe.opencl is not None:
         on_device = sum(k.device == "opencl" for k in exe.program.kernels)
         what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
-    print(f"{what} in {t_compile:.2f} s; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}); "
+    warm = f", after {max(0, args.warmup)} untimed" if args.warmup > 0 else ""
+    print(f"{what} in {t_compile:.2f} s; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
           f"host fallbacks: {len(exe.fallbacks)}")
     if profile is not None:
         print(exe.vm.profile_report(profile, sum(times)))

@@ -109,6 +109,24 @@ def test_nimble_run_checks_against_the_reference():
     assert difference < 1e-4
 
 
+def test_nimble_run_times_after_untimed_warmup_runs():
+    """`--warmup N` runs (default 1) come before the timed ones and are said to; the
+    profile covers the timed runs alone (the same instruction count whatever N), and the
+    result is the same."""
+    outputs = []
+    for extra in ([], ["--warmup", "0"], ["--warmup", "3"]):
+        result = run_tool("nimble.run_cli", str(ROOT / "examples/lstm.nb"), "--dim", "n=2", "--dim", "xs.0=3",
+                          "--repeat", "2", "--profile", *extra)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        timing = next(line for line in lines if "ran in" in line)
+        warm = {(): "after 1 untimed", ("--warmup", "0"): None, ("--warmup", "3"): "after 3 untimed"}[tuple(extra)]
+        assert ("untimed" not in timing) if warm is None else (f"(median of 2, {warm})" in timing), timing
+        steps = next(line for line in lines if "VM instructions" in line).split()[0]
+        outputs.append((next(line for line in lines if line.startswith("result #0")), steps))
+    assert len(set(outputs)) == 1  # the same result, and the profile counts the 2 timed runs alone
+
+
 def test_nimble_run_reports_errors_without_traceback(tmp_path):
     bad = tmp_path / "bad.nb"
     bad.write_text("def @main(%x: f32[n]) -> f32[n] { return %x + }\n")
