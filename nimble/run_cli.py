@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if exe.opencl is not None:
         on_device = sum(k.device == "opencl" for k in exe.program.kernels)
         what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
-    warm = f", after {max(0, args.warmup)} untimed" if args.warmup > 0 else ""
+    warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
     print(f"{what} in {t_compile:.2f} s; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
           f"host fallbacks: {len(exe.fallbacks)}")
     if profile is not None:

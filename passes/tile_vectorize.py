@@ -52,11 +52,16 @@ from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, off
 from nimble.passes.transpose_tiles import transpose_tiles
 
 
+def _empty(lower: SSAValue, upper: SSAValue) -> bool:
+    """Whether [lower, upper) is known empty at compile time (a static size's leftovers)."""
+    lo, hi = constant_index(lower), constant_index(upper)
+    return lower is upper or (lo is not None and hi is not None and lo >= hi)
+
+
 def _foreach(e: Emitter, lower: SSAValue, upper: SSAValue, step: int, schedule: loop.Schedule | None,
              body) -> None:
-    lo, hi = constant_index(lower), constant_index(upper)
-    if lower is upper or (lo is not None and hi is not None and lo >= hi):
-        return  # no iterations (a static size's leftovers): nothing to emit
+    if _empty(lower, upper):
+        return  # no iterations: nothing to emit
     block = Block(arg_types=[IndexType()])
     saved = e.b
     e.b = Builder(InsertPoint.at_end(block))
@@ -161,7 +166,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         register tile (a reduction per element) only from `MASK_MIN_COLUMNS` of them,
         else one by one."""
         n = inner.upper
-        if n is start or constant_index(n) is not None and constant_index(n) == constant_index(start):
+        if _empty(start, n):
             return  # no columns left (a static size)
         if any(isinstance(o, loop.ReduceOp) for o in body):
             left = e.emit(arith.SubiOp(n, start)).result
@@ -353,16 +358,17 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
         raise NotVectorizable("operands read along the lanes both ways")
     start = split_at(e, n, width * cols if along_k else width)
     count = None if along_k else e.emit(arith.SubiOp(n, start)).result
-    staged: dict[tuple, SSAValue] = {}
+    staged: dict[tuple, tuple[SSAValue, SSAValue]] = {}  # the copy, and the column it starts from
     for ld in loads:
         if transposed(ld, red.iv):
             continue
         key = (ld.memref, tuple(ld.indices))
-        offset = column_offset(ld, inner, red)
-        first = start if offset is None else e.emit(arith.AddiOp(start, offset)).result
         if key not in staged:
+            offset = column_offset(ld, inner, red)
+            first = start if offset is None else e.emit(arith.AddiOp(start, offset)).result
             t = MemRefType(ld.res.type, [width, DYNAMIC_INDEX if k_static is None else k_static])
-            staged[key] = buf = e.emit(loop.AllocOp("dram", t, [k_upper] if k_static is None else [])).memref
+            buf = e.emit(loop.AllocOp("dram", t, [k_upper] if k_static is None else [])).memref
+            staged[key] = buf, first
 
             def copy(k: SSAValue, c: SSAValue, ld=ld, buf=buf, first=first) -> None:
                 j = e.emit(arith.AddiOp(first, c)).result
@@ -371,7 +377,7 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
 
             zero = e.const_index(0)
             foreach(zero, k_upper, 1, None, lambda k: foreach(zero, count, 1, None, lambda c: copy(k, c)))
-        e.staged_columns[ld] = (staged[key], first)
+        e.staged_columns[ld] = staged[key]
 
     def row_tile(i_values: list[SSAValue]) -> None:
         def tile(j0: SSAValue, size: int) -> None:
