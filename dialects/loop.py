@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, Me
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -497,7 +498,39 @@ class AllocOp(IRDLOperation):
         return cls(level, memref_type, resolved)
 
 
-Loop = Dialect("loop", [ForeachOp, ReduceOp, YieldOp, AllocOp], [ScheduleAttr, LevelAttr])
+PREFETCH_LEVELS = (0, 1, 2, 3)
+"""LLVM's locality hints: 0 (none: streamed, not kept) to 3 (kept in every cache level)."""
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """A hint that the element `memref[indices]` will be read soon: fetch its cache line.
+
+    It changes no value, and may be dropped; the indices must be in bounds (they are an
+    address). `locality` is LLVM's (0 to 3, 3: keep it in every cache level).
+    Example: `loop.prefetch %w[%j, %k] {locality = 2 : i64} : memref<768x3072xf32>`
+    """
+
+    name = "loop.prefetch"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    locality = prop_def(IntegerAttr)
+    assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], locality: int = 3):
+        super().__init__(operands=[memref, indices],
+                         properties={"locality": IntegerAttr(locality, 64)})
+
+    def verify_(self) -> None:
+        if len(self.indices) != self.memref.type.get_num_dims():
+            raise _error(self, f"expected {self.memref.type.get_num_dims()} indices (one per dim), "
+                               f"got {len(self.indices)}")
+        if self.locality.value.data not in PREFETCH_LEVELS:
+            raise _error(self, f"locality must be 0 to 3, got {self.locality.value.data}")
+
+
+Loop = Dialect("loop", [ForeachOp, ReduceOp, YieldOp, AllocOp, PrefetchOp], [ScheduleAttr, LevelAttr])
 
 
 # ---------------------------------------------------------------------------------------

@@ -452,6 +452,9 @@ class CEmitter:
         buf = self.buffer(op.memref)
         self.define(op.res, f"{buf.pointer}[{buf.offset([self.v(i) for i in op.indices])}]")
 
+    def prefetch(self, op: loop.PrefetchOp) -> None:
+        """A hint: C-like targets drop it (their compilers and caches decide)."""
+
     def store(self, op: memref.StoreOp) -> None:
         buf = self.buffer(op.memref)
         self.line(f"{buf.pointer}[{buf.offset([self.v(i) for i in op.indices])}] = {self.v(op.value)};")
@@ -547,6 +550,7 @@ _STATEMENTS: dict[type[Operation], Callable[[CEmitter, Operation], None]] = {
     loop.AllocOp: CEmitter.alloc,
     memref.LoadOp: CEmitter.load,
     memref.StoreOp: CEmitter.store,
+    loop.PrefetchOp: CEmitter.prefetch,
     memref.DimOp: CEmitter.dim,
     memref.CollapseShapeOp: CEmitter.collapse,
 }

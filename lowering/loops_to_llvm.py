@@ -433,6 +433,13 @@ class _FunctionLowering:
         ptr = self.address(buf, [self.v(i) for i in op.indices], t)
         self.values[op.res] = self.emit(llvm.LoadOp(ptr, t))
 
+    def prefetch(self, op: loop.PrefetchOp) -> None:
+        buf = self.buffers[op.memref]
+        ptr = self.address(buf, [self.v(i) for i in op.indices], llvm_type(op.memref.type.get_element_type()))
+        read, data = self.const(0, i32), self.const(1, i32)
+        self.emit(llvm.CallIntrinsicOp("llvm.prefetch.p0", [ptr, read, self.const(op.locality.value.data, i32), data],
+                                       []))
+
     def store(self, op: memref.StoreOp) -> None:
         buf = self.buffers[op.memref]
         ptr = self.address(buf, [self.v(i) for i in op.indices], llvm_type(op.value.type))
@@ -760,6 +767,7 @@ _HANDLERS: dict[type[Operation], Callable[[_FunctionLowering, Operation], None]]
     scf.ForOp: _FunctionLowering.scf_for,
     memref.LoadOp: _FunctionLowering.load,
     memref.StoreOp: _FunctionLowering.store,
+    loop.PrefetchOp: _FunctionLowering.prefetch,
     memref.DimOp: _FunctionLowering.dim,
     memref.CollapseShapeOp: _FunctionLowering.collapse,
     vector.LoadOp: _FunctionLowering.vload,

@@ -10,7 +10,7 @@ raised for anything else, and the caller keeps the nest as it was.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -346,7 +346,7 @@ class Tile:
     """Emit one tile: `copies` of `body`, reductions jammed."""
 
     def __init__(self, emitter: Emitter, body: Sequence[Operation], copies: list[Copy], lane: SSAValue | None,
-                 unroll: bool = True, k_width: int = 0):
+                 unroll: bool = True, k_width: int = 0, each_step: Callable[[SSAValue], None] | None = None):
         self.e = emitter
         self.body = [o for o in body if not isinstance(o, loop.YieldOp)]
         self.copies = copies
@@ -356,6 +356,9 @@ class Tile:
         of tiles, and each unrolled copy is code to compile)."""
         self.k_width = k_width
         """Lanes along k for the reductions whatever their schedule (dot products)."""
+        self.each_step = each_step
+        """Emits ops once per step of the jammed reductions, given the step's index, after
+        the copies' (software prefetches)."""
 
     def run(self) -> None:
         for op in self.body:
@@ -417,6 +420,8 @@ class Tile:
                         yielded.append(new)
                 else:
                     self.e.clone(body_op, inner, inner_varying)
+        if self.each_step is not None:
+            self.each_step(block.args[0])
         self.e.memo.pop()
         self.e.b.insert(loop.YieldOp(yielded))
         self.e.b = saved

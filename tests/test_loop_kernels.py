@@ -41,6 +41,27 @@ func.func @sum_max(%a: memref<?xf32>, %out: memref<2xf32>) attributes {nimble.ke
   func.return
 }
 
+func.func @row_sums_ahead(%a: memref<?x?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_sums_ahead"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf32>
+  %m = memref.dim %a, %c1 : memref<?x?xf32>
+  %last = arith.subi %n, %c1 : index
+  %z = arith.constant 0.0 : f32
+  loop.foreach %i = %c0 to %n step %c1 {
+    %next = arith.addi %i, %c1 : index
+    %ahead = arith.minsi %next, %last : index
+    %s = loop.reduce %k = %c0 to %m step %c1 combine(add) init(%z) : f32 {
+      loop.prefetch %a[%ahead, %k] {locality = 3 : i64} : memref<?x?xf32>
+      %x = memref.load %a[%i, %k] : memref<?x?xf32>
+      loop.yield %x : f32
+    }
+    memref.store %s, %out[%i] : memref<?xf32>
+    loop.yield
+  }
+  func.return
+}
+
 func.func @column_sums(%a: memref<?x16xf32>, %out: memref<16xf32>) attributes {nimble.kernel = "column_sums"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -112,6 +133,16 @@ def test_vector_reduce(kernels, n, rng):
     out = np.empty(16, np.float32)
     kernels["column_sums"](a, out)
     np.testing.assert_allclose(out, a.sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("m", [1, 33])
+def test_prefetch_changes_no_value(kernels, n, m, rng):
+    """`loop.prefetch` of the next row (the last row for the last) while summing a row."""
+    a = rng.standard_normal((n, m)).astype(np.float32)
+    out = np.empty(n, np.float32)
+    kernels["row_sums_ahead"](a, out)
+    np.testing.assert_allclose(out, a.sum(1), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.dialects import arith, func, vector
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 import nimble
 from nimble.dialects import loop
@@ -504,6 +505,11 @@ def _row_lane_panels(exe) -> list:
             and o.memref.type.get_shape()[-1] == 16]
 
 
+def _prefetched(exe) -> set[tuple[int, ...]]:
+    """The shapes of the buffers some `loop.prefetch` reads ahead."""
+    return {tuple(o.memref.type.get_shape()) for o in exe.module.walk() if isinstance(o, loop.PrefetchOp)}
+
+
 @pytest.mark.parametrize("chunks", [1, 2, 3])
 @pytest.mark.parametrize("k,n", [("17", "70"), ("512", "48"), ("k", "n")])
 def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
@@ -519,6 +525,7 @@ def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
     text = _dense_residual(k, n)
     exe = nimble.compile(nimble.parse(text, name="dense.nb"), threads=chunks)
     assert _row_lane_panels(exe)
+    assert _prefetched(exe) == {{"17": (70, 17), "512": (48, 512), "k": (DYNAMIC_INDEX, DYNAMIC_INDEX)}[k]}  # the next tile's rows of W
     ref = nimble.parse(text, name="dense.nb")
     sizes = {"17": [(17, 70)], "512": [(512, 48)], "k": [(33, 21), (1024, 21)]}[k]
     for kk, nn in sizes:
@@ -537,6 +544,7 @@ def test_dense_rows_in_lanes_static(m, rng):
     text = _dense_residual("24", "40", str(m))
     exe = nimble.compile(nimble.parse(text, name="dense.nb"))
     assert bool(_row_lane_panels(exe)) == (m < 512)
+    assert _prefetched(exe) == ({(40, 24)} if m < 512 else set())
     x = rng.standard_normal((m, 24)).astype(np.float32)
     w = rng.standard_normal((40, 24)).astype(np.float32)
     b = rng.standard_normal(40).astype(np.float32)

@@ -237,3 +237,22 @@ func.func @prefix(%out: memref<?xf32>, %n: index) attributes {nimble.kernel = "p
   vector.maskedstore %out[%c0], %mask, %v : memref<?xf32>, vector<16xi1>, vector<16xf32>
   func.return
 }
+
+// -----
+
+// A prefetch is the element's address and LLVM's intrinsic: read (0), the op's
+// locality, data cache (1).
+// CHECK-LABEL: llvm.func internal @prefetch_row_body
+// CHECK-SAME: (%[[W:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[N:[A-Za-z0-9_$.-]+]]: i64, %[[J:[A-Za-z0-9_$.-]+]]: i64, %[[K:[A-Za-z0-9_$.-]+]]: i64
+// CHECK: %[[ROW:[A-Za-z0-9_$.-]+]] = llvm.mul %[[J]], %{{.*}} : i64
+// CHECK-NEXT: %[[AT:[A-Za-z0-9_$.-]+]] = llvm.add %[[ROW]], %[[K]] : i64
+// CHECK-NEXT: %[[PTR:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[W]][%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[READ:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[DATA:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: %[[KEEP:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.prefetch.p0"(%[[PTR]], %[[READ]], %[[KEEP]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT: llvm.return
+func.func @prefetch_row(%w: memref<?x64xf32>, %j: index, %k: index) attributes {nimble.kernel = "prefetch_row"} {
+  loop.prefetch %w[%j, %k] {locality = 2 : i64} : memref<?x64xf32>
+  func.return
+}

@@ -4,7 +4,8 @@
 // packed transposed in panels of 16 rows (read by every tile; packed whole by every
 // chunk of a split launch; nothing packed and no tiles without a whole panel), then per
 // 16 x 16 tile, columns outer, 16 accumulators with lanes along the rows (per step one
-// vector of the panel, one broadcast of W per column), transposed in registers (4
+// vector of the panel, one broadcast of W per column, and a prefetch of the next tile's
+// rows of W: step k, row k % 16, from its line k - k % 16), transposed in registers (4
 // rounds of 16 shuffles), the bias and the stores with lanes along the columns. The
 // rows left over by whole panels run as one more panel: packed element by element,
 // zeros past the last row, its tiles' results through a register block, row by row.
@@ -32,12 +33,19 @@
 // CHECK: loop.foreach %[[Z:[A-Za-z0-9_$.-]+]] = %[[PART]] to %{{.*}} step %{{.*}} {
 // CHECK: memref.store %{{.*}}, %[[PANEL]][%[[LB]], %{{.*}}, %[[Z]]] : memref<?x?x16xf32>
 // CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[TILES]] step %{{.*}} schedule #loop.schedule<parallel> {
+// CHECK-NEXT: %[[AFTER:[A-Za-z0-9_$.-]+]] = arith.addi %[[J0]], %{{.*}} : index
+// CHECK-NEXT: %[[NEXT:[A-Za-z0-9_$.-]+]] = arith.minsi %[[AFTER]], %c32 : index
 // CHECK-NEXT: loop.foreach %[[TB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
 // CHECK: loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = %{{.*}} combine(add, add, add, add, add, add, add, add, add, add, add, add, add, add, add, add) {{.*}} schedule #loop.schedule<unroll = 4> {
 // CHECK-NEXT: %[[XT:[A-Za-z0-9_$.-]+]] = vector.load %[[PANEL]][%[[TB]], %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
 // CHECK-NEXT: %[[W0:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[J0]], %[[K]]] : memref<48x32xf32>
 // CHECK-NEXT: %[[W0V:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[W0]] : f32 to vector<16xf32>
 // CHECK-NEXT: %{{.*}} = arith.mulf %[[XT]], %[[W0V]] : vector<16xf32>
+// CHECK: %[[ROWOF:[A-Za-z0-9_$.-]+]] = arith.andi %[[K]], %{{.*}} : index
+// CHECK-NEXT: %[[LINE:[A-Za-z0-9_$.-]+]] = arith.subi %[[K]], %[[ROWOF]] : index
+// CHECK-NEXT: %[[PROW:[A-Za-z0-9_$.-]+]] = arith.addi %[[NEXT]], %[[ROWOF]] : index
+// CHECK-NEXT: loop.prefetch %[[W]][%[[PROW]], %[[LINE]]] {locality = 3 : i64} : memref<48x32xf32>
+// CHECK-NEXT: loop.yield
 // CHECK-COUNT-64: vector.shuffle
 // CHECK: %[[BIAS:[A-Za-z0-9_$.-]+]] = vector.load %[[B]][%[[J0]]] : memref<48xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[J0]]] : memref<?x48xf32>, vector<16xf32>

@@ -100,3 +100,19 @@ func.func @yield_parent() {
   // expected-error @+1 {{'loop.yield' expects parent op to be one of 'loop.foreach', 'loop.reduce'}}
   loop.yield
 }
+
+// -----
+
+func.func @prefetch_indices(%w: memref<?x64xf32>, %j: index) {
+  // expected-error @+1 {{'loop.prefetch' op expected 2 indices (one per dim), got 1}}
+  loop.prefetch %w[%j] {locality = 3 : i64} : memref<?x64xf32>
+  func.return
+}
+
+// -----
+
+func.func @prefetch_locality(%w: memref<?x64xf32>, %j: index) {
+  // expected-error @+1 {{'loop.prefetch' op locality must be 0 to 3, got 4}}
+  loop.prefetch %w[%j, %j] {locality = 4 : i64} : memref<?x64xf32>
+  func.return
+}

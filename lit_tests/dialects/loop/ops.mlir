@@ -95,3 +95,15 @@ func.func @nested_vector(%a: memref<?x16xf32>, %out: memref<16xf32>) {
   vector.store %v, %out[%c0] : memref<16xf32>, vector<16xf32>
   func.return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @prefetch
+// CHECK-SAME: (%[[W:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[J:[A-Za-z0-9_$.-]+]]: index, %[[K:[A-Za-z0-9_$.-]+]]: index) {
+// CHECK-NEXT: loop.prefetch %[[W]][%[[J]], %[[K]]] {locality = 0 : i64} : memref<?x64xf32>
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+func.func @prefetch(%w: memref<?x64xf32>, %j: index, %k: index) {
+  loop.prefetch %w[%j, %k] {locality = 0 : i64} : memref<?x64xf32>
+  func.return
+}
