@@ -27,22 +27,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     SymbolRefAttr,
+    TensorType,
     UnitAttr,
 )
-from xdsl.ir import Operation, Region
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import shape
-from nimble.dialects.graph import FusedOp, GraphOp, WhileOp, YieldOp
+from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
+from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.graph_to_loops import KERNEL_ATTR
 from nimble.lowering.rnn_to_spatial import (
@@ -60,14 +63,43 @@ SKIPPED_ATTR = "nimble.recurrence_skipped"
 """On a `graph.while` this lowering does not take: why."""
 
 
-def _wrap(rec: Recurrence, step: Step, name: str, host_values: list) -> FusedOp:
-    """Replace the loop by a `graph.fused` over `host_values` holding it (body flattened)."""
+def _is_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, ConstantOp)
+
+
+def _laid_out(rec: Recurrence, program: func.FuncOp, host_values: list[SSAValue]) -> list[SSAValue]:
+    """The kernel's operands: `host_values`, except a constant whose parameter took a
+    padded type (`pad_rows`), padded here once (zeros past its columns), before the loop."""
+    operands = list(host_values)
+    for i, (param, v) in enumerate(zip(program.args, host_values)):
+        if not isinstance(v.type, TensorType) or param.type.get_shape() == v.type.get_shape():
+            continue
+        array = dense_to_array(v.owner.value)
+        padded = np.zeros(param.type.get_shape(), array.dtype)
+        padded[:, :array.shape[1]] = array
+        t = TensorType(v.type.element_type, padded.shape)
+        constant = ConstantOp(array_to_dense(padded, t))
+        constant.result.name_hint = f"{v.name_hint or 'w'}_padded"
+        Rewriter.insert_op(constant, InsertPoint.before(rec.op))
+        operands[i] = constant.result
+    return operands
+
+
+def _wrap(rec: Recurrence, step: Step, name: str, host_values: list[SSAValue], operands: list[SSAValue]) -> FusedOp:
+    """Replace the loop by a `graph.fused` over `operands` holding it (body flattened): the
+    host values, where padded (`_laid_out`) sliced back to their columns for the body."""
     loop_op = rec.op
-    region = fused_region([v.type for v in host_values])
+    region = fused_region([v.type for v in operands])
     block = region.block
-    env = dict(zip(host_values, block.args))
-    for arg, v in zip(block.args, host_values):
+    env = {}
+    for arg, v, operand in zip(block.args, host_values, operands):
         arg.name_hint = v.name_hint
+        env[v] = arg
+        if operand is not v:
+            rows, cols = v.type.get_shape()
+            cut = SliceOp(arg, [0, 0], [rows, cols], [1, 1], v.type)
+            block.add_op(cut)
+            env[v] = cut.result
     zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
     block.add_op(zero)
     inits = [zero.result if i == rec.counter else env[v] for i, v in enumerate(loop_op.inits)]
@@ -79,7 +111,7 @@ def _wrap(rec: Recurrence, step: Step, name: str, host_values: list) -> FusedOp:
     block.add_op(clone)
     states = [r for i, r in enumerate(clone.results) if i != rec.counter]
     block.add_op(YieldOp(states))
-    wrapper = FusedOp(list(host_values), [r.type for r in states], region)
+    wrapper = FusedOp(list(operands), [r.type for r in states], region)
     wrapper.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
     wrapper.attributes[RECURRENCE_ATTR] = UnitAttr()
     wrapper.location = loop_op.location
@@ -134,9 +166,9 @@ def lower_module(module: ModuleOp) -> list[str]:
 
     def lower(rec: Recurrence, step: Step, name: str) -> None:
         _check(rec, step)
-        program, host_values = build_program(rec, step, name, "f32", target="cpu")
+        program, host_values = build_program(rec, step, name, "f32", target="cpu", constant=_is_constant)
         module.body.block.add_op(program)
-        _wrap(rec, step, name, host_values)
+        _wrap(rec, step, name, host_values, _laid_out(rec, program, host_values))
 
     return lower_recurrences(module, lower, SKIPPED_ATTR)
 

@@ -301,8 +301,8 @@ def _append_rows(b: Builder, rows: SSAValue, out: SSAValue, init: SSAValue, t: S
     nest(b, buffer_dims(b, rows), body, zero, one)
 
 
-def build_program(rec: Recurrence, step: Step, name: str, precision: str,
-                  target: str = SPATIAL_DEVICE) -> tuple[func.FuncOp, list[SSAValue]]:
+def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = SPATIAL_DEVICE,
+                  constant: Callable[[SSAValue], bool] = lambda v: False) -> tuple[func.FuncOp, list[SSAValue]]:
     """The spatial program of a recurrence, and the host values its input parameters
     take (outside tensors, outside index values, initial states; one output per state
     follows them). `target="cpu"`: the same time loop as a CPU kernel: weights read where
@@ -310,7 +310,8 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str,
     that each read one operand (`index_set_split`), and every value the loop's body reads
     a parameter (the kernel stands in for the whole loop), the input projection of every
     step computed before the time loop (`hoist_projections`), weight rows whose length
-    aliases in the cache read from a padded copy (`pad_rows`)."""
+    aliases in the cache read from a padded copy (`pad_rows`), or, when the host value is
+    `constant`, with the padded type: the caller passes a padded constant."""
     spatial = target == SPATIAL_DEVICE
     sig = _Signature.of(rec, step, everything=not spatial)
     program = sig.function(rec, name)
@@ -388,7 +389,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str,
         split_reductions(program)
         fold_index_ranges(program)
         hoist_input_projections(time_loop)
-        pad_aliasing_rows(program)
+        pad_aliasing_rows(program, {p for p, v in zip(params[:n_in], sig.host_values) if constant(v)})
         program.attributes[loop.COOPERATIVE_MARK] = UnitAttr()
         return program, sig.host_values
     # Loop-level rewrites: narrow reads widened, gates fused, x_t staged, scales hoisted.

@@ -42,6 +42,27 @@ class Storage:
         self.size = capacity
 
 
+CONSTANT_ALIGNMENT = 64
+"""Where a module's constants start (a cache line). numpy's buffers and a bytecode
+file's bytes start 16-byte aligned; a kernel's vector loads from a weight matrix whose
+rows start mid-line straddle two lines each (ONNX LSTM h512, 25 steps, 2 threads, its
+recurrent weights read in place: 1.87 ms at 16 bytes, against 1.19 through an aligned
+copy made per call)."""
+
+
+def aligned(array: np.ndarray, alignment: int = CONSTANT_ALIGNMENT) -> np.ndarray:
+    """`array` if its data start at a multiple of `alignment` bytes, else an aligned copy
+    (C order, as writeable as `array`)."""
+    if array.flags.c_contiguous and data_pointer(array) % alignment == 0:
+        return array
+    raw = np.empty(array.nbytes + alignment, dtype=np.uint8)
+    start = -data_pointer(raw) % alignment
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    copy.flags.writeable = array.flags.writeable
+    return copy
+
+
 @dataclass
 class PoolStats:
     requested_bytes: int = 0  # every allocation's size, summed

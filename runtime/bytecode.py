@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
 
 from nimble.dialects import device, loop, vm
 from nimble.dialects.graph.adt import AdtOp
+from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
 FORMAT_VERSION = 3
@@ -154,7 +155,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
             code.append((vm.OPCODES[op.MNEMONIC], tuple(values)))
         program_functions.append(Function(f.sym_name.data, f.num_regs.value.data, f.param_regs(), _results_of(f), code))
     interpreter = Interpreter(ModuleOp([]), base_dir)
-    arrays = [np.require(c.body.block.first_op.evaluate(interpreter, [])[0], requirements="C") for c in constants]
+    arrays = [aligned(np.asarray(c.body.block.first_op.evaluate(interpreter, [])[0])) for c in constants]
     host_module = ModuleOp([op.clone() for op in adts] + [h.clone() for h in hosts] + _signatures(functions))
     from nimble import __version__
 
@@ -493,7 +494,7 @@ def decode(data: bytes) -> Program:
         if at + nbytes > len(s[S_CONSTANTS]):
             raise BytecodeError(f"constant {i}: data [{at}, {at + nbytes}) outside the constants section")
         array = np.frombuffer(s[S_CONSTANTS], dtype, int(np.prod(shape)), at).reshape(shape)
-        constants.append(array)
+        constants.append(aligned(array))
     r = _Reader(s[S_CONSTRUCTORS], "constructors")
     constructors = [(r.string(), r.one("I")) for _ in range(r.count(8, "constructors"))]
     r = _Reader(s[S_HOST], "host functions")
