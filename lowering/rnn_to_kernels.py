@@ -72,7 +72,7 @@ def _laid_out(rec: Recurrence, program: func.FuncOp, host_values: list[SSAValue]
     padded type (`pad_rows`), padded here once (zeros past its columns), before the loop."""
     operands = list(host_values)
     for i, (param, v) in enumerate(zip(program.args, host_values)):
-        if not isinstance(v.type, TensorType) or param.type.get_shape() == v.type.get_shape():
+        if not _is_constant(v) or param.type.get_shape() == v.type.get_shape():
             continue
         array = dense_to_array(v.owner.value)
         padded = np.zeros(param.type.get_shape(), array.dtype)

@@ -271,10 +271,10 @@ not matter, the prefetch does."""
 
 
 def _next_rows(e: Emitter, weights: list[SSAValue], first: SSAValue, width: int) -> Callable[[SSAValue], None]:
-    """`each_step` for a tile's reductions that stage their rows of `weights` from row
-    `first`: step k prefetches line k // V of row k % V of the next tile's V rows (the
-    last V rows of `W` for the last tile), so that its staging copy reads them from cache
-    instead of from memory before its FMAs start."""
+    """`each_step` for a tile's reductions that read (or stage) their rows of `weights`
+    from row `first`: step k prefetches line k // V of row k % V of the next tile's V
+    rows (the last V rows of `W` for the last tile), so that the next tile's staging
+    copy or first panel finds them in cache instead of waiting on memory."""
     after = e.emit(arith.AddiOp(first, e.const_index(width))).result
     starts = []
     for w in weights:
