@@ -593,9 +593,27 @@ def viewed_buffer(value: SSAValue) -> SSAValue:
     return value
 
 
+STORES = (memref.StoreOp, vector.StoreOp, vector.MaskedStoreOp)
+
+
 def writes_memory(op: Operation) -> bool:
     """Whether `op` or an op inside it stores to a buffer."""
-    return any(isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp) for o in op.walk())
+    return any(isinstance(o, STORES) for o in op.walk())
+
+
+def accessed_buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The buffers (through views) `op` and the ops inside it read, and write."""
+    reads: set[SSAValue] = set()
+    writes: set[SSAValue] = set()
+    for o in op.walk():
+        if isinstance(o, memref.LoadOp | memref.StoreOp):
+            buffer = o.memref
+        elif isinstance(o, vector.LoadOp | vector.MaskedLoadOp | vector.StoreOp | vector.MaskedStoreOp):
+            buffer = o.base
+        else:
+            continue
+        (writes if isinstance(o, STORES) else reads).add(viewed_buffer(buffer))
+    return reads, writes
 
 
 def can_cooperate(kernel: Operation) -> bool:
@@ -644,6 +662,4 @@ def splits_profitably(kernel: Operation) -> bool:
 
 def _fills_scratch(nest: Operation, body: Block) -> bool:
     """Whether `nest` stores only into buffers allocated in `body` (the kernel's)."""
-    stores = [o for o in nest.walk() if isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp)]
-    bases = [viewed_buffer(o.memref if isinstance(o, memref.StoreOp) else o.base) for o in stores]
-    return all(isinstance(b.owner, AllocOp) and b.owner.parent_block() is body for b in bases)
+    return all(isinstance(b.owner, AllocOp) and b.owner.parent_block() is body for b in accessed_buffers(nest)[1])

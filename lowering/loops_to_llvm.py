@@ -228,7 +228,7 @@ class _FunctionLowering:
             if isinstance(op, (loop.YieldOp, scf.YieldOp, func.ReturnOp)):
                 continue
             if together:
-                op_reads, op_writes = _buffers(op)
+                op_reads, op_writes = loop.accessed_buffers(op)
                 if op_writes & (reads | writes) or op_reads & writes:
                     self.barrier()  # the other chunks' shares of the nests before may be in use
                     reads, writes = set(), set()
@@ -718,22 +718,6 @@ def _byte_size(t: Attribute) -> int:
     if isinstance(t, AnyFloat):
         return t.bitwidth // 8
     return max(1, t.width.data // 8)
-
-
-def _buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
-    """The buffers (through views) `op` reads and writes."""
-    reads: set[SSAValue] = set()
-    writes: set[SSAValue] = set()
-    for o in op.walk():
-        if isinstance(o, memref.LoadOp | memref.StoreOp):
-            buffer = o.memref
-        elif isinstance(o, vector.LoadOp | vector.StoreOp | vector.MaskedLoadOp | vector.MaskedStoreOp):
-            buffer = o.base
-        else:
-            continue
-        buffer = loop.viewed_buffer(buffer)
-        (writes if isinstance(o, memref.StoreOp | vector.StoreOp | vector.MaskedStoreOp) else reads).add(buffer)
-    return reads, writes
 
 
 def _on_heap(op: loop.AllocOp) -> bool:

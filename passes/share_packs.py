@@ -21,24 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nimble.dialects import loop
 from nimble.passes.tile_emitter import schedule_of
-
-_STORES = (memref.StoreOp, vector.StoreOp, vector.MaskedStoreOp)
-
-
-def _target(store: Operation) -> SSAValue:
-    return loop.viewed_buffer(store.memref if isinstance(store, memref.StoreOp) else store.base)
-
-
-def _reads(op: Operation) -> set[SSAValue]:
-    return {loop.viewed_buffer(o.memref if isinstance(o, memref.LoadOp) else o.base) for o in op.walk()
-            if isinstance(o, memref.LoadOp | vector.LoadOp | vector.MaskedLoadOp)}
 
 
 def _same(a: Operation, b: Operation, known: dict[SSAValue, SSAValue]) -> bool:
@@ -55,7 +44,7 @@ def _same(a: Operation, b: Operation, known: dict[SSAValue, SSAValue]) -> bool:
     if len(ops_a) != len(ops_b):
         return False
     for x, y in zip(ops_a, ops_b):
-        if x.name != y.name or x.attributes != y.attributes or x.properties != y.properties \
+        if type(x) is not type(y) or x.attributes != y.attributes or x.properties != y.properties \
                 or len(x.operands) != len(y.operands) or len(x.results) != len(y.results) \
                 or [len(r.blocks) for r in x.regions] != [len(r.blocks) for r in y.regions] \
                 or any(key(u, True) != key(v, False) for u, v in zip(x.operands, y.operands)):
@@ -74,15 +63,15 @@ def share_packs(kernel: func.FuncOp) -> int:
     block = kernel.body.block
     writers: dict[SSAValue, list[Operation]] = {}
     for top in block.ops:
-        for target in dict.fromkeys(_target(o) for o in top.walk() if isinstance(o, _STORES)):
+        for target in loop.accessed_buffers(top)[1]:
             writers.setdefault(target, []).append(top)
     seen: list[tuple[loop.AllocOp, list[Operation]]] = []
     dropped = 0
     for alloc in [o for o in block.ops if isinstance(o, loop.AllocOp)]:
         fills = writers.get(alloc.memref, [])
-        if not fills or any(not isinstance(f, loop.ForeachOp) or _targets(f) != {alloc.memref}
+        if not fills or any(not isinstance(f, loop.ForeachOp) or loop.accessed_buffers(f)[1] != {alloc.memref}
                             or any(isinstance(o, loop.ForeachOp) and schedule_of(o).parallel for o in f.walk())
-                            or any(r in writers for r in _reads(f)) for f in fills):
+                            or any(r in writers for r in loop.accessed_buffers(f)[0]) for f in fills):
             continue
         same = next((a for a, fs in seen if a.memref.type == alloc.memref.type
                      and list(a.dynamic_sizes) == list(alloc.dynamic_sizes) and len(fs) == len(fills)
@@ -100,10 +89,6 @@ def share_packs(kernel: func.FuncOp) -> int:
     return dropped
 
 
-def _targets(op: Operation) -> set[SSAValue]:
-    return {_target(o) for o in op.walk() if isinstance(o, _STORES)}
-
-
 @dataclass(frozen=True)
 class SharePacksPass(ModulePass):
     """Reuse a kernel's packed buffer where a later nest packs the same operand again."""
@@ -111,6 +96,5 @@ class SharePacksPass(ModulePass):
     name = "share-packs"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in op.body.block.ops:
-            if isinstance(kernel, func.FuncOp) and loop.KERNEL_MARK in kernel.attributes:
-                share_packs(kernel)
+        for kernel in loop.kernels_of(op):
+            share_packs(kernel)

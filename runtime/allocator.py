@@ -28,15 +28,20 @@ def size_class(size: int) -> int:
     return -(-size // MIB) * MIB
 
 
+def aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:
+    """A new uint8 buffer of `nbytes` starting at a multiple of `alignment` bytes."""
+    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    start = -data_pointer(raw) % alignment
+    return raw[start:start + nbytes]
+
+
 class Storage:
     """A block of bytes at an aligned address; tensors are views into `buffer`."""
 
     __slots__ = ("buffer", "size", "capacity", "alignment", "__weakref__")
 
     def __init__(self, capacity: int, alignment: int):
-        raw = np.empty(capacity + alignment, dtype=np.uint8)
-        start = -data_pointer(raw) % alignment
-        self.buffer = raw[start:start + capacity]
+        self.buffer = aligned_bytes(capacity, alignment)
         self.capacity = capacity
         self.alignment = alignment
         self.size = capacity
@@ -55,9 +60,7 @@ def aligned(array: np.ndarray, alignment: int = CONSTANT_ALIGNMENT) -> np.ndarra
     (C order, as writeable as `array`)."""
     if array.flags.c_contiguous and data_pointer(array) % alignment == 0:
         return array
-    raw = np.empty(array.nbytes + alignment, dtype=np.uint8)
-    start = -data_pointer(raw) % alignment
-    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy = aligned_bytes(array.nbytes, alignment).view(array.dtype).reshape(array.shape)
     copy[...] = array
     copy.flags.writeable = array.flags.writeable
     return copy

@@ -798,7 +798,6 @@ def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {threads}
 
 
-
 def test_a_launch_streaming_enough_memory_splits_whatever_its_work(rng):
     """A dense layer at batch 1 does little work per byte: it splits from
     `PARALLEL_MIN_BYTES` of arguments (its weights), not from `PARALLEL_MIN_WORK`; a
