@@ -147,22 +147,39 @@ def conforms(value: Any, type: Attribute) -> str | None:
 class SignatureCheck:
     """Checks arguments against parameter types, naming the parameter on a mismatch.
     Built once per signature: the common case (ndarrays of the right dtype and dims)
-    compares precomputed dtypes and dims; only a mismatch formats a message."""
+    compares precomputed dtypes and shapes (a whole tuple when every dim is static, the
+    static dims one by one otherwise); only a mismatch formats a message."""
 
     def __init__(self, callee: str, types: Sequence[Attribute], names: Sequence[str]):
         self.callee, self.types, self.names = callee, list(types), list(names)
-        self.arrays = [(i, numpy_dtype(t.element_type), tuple(dims(t)))
-                       for i, t in enumerate(self.types) if isinstance(t, TensorType)]
+        self.arrays: list[tuple[int, np.dtype, int, tuple[int, ...] | None, tuple[tuple[int, int], ...]]] = []
+        """Per tensor parameter: position, dtype, rank, the shape when static, else its static (axis, dim)s."""
+        for i, t in enumerate(self.types):
+            if isinstance(t, TensorType):
+                expected = tuple(dims(t))
+                static = tuple((axis, n) for axis, n in enumerate(expected) if n is not None)
+                whole = expected if len(static) == len(expected) else None
+                self.arrays.append((i, numpy_dtype(t.element_type), len(expected), whole, static))
         self.others = [i for i, t in enumerate(self.types) if not isinstance(t, TensorType)]
 
     def __call__(self, args: Sequence[Any]) -> None:
         if len(args) != len(self.types):
             raise InterpreterError(f"@{self.callee} takes {len(self.types)} arguments, got {len(args)}")
-        for i, dtype, expected in self.arrays:
+        for i, dtype, rank, whole, static in self.arrays:
             a = args[i]
-            if not (type(a) is np.ndarray and a.dtype == dtype and len(a.shape) == len(expected)
-                    and all(d is None or d == n for d, n in zip(expected, a.shape))):
+            if a.__class__ is not np.ndarray or a.dtype != dtype:
                 self._check(i, a)
+                continue
+            shape = a.shape
+            if whole is not None:
+                if shape != whole:
+                    self._check(i, a)
+            elif len(shape) != rank:
+                self._check(i, a)
+            else:
+                for axis, n in static:
+                    if shape[axis] != n:
+                        self._check(i, a)
         for i in self.others:
             self._check(i, args[i])
 

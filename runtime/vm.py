@@ -205,28 +205,30 @@ class VirtualMachine:
     # -- running -------------------------------------------------------------------------
     def check_arguments(self, name: str, args: Sequence[Any]) -> None:
         """Arguments against the source signature of function `name` (when known)."""
-        from nimble.reference import InterpreterError, SignatureCheck
+        check = self.argument_checks.get(name)
+        if check is None:
+            from nimble.reference import InterpreterError, SignatureCheck
 
-        if name not in self.index:
-            raise InterpreterError(f"the module has no function @{name}")
-        if name in self.signatures:
-            if (check := self.argument_checks.get(name)) is None:
-                signature, names, _ = self.signatures[name]
-                check = self.argument_checks[name] = SignatureCheck(name, signature.inputs.data, names)
-            check(args)
+            if name not in self.index:
+                raise InterpreterError(f"the module has no function @{name}")
+            if name not in self.signatures:
+                return
+            signature, names, _ = self.signatures[name]
+            check = self.argument_checks[name] = SignatureCheck(name, signature.inputs.data, names)
+        check(args)
 
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:
-        if name not in self.index:
+        index = self.index.get(name)
+        if index is None:
             raise VMError(f"the module has no function @{name}")
         native = workers(self.threads - 1) if self.splits else None
         if native is None:
-            return self.call(self.index[name], list(args), 0)
-        native.hold(1)  # awake between split launches (`Workers.hold`)
-        if self.split_last_run:
-            native.wake()  # awake by the first split launch (`Workers.wake`)
+            return self.call(index, list(args), 0)
+        # Awake between split launches, and woken now when the last run split (`Workers.hold`).
+        native.hold(1, self.split_last_run)
         launches = native.launches
         try:
-            return self.call(self.index[name], list(args), 0)
+            return self.call(index, list(args), 0)
         finally:
             self.split_last_run = native.launches != launches
             native.hold(-1)

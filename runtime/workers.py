@@ -48,6 +48,7 @@ WAIT_SPINS = 1 << 14
 """Checks the launching thread makes for a worker's chunk before yielding the CPU."""
 FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
 FUTEX_WAIT, FUTEX_WAKE = 128, 129  # the _PRIVATE forms
+SUPPORTED = FUTEX is not None and platform.system() == "Linux"
 SPLIT_HEADER = 5
 """Words before the kernel's slots in a `nimble_split` argument: the kernel, its slot
 count, the number of chunks, the workers' states and their control words."""
@@ -112,7 +113,7 @@ call:
   br label %wait
 }}
 
-define void @nimble_hold(ptr %states, i64 %count, i64 %delta) {{
+define void @nimble_hold(ptr %states, i64 %count, i64 %delta, i64 %wake) {{
 entry:
   br label %each
 each:
@@ -129,6 +130,12 @@ next:
   %w1 = add i64 %w, 1
   br label %each
 done:
+  %waking = icmp ne i64 %wake, 0
+  br i1 %waking, label %woken, label %back
+woken:
+  call void @nimble_wake(ptr %states, i64 %count)
+  br label %back
+back:
   ret void
 }}
 
@@ -296,42 +303,37 @@ go:
 class Workers:
     """`count` native workers (see the module docstring)."""
 
-    def __init__(self, count: int, worker: ctypes.CFUNCTYPE, run_chunks: ctypes.CFUNCTYPE, hold: ctypes.CFUNCTYPE,
-                 wake: ctypes.CFUNCTYPE):
+    def __init__(self, count: int, worker: ctypes.CFUNCTYPE, run_chunks: ctypes.CFUNCTYPE, hold: ctypes.CFUNCTYPE):
         self.count = count
-        self.pid = os.getpid()
         self.states = np.zeros((count, STATE_WORDS), np.int64)
         self.control = np.zeros(8, np.int64)
         """Word 0 the lock one launch at a time holds (launches from Python and from
         `nimble_split` alike), word 1 the split launches run so far."""
         self._run = run_chunks
         self._hold = hold
-        self._wake = wake
         self._base = data_pointer(self.states)
         self.control_address = data_pointer(self.control)
         for w in range(count):
             threading.Thread(target=worker, args=(self._base + w * STATE_WORDS * 8,), daemon=True,
                              name=f"nimble-worker-{w}").start()
 
-    def hold(self, delta: int) -> None:
+    def hold(self, delta: int, wake: bool = False) -> None:
         """Add `delta` (1 when a model's run starts, -1 when it ends) to the holds that
         keep the workers awake once a job woke them: spinning instead of parking on their
         futex. A run's split launches come between others run whole, often more than the
         ~25 us a worker spins after a job apart, and a parked worker takes tens to
         hundreds of microseconds to wake on a VM (BERT at 2 threads: the first dense
         layer of each layer, after a layer norm run whole, took 350 us against 140 for
-        the next two of the same shape). Parked workers are not woken here: a run that
-        never splits (an MLP at batch 1) would pay a system call for nothing."""
-        self._hold(self._base, self.count, delta)
+        the next two of the same shape).
 
-    def wake(self) -> None:
-        """Wake the parked workers now (a system call each), so that they are awake when
-        the run's first split launch comes: a run that is expected to split (the last
-        one did) calls this right after `hold(1)`. A worker takes tens of microseconds
-        to wake on a VM: BERT's batched Q K^T at S=128 alone, 2 threads, called 1 ms
-        apart, took 146 us a run (median) against 77 back to back (39 us in the kernel);
-        woken at the run's start, 116."""
-        self._wake(self._base, self.count)
+        With `wake`, parked workers are woken too (a system call each, in the same native
+        call), so that they are awake when the run's first split launch comes: a run
+        expected to split (the last one did) starts with `hold(1, wake=True)`; one that
+        never splits (an MLP at batch 1) would pay the system calls for nothing. A worker
+        takes tens of microseconds to wake on a VM: BERT's batched Q K^T at S=128 alone,
+        2 threads, called 1 ms apart, took 146 us a run (median) against 77 back to back
+        (39 us in the kernel); woken at the run's start, 116."""
+        self._hold(self._base, self.count, delta, wake)
 
     @property
     def launches(self) -> int:
@@ -366,10 +368,9 @@ def _functions() -> tuple:
         worker = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.get_function_address("nimble_worker"))
         run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                ctypes.c_void_p, ctypes.c_void_p)(engine.get_function_address("nimble_run_locked"))
-        hold = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(
+        hold = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)(
             engine.get_function_address("nimble_hold"))
-        wake = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(engine.get_function_address("nimble_wake"))
-        _FUNCTIONS = (engine, worker, run, hold, wake)
+        _FUNCTIONS = (engine, worker, run, hold)
     return _FUNCTIONS
 
 
@@ -398,12 +399,15 @@ def workers(count: int) -> Workers | None:
     a forked child, which has none of its parent's threads); None where futexes are
     unknown."""
     global _WORKERS
-    if FUTEX is None or platform.system() != "Linux":
+    ready = _WORKERS
+    if ready is not None and ready.count >= count:  # a forked child has none (`_forget_in_child`)
+        return ready
+    if not SUPPORTED:
         return None
     with _LOCK:
-        if _WORKERS is None or _WORKERS.count < count or _WORKERS.pid != os.getpid():
-            _, worker, run, hold, wake = _functions()
+        if _WORKERS is None or _WORKERS.count < count:
+            _, worker, run, hold = _functions()
             if _WORKERS is not None:
                 _RETIRED.append(_WORKERS)
-            _WORKERS = Workers(count, worker, run, hold, wake)
+            _WORKERS = Workers(count, worker, run, hold)
         return _WORKERS

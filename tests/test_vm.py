@@ -446,9 +446,9 @@ def test_workers_are_held_awake_while_a_model_runs(rng, monkeypatch):
 
 
 def test_a_run_after_one_that_split_wakes_the_workers_first(rng, monkeypatch):
-    """`Workers.wake` takes a parked worker off its futex (state word 24 back to 0); a
-    run wakes the workers at its start when the last run split a launch, and not when
-    it did not (a model at sizes that never split makes no system call)."""
+    """`Workers.hold(1, wake=True)` takes a parked worker off its futex (state word 24
+    back to 0); a run wakes the workers at its start when the last run split a launch,
+    and not when it did not (a model at sizes that never split makes no system call)."""
     import time
 
     from nimble.runtime import workers
@@ -467,9 +467,14 @@ def test_a_run_after_one_that_split_wakes_the_workers_first(rng, monkeypatch):
         return False
 
     assert settles(24, 1)
-    native.hold(1)  # as a run does: held, a woken worker spins until the hold ends
+    native.hold(1)  # held alone, a parked worker stays parked
     try:
-        native.wake()
+        time.sleep(0.01)
+        assert native.states[0, 24] == 1
+    finally:
+        native.hold(-1)
+    native.hold(1, wake=True)  # as a run does: held, a woken worker spins until the hold ends
+    try:
         assert settles(24, 0)
     finally:
         native.hold(-1)
@@ -478,7 +483,9 @@ def test_a_run_after_one_that_split_wakes_the_workers_first(rng, monkeypatch):
     w = rng.standard_normal((96, 64)).astype(np.float32)
     a = rng.standard_normal((37, 64)).astype(np.float32)
     woken = []
-    monkeypatch.setattr(workers.Workers, "wake", lambda self: woken.append(1))
+    hold = workers.Workers.hold
+    monkeypatch.setattr(workers.Workers, "hold",
+                        lambda self, delta, wake=False: (woken.extend([1] if wake else []), hold(self, delta, wake)))
     monkeypatch.setattr(KernelEntry, "min_work", 1 << 40)  # nothing splits
     exe(a, w)
     exe(a, w)
