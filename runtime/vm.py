@@ -71,6 +71,27 @@ def private_tensor_storages(code: Sequence[tuple[int, tuple]], alloc_storage: in
     return found
 
 
+def constant_registers(code: Sequence[tuple[int, tuple]], params: Sequence[int], load_const: int,
+                       load_consti: int) -> dict[int, int]:
+    """{position: register} of the `load_const`/`load_consti` instructions whose register
+    nothing else writes (no other instruction's `dst`/`dsts`, not a parameter, never
+    killed): the register can hold its value from the call's start, and the
+    instruction need not run (`VirtualMachine._decode`)."""
+    writes: dict[int, int] = {r: 2 for r in params}  # register -> times written (params: never constant)
+    loads: dict[int, int] = {}
+    for pc, (opcode, values) in enumerate(code):
+        fields = vm.INSTRUCTIONS[opcode][2]
+        for (name, _), value in zip(fields, values):
+            if name == "dst" or (name == "src" and vm.INSTRUCTIONS[opcode][0] == "kill"):
+                writes[value] = writes.get(value, 0) + 1 + (name == "src")
+            elif name == "dsts":
+                for r in value:
+                    writes[r] = writes.get(r, 0) + 1
+        if opcode in (load_const, load_consti):
+            loads[pc] = values[0]
+    return {pc: r for pc, r in loads.items() if writes[r] == 1}
+
+
 class VMError(Exception):
     """A program stopped with an error (message names the function and instruction)."""
 
@@ -154,7 +175,17 @@ class VirtualMachine:
         self.profile: dict[str, list[float]] | None = None
         self.steps = 0
         self.max_steps: int | None = None
-        self.code = [self._decode(f) for f in program.functions]
+        self.code: list[list[Callable[[list[Any]], int | None]]] = []
+        """Per function, its steps: one closure per instruction (`_decode`)."""
+        self.registers: list[list[Any]] = []
+        """Per function, the register file a call starts from (constants in place)."""
+        self.origins: list[list[int]] = []
+        """Per function, each step's instruction (its position in the function's code)."""
+        for f in program.functions:
+            steps, registers, origins = self._decode(f)
+            self.code.append(steps)
+            self.registers.append(registers)
+            self.origins.append(origins)
 
     def _load_host(self, program: Program, base_dir: str, kernel_addresses: dict[str, int]) -> None:
         """Parse the host functions (CPU fallbacks, kernel groups, signatures) and bind
@@ -239,7 +270,7 @@ class VirtualMachine:
             raise VMError(f"@{f.name}: calls nested more than {MAX_DEPTH} deep")
         if len(args) != len(f.params):
             raise VMError(f"@{f.name} takes {len(f.params)} arguments, got {len(args)}")
-        regs: list[Any] = [None] * (f.num_regs + 2)
+        regs = self.registers[index].copy()
         for r, a in zip(f.params, args):
             regs[r] = a
         regs[-1] = depth
@@ -269,12 +300,14 @@ class VirtualMachine:
         except VMError:
             raise
         except _Fatal as e:
-            raise VMError(f"@{f.name} instruction {pc} ({vm.INSTRUCTIONS[f.code[pc][0]][0]}): {e}") from None
+            at = self.origins[index][pc]
+            raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {e}") from None
         except LaunchError as e:
             raise VMError(str(e)) from None
         except (TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError, RecursionError,
                 MemoryError) as e:
-            raise VMError(f"@{f.name} instruction {pc} ({vm.INSTRUCTIONS[f.code[pc][0]][0]}): {type(e).__name__}: {e}") from None
+            at = self.origins[index][pc]
+            raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {type(e).__name__}: {e}") from None
 
     def start_profile(self) -> dict[str, list[float]]:
         """Record the time of every kernel launch and count instructions from now on
@@ -311,23 +344,48 @@ class VirtualMachine:
             raise _Fatal(str(e)) from None
 
     # -- decoding ------------------------------------------------------------------------
-    def _decode(self, f: Function) -> list[Callable[[list[Any]], int | None]]:
-        steps = [self._step(opcode, values) for opcode, values in f.code]
-        for pc in private_tensor_storages(f.code, vm.OPCODES["alloc_storage"], vm.OPCODES["alloc_tensor"]):
-            steps[pc] = self._alloc_private(pc, f.code[pc][1], f.code[pc + 1][1])
-        return steps
+    def _decode(self, f: Function) -> tuple[list[Callable[[list[Any]], int | None]], list[Any], list[int]]:
+        """The steps of `f`, the register file a call starts from, and the position in
+        `f.code` of each step. A constant's register (`constant_registers`) holds its
+        value in the register file from the start, and its load is not a step (jump
+        targets move to the step after): an MLP's 20 instructions are 13 steps."""
+        constants = constant_registers(f.code, f.params, vm.OPCODES["load_const"], vm.OPCODES["load_consti"])
+        registers: list[Any] = [None] * (f.num_regs + 2)
+        step_of = []  # position in f.code -> the step that runs it or, for a constant's load, the next one
+        origins = []
+        for pc, (opcode, values) in enumerate(f.code):
+            step_of.append(len(origins))
+            if pc in constants:
+                registers[values[0]] = self._constant(opcode, values[1])
+            else:
+                origins.append(pc)
+        step_of.append(len(origins))
+        private = set(private_tensor_storages(f.code, vm.OPCODES["alloc_storage"], vm.OPCODES["alloc_tensor"]))
+        steps = []
+        for pc in origins:
+            opcode, values = f.code[pc]
+            if pc in private:
+                steps.append(self._alloc_private(f.code[pc][1], f.code[pc + 1][1], step_of[pc + 2]))
+                continue
+            fields = vm.INSTRUCTIONS[opcode][2]
+            values = tuple(step_of[v] if kind is vm.Kind.TARGET else v for (_, kind), v in zip(fields, values))
+            steps.append(self._step(opcode, values))
+        return steps, registers, origins
 
-    def _alloc_private(self, pc: int, storage_fields: tuple, tensor_fields: tuple):
+    def _constant(self, opcode: int, value: int) -> Any:
+        return self.program.constants[value] if opcode == vm.OPCODES["load_const"] else value
+
+    def _alloc_private(self, storage_fields: tuple, tensor_fields: tuple, after: int):
         """`alloc_storage s` then `alloc_tensor t` at offset 0 of `s`, where nothing else
         touches `s` (`private_tensor_storages`): the tensor becomes a fresh array of its
         own (~5x cheaper than a pool storage and a view of it), with the same checks and
-        statistics; then the step jumps past the `alloc_tensor`."""
+        statistics; then the step jumps past the `alloc_tensor` (to step `after`)."""
         storage, tensor = self._i_alloc_storage(*storage_fields), self._i_alloc_tensor(*tensor_fields)
         _, size, _, device = storage_fields
         dst, _, _, dtype, shape = tensor_fields
         dt, shape = dtype_of(dtype), tuple(shape)
         nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
-        pool, after = self.storage, pc + 2
+        pool = self.storage
 
         def step(r):
             if self.max_steps is not None:

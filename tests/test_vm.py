@@ -75,6 +75,29 @@ def test_control_flow_if_goto_and_recursion():
         run(text, 5000)
 
 
+def test_constants_start_in_the_register_file_and_jumps_to_them_land_after():
+    """A `load_consti` whose register nothing else writes is no step: its value is in the
+    register file a call starts from, and a jump to it lands on the next step. One whose
+    register is written again stays a step; errors name the instruction's own position."""
+    text = """vm.function @main(r0) regs 6 {
+  vm.load_consti r1, 0
+  vm.load_consti r2, 3
+  vm.cmp r3, 2, r1, r0
+  vm.if r3, L4, L7
+  vm.load_consti r4, 3
+  vm.add r1, r1, r4
+  vm.goto L2
+  vm.floordiv r5, r1, r0
+  vm.ret (r1, r5, r2)
+}"""
+    vm = machine(text)
+    assert len(vm.code[0]) == 7 and vm.origins[0] == [0, 2, 3, 5, 6, 7, 8]
+    assert vm.registers[0][2] == vm.registers[0][4] == 3 and vm.registers[0][1] is None
+    assert vm.invoke("main", [10]) == [12, 1, 3] and vm.invoke("main", [3]) == [3, 1, 3]
+    with pytest.raises(VMError, match=r"instruction 7 \(floordiv\): ZeroDivisionError"):
+        vm.invoke("main", [0])
+
+
 def test_adt_tuple_and_closure():
     text = ADT + """vm.function @size(r0) regs 8 {
   vm.get_tag r1, r0
