@@ -336,10 +336,16 @@ class KernelBuilder:
 
     # -- the kernel ---------------------------------------------------------------------
     def build(self) -> func.FuncOp:
+        from nimble.lowering.window_rules import INTO_OUTPUT
+
         for out in self.outputs:
             self.dims(out)
         nests: list[tuple[list[Dim], list[int]]] = []
         for i, out in enumerate(self.outputs):
+            into = INTO_OUTPUT.get(type(out.owner))
+            if into is not None and out.owner.parent_block() is self.block and out not in self.outputs[:i] \
+                    and into(self, out.owner, self.out_buffers[i]):
+                continue  # computed in its output buffer while staging: no nest copies it there
             dims = self.dims(out)
             for nest_dims, members in nests:
                 if len(nest_dims) == len(dims) and all(a is b or a == b for a, b in zip(nest_dims, dims)):

@@ -97,8 +97,9 @@ def _inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: D
     return lo, kb.ibinary("min", kb.ibinary("max", hi, lo), out)
 
 
-def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
-    """The staged result `out[n, c, oh, ow]` of a max pool. Where the whole window lies
+def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | None = None) -> SSAValue:
+    """The staged result `out[n, c, oh, ow]` of a max pool (a new buffer, or `out`: the
+    kernel's output buffer, see `into_output`). Where the whole window lies
     inside the input (all but the outputs next to the padding), all taps in one loop
     along `ow`, the maximum in a register (stride-2 windows read every other element:
     still vector loads); the outputs next to the padding take the taps inside their
@@ -111,9 +112,10 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
     kh_, kw_ = list(op.kernel.get_values())
     t = op.result.type.get_element_type()
     dims = [n_, c_, oh_, ow_]
-    out = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
-                               [kb.index(d) for d in dims if not isinstance(d, int)]))
-    kb.buffer_dims[out] = dims
+    if out is None:
+        out = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
+                                   [kb.index(d) for d in dims if not isinstance(d, int)]))
+        kb.buffer_dims[out] = dims
     low = const(kb.emit, float("-inf"), t)
     rows = [kh * d0 - pads[0] for kh in range(kh_)]
     columns = [kw * d1 - pads[1] for kw in range(kw_)]
@@ -151,6 +153,23 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp) -> SSAValue:
 
     kb.foreach(n_, lambda n: kb.foreach(c_, lambda c: channel(n, c)))
     return out
+
+
+def _max_pool_into(kb: KernelBuilder, op: graph.MaxPool2dOp, buffer: SSAValue) -> bool:
+    if op.input not in kb.buffers:
+        return False
+    kb.staged(("max_pool", op), lambda: _max_pool_rows(kb, op, buffer))
+    return True
+
+
+INTO_OUTPUT: dict[type[Operation], Callable[[KernelBuilder, Operation, SSAValue], bool]] = {
+    graph.MaxPool2dOp: _max_pool_into,
+}
+"""Ops whose staged result can be the kernel's output buffer itself, when the op's result
+is an output (`KernelBuilder.build`): a max pool read from a kernel input then has no
+staged buffer to copy out of (ResNet-18's stem pool, 64 channels 112 x 112 -> 56 x 56,
+2 threads: measured in the commit). The rule says whether it applies (False: the
+output nest computes the value as usual)."""
 
 
 PANEL_PIXELS = 64
