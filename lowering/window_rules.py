@@ -99,7 +99,7 @@ def _inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: D
 
 def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | None = None) -> SSAValue:
     """The staged result `out[n, c, oh, ow]` of a max pool (a new buffer, or `out`: the
-    kernel's output buffer, see `into_output`). Where the whole window lies
+    kernel's output buffer, see `INTO_OUTPUT`). Where the whole window lies
     inside the input (all but the outputs next to the padding), all taps in one loop
     along `ow`, the maximum in a register (stride-2 windows read every other element:
     still vector loads); the outputs next to the padding take the taps inside their
@@ -168,8 +168,8 @@ INTO_OUTPUT: dict[type[Operation], Callable[[KernelBuilder, Operation, SSAValue]
 """Ops whose staged result can be the kernel's output buffer itself, when the op's result
 is an output (`KernelBuilder.build`): a max pool read from a kernel input then has no
 staged buffer to copy out of (ResNet-18's stem pool, 64 channels 112 x 112 -> 56 x 56,
-2 threads: measured in the commit). The rule says whether it applies (False: the
-output nest computes the value as usual)."""
+2 threads, min / median of 150 calls: 177 / 218 -> 164 / 193 us). The rule says whether
+it applies (False: the output nest computes the value as usual)."""
 
 
 PANEL_PIXELS = 64

@@ -180,6 +180,7 @@ class SignatureCheck:
                 for axis, n in static:
                     if shape[axis] != n:
                         self._check(i, a)
+                        break
         for i in self.others:
             self._check(i, args[i])
 

@@ -794,9 +794,10 @@ def test_cooperating_chunks_keep_a_packed_panel_whole(chunks, rng, monkeypatch):
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
-    """A max pool fills its rows in a staged buffer before its parallel loop: it is
-    cooperative, its chunks sharing the buffer (each fills its share, then all wait
-    before reading it). A conv stages its im2col rows per panel of pixels inside its
+    """A max pool that an op after it reads (a relu) fills its rows in a staged buffer
+    before its parallel loop: it is cooperative, its chunks sharing the buffer (each
+    fills its share, then all wait before reading it). A max pool that is its kernel's
+    output is staged in the output itself: a plain split. A conv stages its im2col rows per panel of pixels inside its
     parallel loop: a plain split. Split however small, 2 or 3 chunks (3 on 2 cores), at
     sizes of 1, odd and past a panel, both match the reference; so does a dense."""
     from nimble.dialects import loop
@@ -804,19 +805,21 @@ def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
 
     monkeypatch.setattr(KernelEntry, "min_work", 0)
     text = """func.func @main(%x: tensor<1x8x?x?xf32>, %w: tensor<8x8x3x3xf32>, %a: tensor<?x64xf32>, %v: tensor<32x64xf32>)
-    -> (tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>, tensor<?x32xf32>) {
-  %p = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
+    -> (tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>, tensor<?x32xf32>, tensor<1x8x?x?xf32>) {
+  %m = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
+  %p = graph.relu %m : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
+  %q = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
   %z = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x?x?xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x?x?xf32>
   %r = graph.relu %z : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf32>
   %d = graph.dense %a, %v : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
-  func.return %p, %r, %d : tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>, tensor<?x32xf32>
+  func.return %p, %r, %d, %q : tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>, tensor<?x32xf32>, tensor<1x8x?x?xf32>
 }"""
     exe = nimble.compile(text, threads=threads)
     kernels = {f.sym_name.data: f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes}
     assert {k.name: k.parallel for k in exe.vm.kernels} == {name: True for name in kernels}
     cooperative = {name for name, f in kernels.items() if loop.COOPERATIVE_MARK in f.attributes}
-    assert set(kernels) == {"main_max_pool2d_0", "main_conv2d_0", "main_dense_0"}
-    assert cooperative == {"main_max_pool2d_0"}
+    assert set(kernels) == {"main_max_pool2d_0", "main_max_pool2d_1", "main_conv2d_0", "main_dense_0"}
+    assert cooperative == {"main_max_pool2d_0"}  # pool + relu; the lone pool (1) writes its output
     assert any(isinstance(o, loop.AllocOp) for o in kernels["main_conv2d_0"].walk())  # its panels
     module = parse(text)
     w, v = rng.standard_normal((8, 8, 3, 3)).astype(np.float32), rng.standard_normal((32, 64)).astype(np.float32)
