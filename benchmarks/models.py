@@ -5,7 +5,9 @@
 Models: LSTM (hidden 256/1024, 25/100 steps, batch 1), a child-sum Tree-LSTM (~50 nodes),
 BERT encoders (4x256 and 2x768, sequence 32 and 128), ResNet-18 (1x3x224x224).
 Per model: Nimble's median time (compiled to bytecode, saved, loaded, run by the VM),
-PyTorch eager's on the same weights and inputs, the ratio (>1: Nimble faster), the VM's
+PyTorch eager's on the same weights and inputs, measured in alternating turns of three
+calls (the machine's speed drifts; both see the same drift), the ratio (>1: Nimble
+faster), the VM's
 time outside kernels per instruction (launch overhead included, and the interpreter
 running on the caches the kernels left) and its time per instruction with the kernel
 launches skipped (the VM's own work), and memory: the
@@ -21,6 +23,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 THREADS = 1
 if "--threads" in sys.argv:
@@ -37,6 +40,7 @@ try:
     import torch  # noqa: E402
 
     torch.set_num_threads(THREADS)
+    torch.set_grad_enabled(False)  # inference only
 except ImportError:
     torch = None
 
@@ -66,14 +70,27 @@ def @main(%xs: f32[t, n, {inputs}], %h0: f32[n, {hidden}], %c0: f32[n, {hidden}]
 """
 
 
-def median_time(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
+def median_times(fns: dict[str, Callable[[], object]], repeat: int, turn: int = 3) -> dict[str, float]:
+    """The median time of each function, about `repeat` calls each (three turns at
+    least), taken in turns of `turn` calls (a drift of the machine's speed then affects
+    every function alike)."""
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(max(3, repeat // turn)):
+        for k, fn in fns.items():
+            for _ in range(turn):
+                t = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - t)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def report(name: str, times: dict[str, float]) -> str:
+    line = f"{name}  nimble {times['nimble'] * 1e3:8.3f} ms"
+    if "pytorch" in times:
+        line += f"  pytorch {times['pytorch'] * 1e3:8.3f} ms (x{times['pytorch'] / times['nimble']:5.2f})"
+    return line
 
 
 def through_bytecode(source: str, name: str) -> nimble.Executable:
@@ -142,24 +159,21 @@ def lstm(hidden: int, steps: int, repeat: int) -> None:
     w = (rng.standard_normal((4 * hidden, inputs + hidden)) * 0.05).astype(np.float32)
     b = (rng.standard_normal(4 * hidden) * 0.05).astype(np.float32)
     args = [xs, h0, h0.copy(), w, b]
-    nimble_s = median_time(lambda: exe.run(*args), repeat)
-    line = f"LSTM h{hidden} T={steps:<4} nimble {nimble_s * 1e3:8.3f} ms"
+    fns = {"nimble": lambda: exe.run(*args)}
     if torch is not None:
         model = torch.nn.LSTM(inputs, hidden)
-        with torch.no_grad():
-            # PyTorch's gate order is (i, f, g, o); Nimble's example splits (i, f, o, u).
-            i, f, o, u = np.split(w, 4)
-            ib, fb, ob, ub = np.split(b, 4)
-            model.weight_ih_l0.copy_(torch.from_numpy(np.concatenate([i, f, u, o])[:, :inputs]))
-            model.weight_hh_l0.copy_(torch.from_numpy(np.concatenate([i, f, u, o])[:, inputs:]))
-            model.bias_ih_l0.copy_(torch.from_numpy(np.concatenate([ib, fb, ub, ob])))
-            model.bias_hh_l0.zero_()
-            x = torch.from_numpy(xs)
-            expected = model(x)[1][0][0].numpy()
-            np.testing.assert_allclose(exe.run(*args)[0], expected, rtol=1e-3, atol=1e-4)
-            torch_s = median_time(lambda: model(x), repeat)
-        line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
-    print(line, flush=True)
+        # PyTorch's gate order is (i, f, g, o); Nimble's example splits (i, f, o, u).
+        i, f, o, u = np.split(w, 4)
+        ib, fb, ob, ub = np.split(b, 4)
+        model.weight_ih_l0.copy_(torch.from_numpy(np.concatenate([i, f, u, o])[:, :inputs]))
+        model.weight_hh_l0.copy_(torch.from_numpy(np.concatenate([i, f, u, o])[:, inputs:]))
+        model.bias_ih_l0.copy_(torch.from_numpy(np.concatenate([ib, fb, ub, ob])))
+        model.bias_hh_l0.zero_()
+        x = torch.from_numpy(xs)
+        expected = model(x)[1][0][0].numpy()
+        np.testing.assert_allclose(exe.run(*args)[0], expected, rtol=1e-3, atol=1e-4)
+        fns["pytorch"] = lambda: model(x)
+    print(report(f"LSTM h{hidden} T={steps:<4}", median_times(fns, repeat)), flush=True)
     print("    " + vm_report(exe, args, max(3, repeat // 4)), flush=True)
 
 
@@ -187,8 +201,7 @@ def tree_lstm(nodes: int, repeat: int) -> None:
     tree = random_tree(rng, nodes)
     shapes = [(450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,)]
     params = [(rng.standard_normal(s) * 0.1).astype(np.float32) for s in shapes]
-    nimble_s = median_time(lambda: exe.run(tree, *params), repeat)
-    line = f"Tree-LSTM {count(tree)} nodes h150  nimble {nimble_s * 1e3:8.3f} ms"
+    fns = {"nimble": lambda: exe.run(tree, *params)}
     if torch is not None:
         w_iou, u_iou, b_iou, w_f, u_f, b_f = (torch.from_numpy(p) for p in params)
 
@@ -206,11 +219,9 @@ def tree_lstm(nodes: int, repeat: int) -> None:
                  + torch.sigmoid(wx + hr @ u_f.T) * cr)
             return torch.sigmoid(o) * torch.tanh(c), c
 
-        with torch.no_grad():
-            np.testing.assert_allclose(exe.run(tree, *params)[0], node(tree)[0].numpy(), rtol=1e-3, atol=1e-4)
-            torch_s = median_time(lambda: node(tree), repeat)
-        line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
-    print(line, flush=True)
+        np.testing.assert_allclose(exe.run(tree, *params)[0], node(tree)[0].numpy(), rtol=1e-3, atol=1e-4)
+        fns["pytorch"] = lambda: node(tree)
+    print(report(f"Tree-LSTM {count(tree)} nodes h150", median_times(fns, repeat)), flush=True)
     print("    " + vm_report(exe, [tree, *params], max(3, repeat // 4)), flush=True)
 
 
@@ -256,8 +267,7 @@ def bert(layers: int, hidden: int, lengths: list[int], repeat: int) -> None:
     params[14] += 1.0
     for seq in lengths:
         x = rng.standard_normal((seq, hidden)).astype(np.float32)
-        nimble_s = median_time(lambda: exe.run(x, *params), repeat)
-        line = f"BERT {layers}x{hidden} S={seq:<4} nimble {nimble_s * 1e3:8.3f} ms"
+        fns = {"nimble": lambda: exe.run(x, *params)}
         if torch is not None:
             tp = [torch.from_numpy(p) for p in params]
             heads = hidden // 64
@@ -278,10 +288,9 @@ def bert(layers: int, hidden: int, lengths: list[int], repeat: int) -> None:
                     h = layer(h)
                 return h
 
-            with torch.no_grad():
-                np.testing.assert_allclose(exe.run(x, *params)[0], model().numpy(), rtol=1e-3, atol=1e-3)
-                torch_s = median_time(model, repeat)
-            line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
+            np.testing.assert_allclose(exe.run(x, *params)[0], model().numpy(), rtol=1e-3, atol=1e-3)
+            fns["pytorch"] = model
+        line = report(f"BERT {layers}x{hidden} S={seq:<4}", median_times(fns, repeat))
         print(line + f"  (compile {compile_s:.1f} s)", flush=True)
     print("    " + vm_report(exe, [x, *params], max(3, repeat // 4)), flush=True)
 
@@ -301,8 +310,7 @@ def resnet18(size: int, repeat: int) -> None:
     compile_s = time.perf_counter() - t
     image = rng.standard_normal((1, 3, size, size)).astype(np.float32)
     params = [(rng.standard_normal(sh) * np.sqrt(2 / max(1, np.prod(sh[1:])))).astype(np.float32) for sh in RESNET_SHAPES]
-    nimble_s = median_time(lambda: exe.run(image, *params), repeat)
-    line = f"ResNet-18 1x3x{size}x{size}  nimble {nimble_s * 1e3:8.3f} ms"
+    fns = {"nimble": lambda: exe.run(image, *params)}
     if torch is not None:
         F = torch.nn.functional
         p = [torch.from_numpy(a) for a in params]
@@ -323,12 +331,11 @@ def resnet18(size: int, repeat: int) -> None:
                 at += 10
             return x.mean(dim=(2, 3)) @ p[at].T + p[at + 1]
 
-        with torch.no_grad():
-            expected = model().numpy()
-            got = exe.run(image, *params)[0]
-            np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3 * float(np.abs(expected).max()))
-            torch_s = median_time(model, repeat)
-        line += f"  pytorch {torch_s * 1e3:8.3f} ms (x{torch_s / nimble_s:5.2f})"
+        expected = model().numpy()
+        got = exe.run(image, *params)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3 * float(np.abs(expected).max()))
+        fns["pytorch"] = model
+    line = report(f"ResNet-18 1x3x{size}x{size}", median_times(fns, repeat))
     print(line + f"  (compile {compile_s:.1f} s)", flush=True)
     print("    " + vm_report(exe, [image, *params], max(3, repeat // 4)), flush=True)
 
