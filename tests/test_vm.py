@@ -306,6 +306,38 @@ def test_a_storage_only_its_tensor_uses_is_a_private_array():
                                    OPCODES["alloc_tensor"]) == []
 
 
+def test_a_storage_only_its_dynamic_tensor_uses_is_a_private_array():
+    """The same for a tensor whose dims are registers, at an offset register holding 0
+    from the call's start: small, a fresh array; large (past `PRIVATE_MAX_BYTES`), a
+    view of a pool storage; too large for its storage, or with a negative dim, the
+    error `alloc_tensor_reg` reports. An offset register that is written again is no
+    known 0: both instructions stay."""
+    from nimble.runtime.vm import PRIVATE_MAX_BYTES
+
+    text = """vm.function @main(r0, r1) regs 5 {
+  vm.load_consti r3, 0
+  vm.alloc_storage r2, r1, 64, cpu
+  vm.alloc_tensor_reg r4, r2, r3, f32, (r0)
+  vm.ret (r4)
+}"""
+    vm_ = machine(text)
+    code = vm_.program.functions[0].code
+    ops = (OPCODES["alloc_storage"], OPCODES["alloc_tensor"], OPCODES["alloc_tensor_reg"])
+    assert private_tensor_storages(code, *ops, zeros={3}) == [1] and private_tensor_storages(code, *ops) == []
+    assert len(vm_.code[0]) == 3  # the constant is no step; the pair is one step, then ret
+    (small,) = vm_.invoke("main", [7, 28])
+    assert small.shape == (7,) and small.dtype == np.float32 and small.base is None
+    n = PRIVATE_MAX_BYTES // 4 + 1
+    (large,) = vm_.invoke("main", [n, 4 * n])
+    assert large.shape == (n,) and large.base is not None
+    with pytest.raises(VMError, match="does not fit"):
+        vm_.invoke("main", [8, 28])
+    with pytest.raises(VMError, match="negative dim"):
+        vm_.invoke("main", [-1, 28])
+    rewritten = text.replace("  vm.ret (r4)", "  vm.load_consti r3, 1\n  vm.ret (r4)")
+    assert len(machine(rewritten).code[0]) == 5
+
+
 DENSE = """func.func @main(%a: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
   %c = graph.dense %a, %w : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   func.return %c : tensor<?x96xf32>
