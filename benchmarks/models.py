@@ -7,11 +7,10 @@ BERT encoders (4x256 and 2x768, sequence 32 and 128), ResNet-18 (1x3x224x224).
 Per model: Nimble's median time (compiled to bytecode, saved, loaded, run by the VM),
 PyTorch eager's on the same weights and inputs, measured in alternating turns of three
 calls (the machine's speed drifts; both see the same drift), the ratio (>1: Nimble
-faster), the VM's
-time outside kernels per instruction (launch overhead included, and the interpreter
-running on the caches the kernels left) and its time per instruction with the kernel
-launches skipped (the VM's own work), and memory: the
-allocator's peak of live bytes against the sum of every allocation (what each tensor
+faster), the VM's time outside kernels per instruction (launch overhead included, and
+the interpreter running on the caches the kernels left) and its time per instruction
+with the kernel launches skipped (the VM's own work), and memory: the allocator's peak
+of live bytes against the sum of every allocation (what each tensor
 owning its own buffer would hold) with the plan-memory statistics of the compiled
 functions. Results are checked against each other before timing.
 """
