@@ -140,11 +140,12 @@ def pad_aliasing_rows(program: func.FuncOp, laid_out: Collection[SSAValue] = ())
                             load.parent_block().insert_op_before(shift, load)
                             load.operands[len(load.operands) - 1] = shift.result
             copied += bool(ranges)
-        elif not big and _aliases(rows, cols, width) and arg in laid_out:
-            padded = Rewriter.replace_value_with_new_type(arg, MemRefType(t.get_element_type(), [rows, cols + PAD]))
-            padded.name_hint = arg.name_hint
-            program.update_function_type()
         elif not big and _aliases(rows, cols, width):
+            if arg in laid_out:  # the caller passes it padded
+                padded = Rewriter.replace_value_with_new_type(arg, MemRefType(t.get_element_type(), [rows, cols + PAD]))
+                padded.name_hint = arg.name_hint
+                program.update_function_type()
+                continue
             copy = _copy(block, arg, rows, 0, cols, PAD, f"{name}_padded")
             for load in loads:
                 load.operands[0] = copy

@@ -19,8 +19,9 @@ Anything else returns 1 before the kernel runs and the caller takes the checked 
 path, which raises the precise error or installs a new spec. For a launch split
 between worker threads the function called is `workers.nimble_split` and the slots
 start with its header (the kernel, the chunks, the workers): it makes every chunk's
-slots and runs them, as `Workers.run` does from Python (BERT 4 x 256, S = 128, 2 threads, 36 split launches a run: 6.42 -> 6.08 ms
-median; ResNet-18 22.91 -> 22.70; same process, alternating). The launch spec:
+slots and runs them, as `Workers.run` does from Python (BERT 4 x 256, S = 128, 2
+threads, 36 split launches a run: 6.42 -> 6.08 ms median; ResNet-18 22.91 -> 22.70;
+same process, alternating). The launch spec:
 
     [slots, tensors, ndarray type, inputs, outputs, template[slots]...,
      per tensor: output?, index in its list, slot, descr, rank, writable flag, dims..., strides...]

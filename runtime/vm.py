@@ -415,6 +415,7 @@ class VirtualMachine:
         _, size, _, device = storage_fields
         dst, _, _, dtype, dims = tensor_fields
         dt = dtype_of(dtype)
+        itemsize = dt.itemsize
         pool = self.storage
 
         def step(r):
@@ -422,7 +423,7 @@ class VirtualMachine:
                 self.steps += 1  # the alloc_tensor_reg, counted like any instruction
             n = r[size]
             shape = tuple([r[d] for d in dims])
-            nbytes = dt.itemsize
+            nbytes = itemsize
             for d in shape:
                 if d.__class__ is not int or d < 0:
                     nbytes = -1
