@@ -129,34 +129,44 @@ def lstm_cell(hidden: int) -> None:
     report(f"lstm cell hidden {hidden} batch 1", 2.0 * 2 * 4 * hidden * hidden, times.pop("nimble"), times, compile_s)
 
 
-def conv(channels: int, size: int) -> None:
-    text = f"""func.func @main(%x: tensor<1x{channels}x?x?xf32>, %w: tensor<{channels}x{channels}x3x3xf32>, %b: tensor<{channels}xf32>) -> tensor<1x{channels}x?x?xf32> {{
-  %y = graph.conv2d %x, %w, %b {{padding = array<i64: 1, 1, 1, 1>}} : (tensor<1x{channels}x?x?xf32>, tensor<{channels}x{channels}x3x3xf32>, tensor<{channels}xf32>) -> tensor<1x{channels}x?x?xf32>
-  %r = graph.relu %y : tensor<1x{channels}x?x?xf32> -> tensor<1x{channels}x?x?xf32>
-  func.return %r : tensor<1x{channels}x?x?xf32>
+# ResNet-18's convolutions at batch 1, 224 x 224: (in, out, kernel, stride, input size).
+RESNET18_CONVS = [(3, 64, 7, 2, 224), (64, 64, 3, 1, 56), (64, 128, 3, 2, 56), (64, 128, 1, 2, 56),
+                  (128, 128, 3, 1, 28), (128, 256, 3, 2, 28), (128, 256, 1, 2, 28), (256, 256, 3, 1, 14),
+                  (256, 512, 3, 2, 14), (256, 512, 1, 2, 14), (512, 512, 3, 1, 7)]
+
+
+def conv(cin: int, cout: int, kernel: int, stride: int, size: int) -> None:
+    """conv2d + bias + relu with "same" padding (kernel // 2), dynamic height and width."""
+    pad = kernel // 2
+    text = f"""func.func @main(%x: tensor<1x{cin}x?x?xf32>, %w: tensor<{cout}x{cin}x{kernel}x{kernel}xf32>, %b: tensor<{cout}xf32>) -> tensor<1x{cout}x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, {pad}, {pad}>}} : (tensor<1x{cin}x?x?xf32>, tensor<{cout}x{cin}x{kernel}x{kernel}xf32>, tensor<{cout}xf32>) -> tensor<1x{cout}x?x?xf32>
+  %r = graph.relu %y : tensor<1x{cout}x?x?xf32> -> tensor<1x{cout}x?x?xf32>
+  func.return %r : tensor<1x{cout}x?x?xf32>
 }}"""
     t = time.perf_counter()
     exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
     compile_s = time.perf_counter() - t
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
-    w = (rng.standard_normal((channels, channels, 3, 3)) * 0.05).astype(np.float32)
-    b = rng.standard_normal(channels).astype(np.float32)
+    x = rng.standard_normal((1, cin, size, size)).astype(np.float32)
+    w = (rng.standard_normal((cout, cin, kernel, kernel)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    out = (size + 2 * pad - kernel) // stride + 1
 
     def numpy_conv():  # im2col + BLAS
-        p = np.pad(x[0], ((0, 0), (1, 1), (1, 1)))
-        cols = np.lib.stride_tricks.sliding_window_view(p, (3, 3), axis=(1, 2))  # C,H,W,3,3
-        cols = cols.transpose(0, 3, 4, 1, 2).reshape(channels * 9, size * size)
-        return np.maximum(w.reshape(channels, -1) @ cols + b[:, None], 0).reshape(1, channels, size, size)
+        p = np.pad(x[0], ((0, 0), (pad, pad), (pad, pad)))
+        cols = np.lib.stride_tricks.sliding_window_view(p, (kernel, kernel), axis=(1, 2))  # C,H,W,k,k
+        cols = cols[:, ::stride, ::stride].transpose(0, 3, 4, 1, 2).reshape(cin * kernel * kernel, out * out)
+        return np.maximum(w.reshape(cout, -1) @ cols + b[:, None], 0).reshape(1, cout, out, out)
 
     np.testing.assert_allclose(exe(x, w, b), numpy_conv(), rtol=1e-3, atol=1e-3)
     fns = {"nimble": lambda: exe(x, w, b), "numpy im2col": numpy_conv}
     if torch is not None:
         tx, tw, tb = (torch.from_numpy(v) for v in (x, w, b))
-        fns["torch"] = lambda: torch.relu(torch.nn.functional.conv2d(tx, tw, tb, padding=1))
-    flops = 2.0 * channels * channels * 9 * size * size
+        fns["torch"] = lambda: torch.relu(torch.nn.functional.conv2d(tx, tw, tb, stride=stride, padding=pad))
+    flops = 2.0 * cout * cin * kernel * kernel * out * out
     times = interleaved(fns)
-    report(f"conv3x3 {channels}ch {size}x{size}", flops, times.pop("nimble"), times, compile_s)
+    name = f"conv{kernel}x{kernel}/{stride} {cin}->{cout} {size}x{size}"
+    report(name, flops, times.pop("nimble"), times, compile_s)
 
 
 def main() -> None:
@@ -180,8 +190,8 @@ def run(args: argparse.Namespace) -> None:
         gemm(m, k, n)
     for hidden in ([256] if args.quick else [256, 1024]):
         lstm_cell(hidden)
-    for channels, size in ([(64, 14)] if args.quick else [(64, 56), (128, 28), (256, 14), (512, 7)]):
-        conv(channels, size)
+    for shape in ([(64, 64, 3, 1, 14)] if args.quick else RESNET18_CONVS):
+        conv(*shape)
 
 
 if __name__ == "__main__":
