@@ -40,6 +40,7 @@ from nimble.runtime.vm import VirtualMachine, VMError
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "matmul-to-dense", "fuse-ops"],
     "recurrences": ["lower-rnn-to-kernels"],
+    "layout": ["pad-weight-rows"],
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "canonicalize", "cse", "schedule-loops",
               "tile-vectorize", "canonicalize", "cse", "share-packs"],
@@ -54,7 +55,7 @@ STAGES: dict[str, list[str]] = {
     "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse", "share-packs"],
 }
 TARGETS: dict[str, list[str]] = {
-    "llvm": ["graph", "recurrences", "loops", "memory", "vm", "llvm"],
+    "llvm": ["graph", "recurrences", "layout", "loops", "memory", "vm", "llvm"],
     "opencl": ["graph", "place", "loops", "memory", "vm", "llvm"],
     "hetero": ["graph", "place", "loops", "memory", "vm", "llvm"],
 }

@@ -51,6 +51,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
     "matmul-to-dense": _lazy("passes.matmul_to_dense", "MatmulToDensePass"),
+    "pad-weight-rows": _lazy("passes.pad_weight_rows", "PadWeightRowsPass"),
     "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),
     "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
     "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),

@@ -89,7 +89,7 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
     loads = _lane_operands(outer, red)
     stage = schedule_of(inner).pack
     try:  # the rows of W a tile reads: staged with `pack`, prefetched for the next tile
-        weights, offset = _row_operands(inner, [*before, red])
+        weights, offset = row_operands(inner, [*before, red])
     except NotVectorizable:
         if stage:
             raise
@@ -235,7 +235,7 @@ def _feeding(ops: list[Operation], red: loop.ReduceOp) -> list[Operation]:
     return feeding[::-1]
 
 
-def _row_operands(inner: loop.ForeachOp, ops: Sequence[Operation]) -> tuple[list[SSAValue], SSAValue | None]:
+def row_operands(inner: loop.ForeachOp, ops: Sequence[Operation]) -> tuple[list[SSAValue], SSAValue | None]:
     """The 2-D buffers the reduction reads as `W[j + c, k]` (j the columns' iv, used for
     nothing else; `c` fixed for the nest, the same for all, or none), to stage per tile
     of V rows; and `c`."""

@@ -50,6 +50,8 @@ from nimble.dialects import loop
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import transposed
+from nimble.passes.row_lanes import row_operands
+from nimble.passes.tile_emitter import NotVectorizable
 from nimble.passes.tile_vectorize import packable_loads, realize_nest, transform_nest
 
 
@@ -317,12 +319,14 @@ place, the rows' operand packed transposed). Measured against packed transposed 
 
 STAGE_ROWS = 512
 """Row lanes read `W[j0 + r, k]` for 16 rows at each step: with rows a multiple of 2 KiB
-apart (K a multiple of 512 floats) 8 or more of them fall in one L1 set (4 KiB apart, 8
-ways) and evict each other, so each tile first copies its rows to a buffer with a padded
-stride (`pack` on the columns). Measured (1 thread, 32 / 128 rows, GF/s): K = 3072 read
-in place 50 / 50, staged 73 / 93; K = 1024 43 / 44, staged 89 / 93; but K = 768 in place
-88 / 98, staged 75 / 96, K = 3056 108 / 104, staged 69 / 92 (the copy streams W from
-memory before the tile instead of beside its FMAs)."""
+apart (W's rows a multiple of 512 floats long, whatever K the reduction runs over; a
+constant's rows are padded at compile time instead, passes/pad_weight_rows.py) 8 or more
+of them fall in one L1 set (4 KiB apart, 8 ways) and evict each other, so each tile first
+copies its rows to a buffer with a padded stride (`pack` on the columns). Measured (1
+thread, 32 / 128 rows, GF/s): K = 3072 read in place 50 / 50, staged 73 / 93; K = 1024 43
+/ 44, staged 89 / 93; but K = 768 in place 88 / 98, staged 75 / 96, K = 3056 108 / 104,
+staged 69 / 92 (the copy streams W from memory before the tile instead of beside its
+FMAs)."""
 
 
 def _reduction_upper(inner: loop.ForeachOp) -> SSAValue | None:
@@ -330,9 +334,25 @@ def _reduction_upper(inner: loop.ForeachOp) -> SSAValue | None:
     return reduces[0].upper if len(reduces) == 1 else None
 
 
+def _weight_rows(inner: loop.ForeachOp) -> list[int] | None:
+    """The row lengths of the matrices the nest's reduction reads as `W[j + c, k]` (the
+    rows a tile of lanes along the rows reads together), when all are known here."""
+    try:
+        weights, _ = row_operands(inner, [o for o in inner.body.block.ops if isinstance(o, loop.ReduceOp)])
+    except NotVectorizable:
+        return None
+    rows = [w.type.get_shape()[-1] for w in weights]
+    return rows if rows and all(r >= 0 for r in rows) else None
+
+
 def _row_lanes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lanes: int) -> None:
     """Lanes along the rows for the nest, its tiles staging W's rows where they alias (a
-    static K decides here, a dynamic one splits the columns: all staged or none)."""
+    static row length decides here, a padded constant's not aliasing whatever K is; a
+    dynamic one splits the columns by K: all staged or none)."""
+    rows = _weight_rows(inner)
+    if rows is not None:
+        _apply_row_lanes(outer, inner, parallel, lanes, any(r % STAGE_ROWS == 0 for r in rows))
+        return
     k = _reduction_upper(inner)
     static = constant_index(k)
     if static is not None or (isinstance(k.owner, Operation) and outer.is_ancestor(k.owner)):
