@@ -142,7 +142,8 @@ class Schedule:
     pack: bool = False  # copy the operand read along the vector lanes into a contiguous panel first
     mask: bool = False  # leftover iterations as one masked vector step instead of a scalar loop
     dots: bool = False  # a register tile's leftover columns as dot products along its reduction, after the rows
-    grain: int = 0  # with `parallel`: split here only with this many iterations per chunk, else inside
+    grain: int = 0  # with `parallel`: split here only with this many iterations per chunk (or whole
+    # steps splitting evenly), else inside
 
 
 INT_FIELDS = tuple(f.name for f in fields(Schedule) if f.type == "int")

@@ -265,9 +265,10 @@ class _FunctionLowering:
     def bounds(self, op: loop._LoopOp) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
         """Loop bounds, for a `parallel` loop restricted to this chunk's share when no
         enclosing loop was split already and the loop has at least one iteration per
-        chunk, or its schedule's `grain` (otherwise the split passes on to parallel loops
-        inside, if any). The last value says, at run time, whether the iterations inside
-        are already split."""
+        chunk, or its schedule's `grain` (or, with a grain, whole steps that split
+        evenly: a conv's 4 full panels of pixels on 2 chunks); otherwise the split passes
+        on to parallel loops inside, if any. The last value says, at run time, whether
+        the iterations inside are already split."""
         lb, ub, step = self.v(op.lower), self.v(op.upper), self.v(op.step)
         if not _parallel(op) and op not in self.split_loops:
             return lb, ub, step, None
@@ -277,6 +278,12 @@ class _FunctionLowering:
             grain = op.schedule.schedule.grain if op.schedule is not None else 0
             least = self.emit(llvm.MulOp(self.nchunks, self.const(grain, i64))) if grain > 1 else self.nchunks
             enough = self.emit(llvm.ICmpOp(trips, least, IntegerAttr(5, i64)))  # sge
+            if grain > 1:  # or fewer, when they are whole steps and split evenly (no chunk waits on another)
+                zero = self.const(0, i64)
+                whole = self.emit(llvm.ICmpOp(self.emit(llvm.SRemOp(self.emit(llvm.SubOp(ub, lb)), step)), zero,
+                                              IntegerAttr(0, i64)))  # eq
+                even = self.emit(llvm.ICmpOp(self.emit(llvm.SRemOp(trips, self.nchunks)), zero, IntegerAttr(0, i64)))
+                enough = self.emit(llvm.OrOp(enough, self.emit(llvm.AndOp(whole, even))))
             here = self.emit(llvm.AndOp(free, enough))
         else:  # no parallel loop inside to pass the split on to: split here, even if unevenly
             here = free

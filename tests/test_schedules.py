@@ -360,8 +360,9 @@ def test_whole_vectors_left_by_full_tiles_share_one_tile(rng):
 @pytest.mark.parametrize("stride", [1, 2])
 def test_conv_panels_split_by_panels_or_by_channels(chunks, stride, rng, monkeypatch):
     """Forced into 2 or 3 chunks, a panel conv splits by panels where each chunk gets
-    `PANEL_GRAIN` of them (40 x 40: 25 panels) and by output channels where not (one
-    panel; 5; 9, which is enough for 2 chunks only), with batches of 1 and 2, and
+    `PANEL_GRAIN` of them (40 x 40: 25 panels) or where whole panels split evenly (16 x
+    16: 4 of them, for 2 chunks), and by output channels where not (one panel; 5; 9,
+    which is enough for 2 chunks only; 4 for 3 chunks), with batches of 1 and 2, and
     matches the reference."""
     from nimble.runtime.kernels import KernelEntry
 
@@ -375,7 +376,8 @@ def test_conv_panels_split_by_panels_or_by_channels(chunks, stride, rng, monkeyp
     module = nimble.parse(text)
     w = rng.standard_normal((13, 6, 3, 3)).astype(np.float32)
     b = rng.standard_normal(13).astype(np.float32)
-    for n, h, width in [(1, 1, 1), (2, 9, 31), (1, 23 * stride, 23 * stride), (2, 40 * stride, 40 * stride)]:
+    for n, h, width in [(1, 1, 1), (2, 9, 31), (1, 23 * stride, 23 * stride), (2, 16 * stride, 16 * stride),
+                        (2, 40 * stride, 40 * stride)]:
         x = rng.standard_normal((n, 6, h, width)).astype(np.float32)
         np.testing.assert_allclose(exe(x, w, b), nimble.interpret(module, x, w, b)[0], rtol=1e-4, atol=1e-4)
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
