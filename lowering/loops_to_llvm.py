@@ -278,7 +278,7 @@ class _FunctionLowering:
             grain = op.schedule.schedule.grain if op.schedule is not None else 0
             least = self.emit(llvm.MulOp(self.nchunks, self.const(grain, i64))) if grain > 1 else self.nchunks
             enough = self.emit(llvm.ICmpOp(trips, least, IntegerAttr(5, i64)))  # sge
-            if grain > 1:  # or fewer, when they are whole steps and split evenly (no chunk waits on another)
+            if grain > 1:  # or fewer, when they are whole steps that split evenly (no chunk gets more)
                 zero = self.const(0, i64)
                 whole = self.emit(llvm.ICmpOp(self.emit(llvm.SRemOp(self.emit(llvm.SubOp(ub, lb)), step)), zero,
                                               IntegerAttr(0, i64)))  # eq

@@ -64,9 +64,9 @@ def pad_weights(fused: FusedOp, padded: dict[ConstantOp, ConstantOp]) -> int:
         if const not in padded:
             array = dense_to_array(const.value)
             rows, cols = array.shape
-            wide = np.zeros((rows, cols + PAD), array.dtype)
-            wide[:, :cols] = array
-            pad = ConstantOp(array_to_dense(wide, TensorType(value.type.get_element_type(), wide.shape)))
+            longer = np.zeros((rows, cols + PAD), array.dtype)
+            longer[:, :cols] = array
+            pad = ConstantOp(array_to_dense(longer, TensorType(value.type.get_element_type(), longer.shape)))
             pad.result.name_hint = f"{value.name_hint or 'w'}_padded"
             Rewriter.insert_op(pad, InsertPoint.after(const))
             padded[const] = pad
