@@ -22,7 +22,8 @@ that `tile-vectorize` can apply to it wins (tried on a copy):
   rows takes lanes along the rows instead (`ROW_LANES`, passes/row_lanes.py): whole
   panels of 16 rows and, when `PARTIAL_ROWS` or more are left, one more panel for
   them; split at run time when the rows are, the rest as above; its tiles stage their
-  rows of `W` when K is a multiple of `STAGE_ROWS`;
+  rows of `W` when W's rows are a multiple of `STAGE_ROWS` long (K, when only known at
+  run time);
 - `elementwise`: j in 16-lane vectors, rows finished by one masked vector step
   (`remainder=auto`).
 

@@ -516,7 +516,7 @@ def _prefetched(exe) -> set[tuple[int, ...]]:
 @pytest.mark.parametrize("k,n", [("17", "70"), ("512", "48"), ("k", "n")])
 def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
     """A dense layer with few rows runs with lanes along the rows (W read in place, or
-    staged per tile when K is a multiple of 512, x packed transposed, 16 x 16 tiles
+    staged per tile when its rows are a multiple of 512, x packed transposed, 16 x 16 tiles
     transposed back for the epilogue): rows from 16 to 511 in whole panels of 16, the
     rows left over and every other row count as before. Columns and reductions not
     multiples of 16, an epilogue reading another tensor, split in 1 to 3 chunks
