@@ -31,12 +31,15 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+import numpy as np
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import loop
+from nimble.dialects.graph import ConstantOp
+from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import constant_index
 
 ALIASING_BYTES = 1024
@@ -53,6 +56,17 @@ column ranges, only the ranges read inside the time loop are copied (the input p
 stays in place for the projection, read once): LSTM h1024, batch 1, 1 thread, 25 steps
 21.4 -> 13.9 ms, 100 steps 79.5 -> 63.3 ms; 2 threads 11.2 -> 10.7 and 38.8 -> 33.4 ms
 (same process, alternating, median)."""
+
+
+def padded_constant(value: SSAValue, shape: tuple[int, int]) -> ConstantOp:
+    """A new constant of `shape` holding the 2-D constant `value` in its first columns,
+    zeros after them (a weight passed padded, made once at compile time; not inserted)."""
+    array = dense_to_array(value.owner.value)
+    longer = np.zeros(shape, array.dtype)
+    longer[:, :array.shape[1]] = array
+    constant = ConstantOp(array_to_dense(longer, TensorType(value.type.get_element_type(), shape)))
+    constant.result.name_hint = f"{value.name_hint or 'w'}_padded"
+    return constant
 
 
 def _element_bytes(t: MemRefType) -> int:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -36,7 +35,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     SymbolRefAttr,
-    TensorType,
     UnitAttr,
 )
 from xdsl.ir import Operation, Region, SSAValue
@@ -45,9 +43,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import shape
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
-from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.graph_to_loops import KERNEL_ATTR
+from nimble.lowering.pad_rows import padded_constant
 from nimble.lowering.rnn_to_spatial import (
     NotARecurrence,
     Recurrence,
@@ -74,12 +72,7 @@ def _laid_out(rec: Recurrence, program: func.FuncOp, host_values: list[SSAValue]
     for i, (param, v) in enumerate(zip(program.args, host_values)):
         if not _is_constant(v) or param.type.get_shape() == v.type.get_shape():
             continue
-        array = dense_to_array(v.owner.value)
-        padded = np.zeros(param.type.get_shape(), array.dtype)
-        padded[:, :array.shape[1]] = array
-        t = TensorType(v.type.element_type, padded.shape)
-        constant = ConstantOp(array_to_dense(padded, t))
-        constant.result.name_hint = f"{v.name_hint or 'w'}_padded"
+        constant = padded_constant(v, param.type.get_shape())
         Rewriter.insert_op(constant, InsertPoint.before(rec.op))
         operands[i] = constant.result
     return operands

@@ -6,10 +6,11 @@ passes/row_lanes.py; transposed panels copy 16 x 16 blocks). When a row is a mul
 fall into the same few L1 sets and evict each other, so each tile first copies its rows to
 a buffer with a padded stride (schedule-loops' staging). A weight the host passes as a
 constant (an ONNX model's initializer, the transpose `matmul-to-dense` made) needs no copy
-per call: its group takes it padded once, at compile time, `PAD` elements longer per row
-(zeros), and reads the logical `[N, K]` through a `graph.slice` of it, which the kernel's
-loads absorb (`W[j, k]` of the padded buffer). Schedule-loops then sees rows that do not
-alias and reads them in place.
+per call: its group takes it padded once, at compile time, `pad_rows.PAD` elements longer
+per row (zeros: `pad_rows.padded_constant`, as recurrence kernels take theirs), and reads
+the logical `[N, K]` through a `graph.slice` of it, which the kernel's loads absorb
+(`W[j, k]` of the padded buffer). Schedule-loops then sees rows that do not alias and
+reads them in place.
 
 Measured (x @ W^T, 2 threads, min us; the padded rows stood in by K + 16): 128 rows, W 256
 x 1024 199 -> 189, W 768 x 3072 1850 -> 1684; 32 rows 64 -> 55 and 520 -> 388; 1 thread,
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
 from xdsl.ir import BlockArgument
@@ -31,14 +31,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects.graph import ConstantOp, DenseOp, FusedOp, SliceOp
-from nimble.dialects.graph.folding import array_to_dense, dense_to_array
+from nimble.lowering.pad_rows import MIN_ROWS, PAD, padded_constant
 from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 from nimble.passes.schedule_loops import STAGE_ROWS
-
-PAD = 16
-"""Elements added to each row (one 64-byte line of f32)."""
-MIN_ROWS = 16
-"""Fewer rows than a row-lanes tile reads at once do not evict each other."""
 
 
 def _aliases(t: TensorType) -> bool:
@@ -52,26 +47,19 @@ def _dense_weight_only(arg: BlockArgument) -> bool:
     return bool(uses) and all(isinstance(u.operation, DenseOp) and u.index == 1 for u in uses)
 
 
-def pad_weights(fused: FusedOp, padded: dict[ConstantOp, ConstantOp]) -> int:
+def pad_weights(fused: FusedOp, padded: dict[ConstantOp, ConstantOp]) -> None:
     """Pass `fused` its aliasing constant weights padded (one padded constant per constant,
-    in `padded`); returns how many operands changed."""
-    changed = 0
+    in `padded`)."""
     block = fused.body.block
     for i, (value, arg) in enumerate(zip(fused.inputs, block.args)):
         const = value.owner
         if not isinstance(const, ConstantOp) or not _aliases(value.type) or not _dense_weight_only(arg):
             continue
-        if const not in padded:
-            array = dense_to_array(const.value)
-            rows, cols = array.shape
-            longer = np.zeros((rows, cols + PAD), array.dtype)
-            longer[:, :cols] = array
-            pad = ConstantOp(array_to_dense(longer, TensorType(value.type.get_element_type(), longer.shape)))
-            pad.result.name_hint = f"{value.name_hint or 'w'}_padded"
-            Rewriter.insert_op(pad, InsertPoint.after(const))
-            padded[const] = pad
-        pad = padded[const]
         rows, cols = value.type.get_shape()
+        if const not in padded:
+            padded[const] = padded_constant(value, (rows, cols + PAD))
+            Rewriter.insert_op(padded[const], InsertPoint.after(const))
+        pad = padded[const]
         fused.operands[i] = pad.result
         wide = Rewriter.replace_value_with_new_type(arg, pad.result.type)
         cut = SliceOp(wide, [0, 0], [rows, cols], [1, 1], value.type)
@@ -80,8 +68,6 @@ def pad_weights(fused: FusedOp, padded: dict[ConstantOp, ConstantOp]) -> int:
         if not const.result.uses:
             Rewriter.erase_op(const)
             del padded[const]
-        changed += 1
-    return changed
 
 
 @dataclass(frozen=True)
