@@ -76,6 +76,37 @@ def gemm(m: int, k: int, n: int) -> None:
     report(f"gemm {m}x{k}x{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s)
 
 
+DENSE_LAYERS = [(32, 256, 1024), (128, 256, 768), (128, 256, 1024), (128, 1024, 256), (128, 768, 3072),
+                (128, 3072, 768)]
+"""x @ W^T + b with a few rows (tokens): BERT's projections and feed-forward layers, 4 x
+256 and 2 x 768, at 32 and 128 tokens."""
+
+
+def dense(m: int, k: int, n: int) -> None:
+    """A dense layer with its weight a constant of the module (as imported models have
+    it), the rows known at run time."""
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    text = f"""func.func @main(%x: tensor<?x{k}xf32>, %b: tensor<{n}xf32>) -> tensor<?x{n}xf32> {{
+  %w = graph.constant dense<"0x{w.tobytes().hex().upper()}"> : tensor<{n}x{k}xf32>
+  %y = graph.dense %x, %w, %b : (tensor<?x{k}xf32>, tensor<{n}x{k}xf32>, tensor<{n}xf32>) -> tensor<?x{n}xf32>
+  func.return %y : tensor<?x{n}xf32>
+}}"""
+    t = time.perf_counter()
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
+    compile_s = time.perf_counter() - t
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    wt = np.ascontiguousarray(w.T)
+    np.testing.assert_allclose(exe(x, b), x @ wt + b, rtol=1e-3, atol=1e-3)
+    fns = {"nimble": lambda: exe(x, b), "numpy": lambda: x @ wt + b}
+    if torch is not None:
+        tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b)
+        fns["torch"] = lambda: torch.nn.functional.linear(tx, tw, tb)
+    times = interleaved(fns)
+    report(f"dense {m}x{k}->{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s)
+
+
 def lstm_cell(hidden: int) -> None:
     text = f"""func.func @main(%x: tensor<?x{hidden}xf32>, %h: tensor<?x{hidden}xf32>, %c: tensor<?x{hidden}xf32>,
                      %w: tensor<{4 * hidden}x{hidden}xf32>, %u: tensor<{4 * hidden}x{hidden}xf32>, %b: tensor<{4 * hidden}xf32>)
@@ -188,6 +219,8 @@ def run(args: argparse.Namespace) -> None:
     sizes = [(256, 256, 256)] if args.quick else [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (1000, 777, 513)]
     for m, k, n in sizes:
         gemm(m, k, n)
+    for shape in ([(128, 256, 1024)] if args.quick else DENSE_LAYERS):
+        dense(*shape)
     for hidden in ([256] if args.quick else [256, 1024]):
         lstm_cell(hidden)
     for shape in ([(64, 64, 3, 1, 14)] if args.quick else RESNET18_CONVS):

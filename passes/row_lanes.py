@@ -8,12 +8,17 @@ schedule-loops gives such a nest for `ROW_LANES` rows) the nest runs instead as:
 
 - `x` packed once (by each chunk of a split launch), transposed, V rows per panel:
   `xt[b, k, l] = x[b * V + l, k]` (small: the rows are few);
-- per V x V tile, columns outer (parallel) and panels of rows inner (so the V rows of `W`
-  a tile reads stay in cache for every panel): the reduction with lanes along `i`, per
-  step one vector of `xt` and V broadcasts `W[j0 + r, k]` (`W` read in place, row by
-  row), V accumulators;
-- the accumulators transposed in registers (`transpose_block`), and the rest of the body
-  (bias, activation, residual loads, the store) with lanes along `j`, like any tile.
+- per V x V tile, columns outer (parallel) and panels of rows inner (so the rows of `W`
+  a tile reads stay in cache for every panel): whole panels two at a time, for the
+  tile's first V / 2 columns and then for its other V / 2 (the half's rows of `W` stay
+  in L1 for every pair), the reduction with lanes along `i`, per step two vectors of
+  `xt` and V / 2 broadcasts `W[j0 + r, k]` (`W` read in place, row by row) into V
+  accumulators: 0.63 loads per FMA, where one panel (the last whole one, when their
+  count is odd) takes one vector and V broadcasts, 1.06 (Zen 5 issues two loads and two
+  FMAs a cycle); the accumulators stored by column in a `[V, rows]` buffer of the tile;
+- then per panel its V x V block transposed in registers (`transpose_block`), and the
+  rest of the body (bias, activation, residual loads, the store) with lanes along `j`,
+  like any tile.
 
 With `pack` on `j` as well, each tile first copies its V rows of `W` to a buffer whose
 row stride is an odd number of 16-float lines (rows of `W` a multiple of 2 KiB apart
@@ -35,7 +40,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType, VectorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    VectorType,
+)
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import loop
@@ -148,6 +160,10 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
         odd = e.emit(arith.OrIOp(lines, e.const_index(1))).result
         stride = e.emit(arith.MuliOp(odd, e.const_index(width))).result
 
+    pairs = e.emit(arith.DivSIOp(blocks, e.const_index(2))).result
+    paired = e.emit(arith.MuliOp(pairs, e.const_index(2))).result
+    element = red.results[0].type
+
     def tile(j0: SSAValue) -> None:
         staged = {}
         first = j0 if offset is None else e.emit(arith.AddiOp(j0, offset)).result
@@ -159,32 +175,36 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
                                              k_upper, width))
         prefetch = _next_rows(e, weights, first, width) if weights else None
 
-        def rows(b: SSAValue) -> None:
-            i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
-            for ld in loads:
-                e.packs[ld] = (panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (b,))
-            if stage:  # staged row r is W's row j + c: j stands for r - c
-                along_i = [Copy({inner.iv: e.const_index(r) if offset is None else
-                                 e.emit(arith.SubiOp(e.const_index(r), offset)).result, outer.iv: i0, **staged},
-                                outer.iv, width, 0) for r in range(width)]
-            else:
-                along_i = [Copy({inner.iv: j, outer.iv: i0}, outer.iv, width, 0) for j in offsets(e, j0, width)]
+        def rows(bs: list[SSAValue], c0: int = 0, cols: int = width) -> tuple[list[SSAValue], list[list[SSAValue]]]:
+            """The sums of the tile's columns [c0, c0 + cols) for the row panels `bs` (one
+            panel and all V columns, or two panels and V / 2 of them): the panels' first
+            rows, and per panel, per column, a vector along its rows."""
+            starts = [e.emit(arith.MuliOp(b, e.const_index(width))).result for b in bs]
+            for ld in loads:  # (a second panel's copies read theirs: `bs[0]` stands for it)
+                e.packs[ld] = (panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (bs[0],))
+            along_i = []
+            for b, i0 in zip(bs, starts):
+                other = {} if b is bs[0] else {bs[0]: b}
+                if stage:  # staged row r is W's row j + c: j stands for r - c
+                    along_i += [Copy({inner.iv: e.const_index(r) if offset is None else
+                                      e.emit(arith.SubiOp(e.const_index(r), offset)).result, outer.iv: i0,
+                                      **staged, **other}, outer.iv, width, 0) for r in range(c0, c0 + cols)]
+                else:
+                    along_i += [Copy({inner.iv: j, outer.iv: i0, **other}, outer.iv, width, 0)
+                                for j in offsets(e, j0, width)[c0:c0 + cols]]
             Tile(e, [*before, red], along_i, outer.iv, each_step=prefetch).run()
             e.packs.clear()
-            return i0, transpose_block(e, [c.subst[red.results[0]] for c in along_i])
+            sums = [c.subst[red.results[0]] for c in along_i]
+            return starts, [sums[p * cols:(p + 1) * cols] for p in range(len(bs))]
 
         def epilogue(copies: list[Copy]) -> None:
             tile = Tile(e, rest, copies, inner.iv)
             tile.varying = varying_values(body, inner.iv)
             tile.run()
 
-        def whole(b: SSAValue) -> None:
-            i0, sums = rows(b)
-            epilogue([Copy({outer.iv: i, inner.iv: j0, red.results[0]: s}, inner.iv, width)
-                      for i, s in zip(offsets(e, i0, width), sums)])
-
         def partial(b: SSAValue) -> None:  # the rows' results through a register block, row by row
-            i0, sums = rows(b)
+            (i0,), (sums,) = rows([b])
+            sums = transpose_block(e, sums)
             element = sums[0].type
             block = e.emit(loop.AllocOp("reg", MemRefType(element.element_type, [width, width]))).memref
             for r, v in enumerate(sums):
@@ -197,6 +217,34 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
 
             foreach(e.const_index(0), part, 1, None, row)
 
+        # Whole panels two at a time, for one half of the columns and then the other (2 x V
+        # / 2 accumulators: per step 2 vectors of rows and V / 2 broadcasts, not 1 and V;
+        # the half's rows of W stay in L1 for all pairs), the last one alone; their sums
+        # gathered by column, then per panel transposed and the epilogue along the columns.
+        gathered = e.emit(loop.AllocOp("dram", MemRefType(element, [width, DYNAMIC_INDEX]), [main_m])).memref
+
+        def gather(bs: list[SSAValue], c0: int = 0) -> None:
+            starts, sums = rows(bs, c0, width // len(bs))
+            for i0, panel in zip(starts, sums):
+                for c, v in enumerate(panel, c0):
+                    e.emit(vector.StoreOp(v, gathered, [e.const_index(c), i0]))
+
+        def pair(q: SSAValue, c0: int) -> None:
+            b = e.emit(arith.MuliOp(q, e.const_index(2))).result
+            gather([b, e.emit(arith.AddiOp(b, e.const_index(1))).result], c0)
+
+        def whole(b: SSAValue) -> None:
+            t = VectorType(element, [width])
+            i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
+            sums = transpose_block(e, [e.emit(vector.LoadOp(gathered, [e.const_index(c), i0], t)).result
+                                       for c in range(width)])
+            epilogue([Copy({outer.iv: i, inner.iv: j0, red.results[0]: s}, inner.iv, width)
+                      for i, s in zip(offsets(e, i0, width), sums)])
+
+        if constant_index(m) is None or constant_index(m) >= 2 * width:
+            for c0 in (0, width // 2):
+                foreach(e.const_index(0), pairs, 1, None, lambda q, c0=c0: pair(q, c0))
+        foreach(paired, blocks, 1, None, lambda b: gather([b]))
         foreach(e.const_index(0), blocks, 1, None, whole)
         if part is not None:
             foreach(blocks, total, 1, None, partial)

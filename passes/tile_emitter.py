@@ -80,7 +80,8 @@ class Emitter:
         lanes, like the lane itself; 2: every other element, a stride-2 window)."""
         self.packs: dict[Operation, tuple[SSAValue, SSAValue, tuple[SSAValue, ...]]] = {}
         """Loads redirected to a packed panel: load op -> (panel, the reduction iv, the
-        panel's leading indices in a buffer of several panels)."""
+        panel's leading indices in a buffer of several panels, which a copy may
+        substitute: row lanes' second panel of a pair)."""
         self.staged_columns: dict[Operation, tuple[SSAValue, SSAValue]] = {}
         """Loads `X[..., k, j]` redirected, with lanes along k, to a transposed copy of
         some columns: load op -> (copy `[j - first, k]`, first)."""
@@ -233,7 +234,7 @@ class Emitter:
             return
         if op in self.packs and copy.j_offset is not None:  # (a transposed panel too)
             panel, k, at = self.packs[op]
-            indices = [*at, copy.subst[k], self.const_index(copy.j_offset)]
+            indices = [*(copy.subst.get(a, a) for a in at), copy.subst[k], self.const_index(copy.j_offset)]
             copy.subst[op.res] = self.memoized(("vload", panel, tuple(indices), copy.width), lambda: self.emit(
                 vector.LoadOp(panel, indices, t)).result)
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
+from xdsl.dialects import func, vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 
 import nimble
@@ -32,9 +32,10 @@ def _kernel_weights(exe) -> set[tuple[int, ...]]:
 
 
 def _staged_rows(exe) -> list:
-    """The buffers row-lanes tiles stage their 16 rows of W in (a padded stride)."""
-    return [o for o in exe.module.walk()
-            if isinstance(o, loop.AllocOp) and o.memref.type.get_shape() == (16, DYNAMIC_INDEX)]
+    """The buffers row-lanes tiles stage their 16 rows of W in (a padded stride): written
+    with vectors just loaded (the tile's sums gathered by column are not)."""
+    return [o for o in exe.module.walk() if isinstance(o, vector.StoreOp)
+            and o.base.type.get_shape() == (16, DYNAMIC_INDEX) and isinstance(o.vector.owner, vector.LoadOp)]
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -507,6 +507,15 @@ def _row_lane_panels(exe) -> list:
             and o.memref.type.get_shape()[-1] == 16]
 
 
+def _paired_reductions(exe) -> list:
+    """Row-lanes reductions over two panels of rows at once: two vectors of the packed
+    rows (3-D, 16 lanes) read per step."""
+    def panel_reads(red):
+        return sum(isinstance(o, vector.LoadOp) and o.base.type.get_num_dims() == 3
+                   and o.base.type.get_shape()[-1] == 16 for o in red.body.block.ops)
+    return [o for o in exe.module.walk() if isinstance(o, loop.ReduceOp) and panel_reads(o) == 2]
+
+
 def _prefetched(exe) -> set[tuple[int, ...]]:
     """The shapes of the buffers some `loop.prefetch` reads ahead."""
     return {tuple(o.memref.type.get_shape()) for o in exe.module.walk() if isinstance(o, loop.PrefetchOp)}
@@ -517,8 +526,9 @@ def _prefetched(exe) -> set[tuple[int, ...]]:
 def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
     """A dense layer with few rows runs with lanes along the rows (W read in place, or
     staged per tile when its rows are a multiple of 512, x packed transposed, 16 x 16 tiles
-    transposed back for the epilogue): rows from 16 to 511 in whole panels of 16, the
-    rows left over and every other row count as before. Columns and reductions not
+    transposed back for the epilogue): rows from 16 to 511 in whole panels of 16 (two at
+    a time, an odd one alone: 48, 255 rows), the rows left over and every other row
+    count as before. Columns and reductions not
     multiples of 16, an epilogue reading another tensor, split in 1 to 3 chunks
     (cooperating on the panels): the result matches the reference at every row count."""
     from nimble.runtime.kernels import KernelEntry
@@ -533,7 +543,7 @@ def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
     for kk, nn in sizes:
         w = rng.standard_normal((nn, kk)).astype(np.float32)
         b = rng.standard_normal(nn).astype(np.float32)
-        for m in [1, 15, 16, 17, 32, 47, 100, 255, 511, 512, 530]:
+        for m in [1, 15, 16, 17, 32, 47, 48, 100, 255, 511, 512, 530]:
             x = rng.standard_normal((m, kk)).astype(np.float32)
             r = rng.standard_normal((m, nn)).astype(np.float32)
             np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(ref, x, w, b, r)[0], rtol=1e-4, atol=1e-4)
@@ -541,11 +551,13 @@ def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
 
 @pytest.mark.parametrize("m", [16, 40, 46, 600])
 def test_dense_rows_in_lanes_static(m, rng):
-    """Rows known at compile time: whole panels of 16 rows in lanes (40: 32 of them, the 8
-    left by the usual strategy; 46: the 14 left as one more panel), none from 512 rows on."""
+    """Rows known at compile time: whole panels of 16 rows in lanes (40: 32 of them, two at
+    a time, the 8 left by the usual strategy; 46: the 14 left as one more panel), none
+    from 512 rows on."""
     text = _dense_residual("24", "40", str(m))
     exe = nimble.compile(nimble.parse(text, name="dense.nb"))
     assert bool(_row_lane_panels(exe)) == (m < 512)
+    assert bool(_paired_reductions(exe)) == (32 <= m < 512)
     assert _prefetched(exe) == ({(40, 24)} if m < 512 else set())
     x = rng.standard_normal((m, 24)).astype(np.float32)
     w = rng.standard_normal((40, 24)).astype(np.float32)
