@@ -7,7 +7,15 @@ PyTorch when it is installed, the hand-written examples' models: an LSTM over a 
 time axis (hidden 256, 25 steps), a BERT-style encoder with a dynamic sequence axis
 (4 layers, hidden 256, 4 heads, sequence 128), ResNet-18 at 224x224, and a feed-forward
 block), imported by Nimble, compiled for LLVM, checked against ONNX Runtime on the same
-inputs, then both are timed in turns (best of N). Ratios > 1 mean Nimble is faster.
+inputs, then both are timed, each alone in a process of its own (the compiled module
+saved and loaded there), the two taking turns (best of N calls over all turns). Ratios >
+1 mean Nimble is faster.
+
+Why processes of their own: ONNX Runtime's thread pool spins after each run, and in one
+process its spinning threads took the second core from Nimble's next call (BERT 4 x 256,
+2 threads: Nimble 3.50 ms beside it, 2.56-2.78 alone); without the spinning (its
+`session.intra_op.allow_spinning` off) ONNX Runtime itself took 3.24-3.30 ms instead of
+2.53-2.66. A server runs one of them, not both.
 """
 
 from __future__ import annotations
@@ -16,7 +24,9 @@ import argparse
 import io
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
@@ -31,18 +41,42 @@ import nimble  # noqa: E402
 from nimble.frontend.onnx import import_onnx  # noqa: E402
 
 
-def best_of(fns: dict[str, object], repeat: int, turn: int = 3) -> dict[str, float]:
-    """Best time of each function, taking turns of `turn` calls (within a turn, the
-    threads the other runtime leaves spinning after its calls have gone quiet)."""
-    best = {k: float("inf") for k in fns}
-    for fn in fns.values():
-        fn()
+def best_time(fn, repeat: int) -> float:
+    """Best time of `repeat` calls (after a warm-up call)."""
+    fn()
+    best = float("inf")
     for _ in range(repeat):
-        for k, fn in fns.items():
-            for _ in range(turn):
-                t = time.perf_counter()
-                fn()
-                best[k] = min(best[k], time.perf_counter() - t)
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def child(runtime: str, folder: str, repeat: int) -> None:
+    """In a process of its own: time one runtime on the model and input in `folder`."""
+    x = np.load(os.path.join(folder, "x.npy"))
+    if runtime == "nimble":
+        exe = nimble.load(os.path.join(folder, "model.nbc"), threads=THREADS)
+        fn = lambda: exe(x)  # noqa: E731
+    else:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = THREADS
+        session = ort.InferenceSession(os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"])
+        feed = {session.get_inputs()[0].name: x}
+        fn = lambda: session.run(None, feed)  # noqa: E731
+    print(best_time(fn, repeat))
+
+
+def isolated(folder: str, repeat: int, turns: int = 3) -> dict[str, float]:
+    """Best time of each runtime, each timed alone in a child process, taking turns."""
+    best = {"nimble": float("inf"), "ort": float("inf")}
+    for _ in range(turns):
+        for runtime in best:
+            out = subprocess.run([sys.executable, __file__, "--threads", str(THREADS), "--child", runtime, folder,
+                                  "--repeat", str(repeat)], check=True, capture_output=True, text=True).stdout
+            best[runtime] = min(best[runtime], float(out.split()[-1]))
     return best
 
 
@@ -152,9 +186,12 @@ def run(name: str, model: onnx.ModelProto, shape, repeat: int, rng) -> None:
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     exe = nimble.compile(import_onnx(model), threads=THREADS)
     x = rng.standard_normal(shape).astype(np.float32)
-    feed = {session.get_inputs()[0].name: x}
-    np.testing.assert_allclose(exe(x), session.run(None, feed)[0], rtol=1e-3, atol=1e-3)
-    t = best_of({"nimble": lambda: exe(x), "ort": lambda: session.run(None, feed)}, repeat)
+    np.testing.assert_allclose(exe(x), session.run(None, {session.get_inputs()[0].name: x})[0], rtol=1e-3, atol=1e-3)
+    with tempfile.TemporaryDirectory() as folder:
+        onnx.save(model, os.path.join(folder, "model.onnx"))
+        exe.save(os.path.join(folder, "model.nbc"))
+        np.save(os.path.join(folder, "x.npy"), x)
+        t = isolated(folder, repeat)
     print(f"{name:28s} {str(list(shape)):18s} nimble {t['nimble'] * 1e3:8.3f} ms   onnxruntime {t['ort'] * 1e3:8.3f} ms"
           f"   x{t['ort'] / t['nimble']:5.2f}", flush=True)
 
@@ -163,9 +200,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--child", nargs=2, metavar=("RUNTIME", "FOLDER"), help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, help=argparse.SUPPRESS)
     a = parser.parse_args()
+    if a.child:
+        child(*a.child, a.repeat)
+        return
     rng = np.random.default_rng(0)
-    repeat = 5 if a.quick else 20
+    repeat = 15 if a.quick else 60
     print(f"threads: {THREADS}")
     for batch in (1, 32):
         run("mlp 512-1024-256 (helper)", helper_mlp(rng), (batch, 512), repeat, rng)
