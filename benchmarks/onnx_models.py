@@ -4,12 +4,12 @@
 
 Each model is exported to ONNX (always: an MLP and a CNN built with onnx.helper; from
 PyTorch when it is installed, the hand-written examples' models: an LSTM over a dynamic
-time axis (hidden 256, 25 steps), a BERT-style encoder with a dynamic sequence axis
-(4 layers, hidden 256, 4 heads, sequence 128), ResNet-18 at 224x224, and a feed-forward
-block), imported by Nimble, compiled for LLVM, checked against ONNX Runtime on the same
-inputs, then both are timed, each alone in a process of its own (the compiled module
-saved and loaded there), the two taking turns (best of N calls over all turns). Ratios >
-1 mean Nimble is faster.
+time axis (hidden 256 and 1024, 25 and 100 steps), BERT-style encoders with a dynamic
+sequence axis (4 layers, hidden 256, 4 heads; 2 layers, hidden 768, 12 heads; sequences
+of 32 and 128), ResNet-18 at 224x224, and a feed-forward block), imported by Nimble,
+compiled for LLVM, checked against ONNX Runtime on the same inputs, then both are timed,
+each alone in a process of its own (the compiled module saved and loaded there), the two
+taking turns (best of N calls over all turns). Ratios > 1 mean Nimble is faster.
 
 Why processes of their own: ONNX Runtime's thread pool spins after each run, and in one
 process its spinning threads took the second core from Nimble's next call (BERT 4 x 256,
@@ -120,9 +120,9 @@ def torch_models():
             return self.norm(x + self.down(torch.nn.functional.gelu(self.up(x))))
 
     class Lstm(torch.nn.Module):  # the final hidden state, as examples/lstm.nb returns
-        def __init__(self):
+        def __init__(self, hidden=256):
             super().__init__()
-            self.lstm = torch.nn.LSTM(256, 256)
+            self.lstm = torch.nn.LSTM(hidden, hidden)
 
         def forward(self, x):
             return self.lstm(x)[1][0]
@@ -168,7 +168,13 @@ def torch_models():
                              nn.MaxPool2d(3, 2, 1), *stages, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000))
 
     for name, net, shape, axes in [("lstm h256 T=25 (torch)", Lstm(), (25, 1, 256), {0: "t"}),
+                                   ("lstm h256 T=100 (torch)", Lstm(), (100, 1, 256), {0: "t"}),
+                                   ("lstm h1024 T=25 (torch)", Lstm(1024), (25, 1, 1024), {0: "t"}),
+                                   ("lstm h1024 T=100 (torch)", Lstm(1024), (100, 1, 1024), {0: "t"}),
+                                   ("bert 4x256 S=32 (torch)", Encoder(), (32, 256), {0: "s"}),
                                    ("bert 4x256 S=128 (torch)", Encoder(), (128, 256), {0: "s"}),
+                                   ("bert 2x768 S=32 (torch)", Encoder(2, 768, 12), (32, 768), {0: "s"}),
+                                   ("bert 2x768 S=128 (torch)", Encoder(2, 768, 12), (128, 768), {0: "s"}),
                                    ("resnet-18 (torch)", resnet18(), (1, 3, 224, 224), {2: "h", 3: "w"}),
                                    ("ffn block (torch)", Block(), (64, 256), {0: "s"})]:
         buffer = io.BytesIO()

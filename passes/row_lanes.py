@@ -10,8 +10,8 @@ schedule-loops gives such a nest for `ROW_LANES` rows) the nest runs instead as:
   `xt[b, k, l] = x[b * V + l, k]` (small: the rows are few);
 - per V x V tile, columns outer (parallel) and panels of rows inner (so the rows of `W`
   a tile reads stay in cache for every panel): whole panels two at a time, for the
-  tile's first V / 2 columns and then for its other V / 2 (the half's rows of `W` stay
-  in L1 for every pair), the reduction with lanes along `i`, per step two vectors of
+  tile's first V / 2 columns and then for its other V / 2 (8 rows of `W` of up to 1024
+  floats, 32 KiB, stay in Zen 5's 48 KiB L1 for every pair), the reduction with lanes along `i`, per step two vectors of
   `xt` and V / 2 broadcasts `W[j0 + r, k]` (`W` read in place, row by row) into V
   accumulators: 0.63 loads per FMA, where one panel (the last whole one, when their
   count is odd) takes one vector and V broadcasts, 1.06 (Zen 5 issues two loads and two
@@ -40,14 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    AnyFloat,
-    FloatAttr,
-    IntegerAttr,
-    MemRefType,
-    VectorType,
-)
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import loop
@@ -205,22 +198,21 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
         def partial(b: SSAValue) -> None:  # the rows' results through a register block, row by row
             (i0,), (sums,) = rows([b])
             sums = transpose_block(e, sums)
-            element = sums[0].type
-            block = e.emit(loop.AllocOp("reg", MemRefType(element.element_type, [width, width]))).memref
+            block = e.emit(loop.AllocOp("reg", MemRefType(element, [width, width]))).memref
             for r, v in enumerate(sums):
                 e.emit(vector.StoreOp(v, block, [e.const_index(r), e.const_index(0)]))
 
             def row(r: SSAValue) -> None:
-                v = e.emit(vector.LoadOp(block, [r, e.const_index(0)], element)).result
+                v = e.emit(vector.LoadOp(block, [r, e.const_index(0)], sums[0].type)).result
                 epilogue([Copy({outer.iv: e.emit(arith.AddiOp(i0, r)).result, inner.iv: j0, red.results[0]: v},
                                inner.iv, width)])
 
             foreach(e.const_index(0), part, 1, None, row)
 
         # Whole panels two at a time, for one half of the columns and then the other (2 x V
-        # / 2 accumulators: per step 2 vectors of rows and V / 2 broadcasts, not 1 and V;
-        # the half's rows of W stay in L1 for all pairs), the last one alone; their sums
-        # gathered by column, then per panel transposed and the epilogue along the columns.
+        # / 2 accumulators: per step 2 vectors of rows and V / 2 broadcasts, not 1 and V),
+        # an odd last one alone; their sums gathered by column, then per panel transposed
+        # and the epilogue run along the columns V wide.
         gathered = e.emit(loop.AllocOp("dram", MemRefType(element, [width, DYNAMIC_INDEX]), [main_m])).memref
 
         def gather(bs: list[SSAValue], c0: int = 0) -> None:
