@@ -175,16 +175,16 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
             starts = [e.emit(arith.MuliOp(b, e.const_index(width))).result for b in bs]
             for ld in loads:  # (a second panel's copies read theirs: `bs[0]` stands for it)
                 e.packs[ld] = (panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (bs[0],))
-            along_i = []
+            if stage:  # staged row r is W's row j + c: j stands for r - c
+                columns = [e.const_index(r) if offset is None else e.emit(arith.SubiOp(e.const_index(r), offset)).result
+                           for r in range(c0, c0 + cols)]
+            else:
+                columns = offsets(e, j0, width)[c0:c0 + cols]
+            along_i = []  # (both panels' copies read the same columns of W: one load, one broadcast)
             for b, i0 in zip(bs, starts):
                 other = {} if b is bs[0] else {bs[0]: b}
-                if stage:  # staged row r is W's row j + c: j stands for r - c
-                    along_i += [Copy({inner.iv: e.const_index(r) if offset is None else
-                                      e.emit(arith.SubiOp(e.const_index(r), offset)).result, outer.iv: i0,
-                                      **staged, **other}, outer.iv, width, 0) for r in range(c0, c0 + cols)]
-                else:
-                    along_i += [Copy({inner.iv: j, outer.iv: i0, **other}, outer.iv, width, 0)
-                                for j in offsets(e, j0, width)[c0:c0 + cols]]
+                along_i += [Copy({inner.iv: j, outer.iv: i0, **(staged if stage else {}), **other}, outer.iv, width, 0)
+                            for j in columns]
             Tile(e, [*before, red], along_i, outer.iv, each_step=prefetch).run()
             e.packs.clear()
             sums = [c.subst[red.results[0]] for c in along_i]

@@ -3,12 +3,15 @@
 // Lanes along the rows (`vector = 16` on the rows, `unroll = 16` on the columns): x
 // packed transposed in panels of 16 rows (read by every tile; packed whole by every
 // chunk of a split launch; nothing packed and no tiles without a whole panel), then per
-// 16 x 16 tile, columns outer, 16 accumulators with lanes along the rows (per step one
-// vector of the panel, one broadcast of W per column, and a prefetch of the next tile's
-// rows of W: step k, row k % 16, from its line k - k % 16), transposed in registers (4
-// rounds of 16 shuffles), the bias and the stores with lanes along the columns. The
-// rows left over by whole panels run as one more panel: packed element by element,
-// zeros past the last row, its tiles' results through a register block, row by row.
+// 16 x 16 tile, columns outer: whole panels two at a time for the first 8 columns, then
+// for the other 8, 16 accumulators with lanes along the rows (per step one vector of each
+// panel, one broadcast of W per column shared by both, and a prefetch of the next tile's
+// rows of W: step k, row k % 16, from its line k - k % 16), stored by column in a
+// [16, rows] buffer; an odd last panel alone, all 16 columns; then per panel its block
+// loaded, transposed in registers (4 rounds of 16 shuffles), the bias and the stores with
+// lanes along the columns. The rows left over by whole panels run as one more panel:
+// packed element by element, zeros past the last row, its tiles' results through a
+// register block, row by row.
 // CHECK-LABEL: func.func @rows_in_lanes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<48x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<48xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x48xf32>)
 // CHECK: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<?x32xf32>
@@ -32,20 +35,40 @@
 // CHECK-NEXT: memref.store %{{.*}}, %[[PANEL]][%[[LB]], %{{.*}}, %[[L]]] : memref<?x?x16xf32>
 // CHECK: loop.foreach %[[Z:[A-Za-z0-9_$.-]+]] = %[[PART]] to %{{.*}} step %{{.*}} {
 // CHECK: memref.store %{{.*}}, %[[PANEL]][%[[LB]], %{{.*}}, %[[Z]]] : memref<?x?x16xf32>
+// CHECK: %[[PAIRS:[A-Za-z0-9_$.-]+]] = arith.divsi %[[BLOCKS]], %{{.*}} : index
+// CHECK-NEXT: %[[PAIRED:[A-Za-z0-9_$.-]+]] = arith.muli %[[PAIRS]], %{{.*}} : index
 // CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[TILES]] step %{{.*}} schedule #loop.schedule<parallel> {
 // CHECK-NEXT: %[[AFTER:[A-Za-z0-9_$.-]+]] = arith.addi %[[J0]], %{{.*}} : index
 // CHECK-NEXT: %[[NEXT:[A-Za-z0-9_$.-]+]] = arith.minsi %[[AFTER]], %c32 : index
-// CHECK-NEXT: loop.foreach %[[TB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
+// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[WHOLE]]) : memref<16x?xf32>
+// CHECK-NEXT: loop.foreach %[[Q:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[PAIRS]] step %{{.*}} {
+// CHECK-NEXT: %[[B0:[A-Za-z0-9_$.-]+]] = arith.muli %[[Q]], %{{.*}} : index
+// CHECK-NEXT: %[[B1:[A-Za-z0-9_$.-]+]] = arith.addi %[[B0]], %{{.*}} : index
 // CHECK: loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = %{{.*}} combine(add, add, add, add, add, add, add, add, add, add, add, add, add, add, add, add) {{.*}} schedule #loop.schedule<unroll = 4> {
-// CHECK-NEXT: %[[XT:[A-Za-z0-9_$.-]+]] = vector.load %[[PANEL]][%[[TB]], %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[XT:[A-Za-z0-9_$.-]+]] = vector.load %[[PANEL]][%[[B0]], %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
 // CHECK-NEXT: %[[W0:[A-Za-z0-9_$.-]+]] = memref.load %[[W]][%[[J0]], %[[K]]] : memref<48x32xf32>
 // CHECK-NEXT: %[[W0V:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[W0]] : f32 to vector<16xf32>
 // CHECK-NEXT: %{{.*}} = arith.mulf %[[XT]], %[[W0V]] : vector<16xf32>
+// CHECK-COUNT-7: memref.load %[[W]]
+// CHECK: %[[XT1:[A-Za-z0-9_$.-]+]] = vector.load %[[PANEL]][%[[B1]], %[[K]], %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK-NEXT: %{{.*}} = arith.mulf %[[XT1]], %[[W0V]] : vector<16xf32>
+// CHECK-NOT: memref.load %[[W]]
 // CHECK: %[[ROWOF:[A-Za-z0-9_$.-]+]] = arith.andi %[[K]], %{{.*}} : index
 // CHECK-NEXT: %[[LINE:[A-Za-z0-9_$.-]+]] = arith.subi %[[K]], %[[ROWOF]] : index
 // CHECK-NEXT: %[[PROW:[A-Za-z0-9_$.-]+]] = arith.addi %[[NEXT]], %[[ROWOF]] : index
 // CHECK-NEXT: loop.prefetch %[[W]][%[[PROW]], %[[LINE]]] {locality = 3 : i64} : memref<48x32xf32>
 // CHECK-NEXT: loop.yield
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[G]][%{{.*}}, %{{.*}}] : memref<16x?xf32>, vector<16xf32>
+// CHECK: loop.foreach %{{.*}} = %{{.*}} to %[[PAIRS]] step %{{.*}} {
+// CHECK: loop.reduce
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[G]][%{{.*}}, %{{.*}}] : memref<16x?xf32>, vector<16xf32>
+// CHECK: loop.foreach %[[ODD:[A-Za-z0-9_$.-]+]] = %[[PAIRED]] to %[[BLOCKS]] step %{{.*}} {
+// CHECK: loop.reduce
+// CHECK-NEXT: vector.load %[[PANEL]][%[[ODD]], %{{.*}}, %{{.*}}] : memref<?x?x16xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[G]][%{{.*}}, %{{.*}}] : memref<16x?xf32>, vector<16xf32>
+// CHECK: loop.foreach %[[TB:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} {
+// CHECK-NEXT: %[[I0:[A-Za-z0-9_$.-]+]] = arith.muli %[[TB]], %{{.*}} : index
+// CHECK-COUNT-16: vector.load %[[G]][%{{.*}}, %[[I0]]] : memref<16x?xf32>, vector<16xf32>
 // CHECK-COUNT-64: vector.shuffle
 // CHECK: %[[BIAS:[A-Za-z0-9_$.-]+]] = vector.load %[[B]][%[[J0]]] : memref<48xf32>, vector<16xf32>
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[J0]]] : memref<?x48xf32>, vector<16xf32>
