@@ -1,6 +1,6 @@
 """`pad-weight-rows`: a constant weight matrix whose rows alias in the L1 cache is passed padded.
 
-A dense layer's kernel reads 16 rows of `W[N, K]` at once (lanes along the rows,
+A dense layer's kernel reads 8 or 16 rows of `W[N, K]` at once (lanes along the rows,
 passes/row_lanes.py; transposed panels copy 16 x 16 blocks). When a row is a multiple of
 `schedule_loops.STAGE_ROWS` elements long (2 KiB of f32: K = 512, 1024, 3072) those rows
 fall into the same few L1 sets and evict each other, so each tile first copies its rows to

@@ -319,15 +319,15 @@ place, the rows' operand packed transposed). Measured against packed transposed 
 
 
 STAGE_ROWS = 512
-"""Row lanes read `W[j0 + r, k]` for 16 rows at each step: with rows a multiple of 2 KiB
-apart (W's rows a multiple of 512 floats long, whatever K the reduction runs over; a
-constant's rows are padded at compile time instead, passes/pad_weight_rows.py) 8 or more
-of them fall in one L1 set (4 KiB apart, 8 ways) and evict each other, so each tile first
-copies its rows to a buffer with a padded stride (`pack` on the columns). Measured (1
-thread, 32 / 128 rows, GF/s): K = 3072 read in place 50 / 50, staged 73 / 93; K = 1024 43
-/ 44, staged 89 / 93; but K = 768 in place 88 / 98, staged 75 / 96, K = 3056 108 / 104,
-staged 69 / 92 (the copy streams W from memory before the tile instead of beside its
-FMAs)."""
+"""Row lanes read `W[j0 + r, k]` for 16 rows at each step (8 for a pair of panels of
+rows, then the other 8): with rows a multiple of 2 KiB apart (W's rows a multiple of 512
+floats long, whatever K the reduction runs over; a constant's rows are padded at compile
+time instead, passes/pad_weight_rows.py) 8 or more of them fall in one L1 set (4 KiB
+apart, 8 ways) and evict each other, so each tile first copies its rows to a buffer with
+a padded stride (`pack` on the columns). Measured (1 thread, 32 / 128 rows, GF/s, one
+panel at a time): K = 3072 read in place 50 / 50, staged 73 / 93; K = 1024 43 / 44,
+staged 89 / 93; but K = 768 in place 88 / 98, staged 75 / 96, K = 3056 108 / 104, staged
+69 / 92 (the copy streams W from memory before the tile instead of beside its FMAs)."""
 
 
 def _reduction_upper(inner: loop.ForeachOp) -> SSAValue | None:
