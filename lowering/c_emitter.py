@@ -68,12 +68,19 @@ class Flavor:
     int_min: str
     tile: tuple[int, int] | None = None
     """Register tile (rows, lanes) per thread for the two innermost grid loops, where
-    the body allows it (`c_tiles`); None: one element per thread."""
+    the body allows it (`c_tiles`); None: one element per thread. The lanes are vectors
+    of the widest `vector_widths` entry that divides them."""
     vector_widths: tuple[int, ...] = (2, 4, 8, 16)
 
     def __post_init__(self) -> None:
-        if self.tile is not None and (self.tile[0] < 1 or self.tile[1] not in self.vector_widths):
-            raise ValueError(f"{self.name}: a register tile needs rows >= 1 and lanes in {self.vector_widths}")
+        if self.tile is not None and (self.tile[0] < 1 or not any(self.tile[1] % w == 0 for w in self.vector_widths)):
+            raise ValueError(f"{self.name}: a register tile needs rows >= 1 and lanes a multiple of one of "
+                             f"{self.vector_widths}")
+
+    @property
+    def tile_vector(self) -> int:
+        """The vector width of the register tile's lanes."""
+        return max(w for w in self.vector_widths if self.tile[1] % w == 0)
 
 
 @dataclass(frozen=True)
@@ -341,10 +348,15 @@ class CEmitter:
 
     def tiled_phase(self, params: list[Param], name: str, mapped: list[loop.ForeachOp]) -> list[str] | None:
         """The phase with a register tile on its two innermost grid loops, or None if
-        their body does not vectorise (nothing emitted then)."""
+        their body does not vectorise (nothing emitted then).
+
+        A thread whose tile overhangs the lanes (but not the rows) runs one-vector
+        tiles over the whole vectors inside, then the scalar body for the rest; one
+        that overhangs the rows runs the scalar body for everything inside."""
         from nimble.lowering.c_tiles import NotTileable, TileEmitter
 
         rows, lanes = self.f.tile
+        width = self.f.tile_vector
         state = (len(self.lines), dict(self.names), dict(self.buffers), self.depth)
         outer_loops, (rows_loop, lanes_loop) = mapped[:-2], mapped[-2:]
         try:
@@ -356,7 +368,7 @@ class CEmitter:
             self.line(f"long {j0} = {self.v(lanes_loop.lower)} + (long){self.f.grid_id.format(0)} * {lanes};")
             self.line(f"if ({i0} + {rows} <= {ni} && {j0} + {lanes} <= {nj}) {{")
             self.depth += 1
-            TileEmitter(self, rows_loop, lanes_loop, rows, lanes, i0, j0).emit()
+            TileEmitter(self, rows_loop, lanes_loop, rows, width, lanes // width, i0, j0).emit()
         except NotTileable:
             at, self.names, self.buffers, self.depth = state
             del self.lines[at:]
@@ -364,6 +376,16 @@ class CEmitter:
         self.depth -= 1
         self.line("} else {")
         self.depth += 1
+        end, scalar_from = self.fresh("j"), j0
+        self.line(f"long {end} = {self.f.int_max}({self.f.int_min}({j0} + {lanes}, {nj}), {j0});")
+        if lanes > width:
+            scalar_from, j = self.fresh("j"), self.fresh("j")
+            self.line(f"long {scalar_from} = {i0} + {rows} <= {ni} ? {j0} + ({end} - {j0}) / {width} * {width} : {j0};")
+            self.line(f"for (long {j} = {j0}; {j} < {scalar_from}; {j} += {width}) {{")
+            self.depth += 1
+            TileEmitter(self, rows_loop, lanes_loop, rows, width, 1, i0, j).emit()
+            self.depth -= 1
+            self.line("}")
         i, j = self.fresh("i"), self.fresh("j")
         self.names[rows_loop.iv], self.names[lanes_loop.iv] = i, j
         self.line(f"for (long {i} = {i0}; {i} < {self.f.int_min}({i0} + {rows}, {ni}); {i}++) {{")
@@ -371,7 +393,7 @@ class CEmitter:
         for op in rows_loop.body.block.ops:
             if op is not lanes_loop and not isinstance(op, loop.YieldOp):
                 self.op(op)
-        self.line(f"for (long {j} = {j0}; {j} < {self.f.int_min}({j0} + {lanes}, {nj}); {j}++) {{")
+        self.line(f"for (long {j} = {scalar_from}; {j} < {end}; {j}++) {{")
         self.depth += 1
         self.region(lanes_loop.body.block)
         for _ in range(3):

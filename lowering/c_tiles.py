@@ -1,12 +1,15 @@
 """Register tiles for C-family kernels: one thread computes `rows` x `lanes` outputs.
 
 The two innermost grid loops of a nest (`i` over rows, `j` over lanes) are given to
-each thread as a tile: values that depend on `j` become vectors of `lanes` elements
-(`floatN`), values that depend on `i` get one copy per row, and a reduction inside the
-body runs once for the whole tile (unroll-and-jam), so an operand loaded for one row or
-one lane is reused by the others from registers — the register blocking of a hand-tuned
-GEMM, derived from the loop nest. A thread whose tile overhangs the iteration space runs
-the plain scalar body for the elements inside it.
+each thread as a tile: values that depend on `j` become `vectors` vectors of `width`
+elements each (`floatN`, lanes = vectors x width), values that depend on `i` get one
+copy per row, and a reduction inside the body runs once for the whole tile
+(unroll-and-jam), so an operand loaded for one row or one lane is reused by the others
+from registers — the register blocking of a hand-tuned GEMM, derived from the loop nest.
+A *copy* is one (row, vector) pair; each value has a name per copy, copies whose
+expressions read alike share one name (a row operand is loaded once for all vectors
+of its row, a lane operand once for all rows). The caller handles a thread whose tile
+overhangs the iteration space (`CEmitter.tiled_phase`).
 
 `TileEmitter.emit` raises `NotTileable` for bodies it does not vectorise (a `j` index
 outside the last position of an access, integer or comparison code on vectors, nested
@@ -32,16 +35,18 @@ _VECTOR_FLOAT_OPS: dict[type[Operation], str] = {
 
 class TileEmitter:
     """Emits the tile body of `inner` (the `j` loop) nested in `outer` (the `i` loop)
-    through the scalar emitter `e` (its names, buffers and output lines)."""
+    through the scalar emitter `e` (its names, buffers and output lines): `rows` rows,
+    `vectors` vectors of `width` lanes per row."""
 
-    def __init__(self, e, outer: loop.ForeachOp, inner: loop.ForeachOp, rows: int, lanes: int, i0: str, j0: str):
+    def __init__(self, e, outer: loop.ForeachOp, inner: loop.ForeachOp, rows: int, width: int, vectors: int,
+                 i0: str, j0: str):
         self.e = e
-        self.rows = rows
-        self.lanes = lanes
-        self.inst: dict[SSAValue, list[str]] = {}  # a row-varying value: one name per row
+        self.rows, self.width, self.vectors = rows, width, vectors
+        self.copies = rows * vectors
+        self.inst: dict[SSAValue, list[str]] = {}  # a value varying over the tile: one name per copy
         self.vector: set[SSAValue] = set()  # lane-varying values (vectors)
-        self.lane_base: dict[SSAValue, str] = {inner.iv: j0}  # `j + uniform`: the first lane's index
-        self.inst[outer.iv] = [f"({i0} + {r})" for r in range(rows)]
+        self.lane_base: dict[SSAValue, str] = {inner.iv: j0}  # `j + uniform`: the tile's first lane's index
+        self.inst[outer.iv] = [f"({i0} + {c // vectors})" for c in range(self.copies)]
         self.outer, self.inner = outer, inner
 
     # -- classification -------------------------------------------------------------
@@ -49,17 +54,22 @@ class TileEmitter:
     def varies(self, v: SSAValue) -> bool:
         return v in self.inst
 
-    def name(self, v: SSAValue, r: int) -> str:
+    def name(self, v: SSAValue, c: int) -> str:
         if v in self.lane_base:
             raise NotTileable("a lane index used as a value")
-        return self.inst[v][r] if v in self.inst else self.e.v(v)
+        return self.inst[v][c] if v in self.inst else self.e.v(v)
 
     def vtype(self, v: SSAValue) -> str:
-        return f"{self.e.ctype(v.type)}{self.lanes}"
+        return f"{self.e.ctype(v.type)}{self.width}"
 
-    def as_vector(self, v: SSAValue, r: int) -> str:
-        n = self.name(v, r)
+    def as_vector(self, v: SSAValue, c: int) -> str:
+        n = self.name(v, c)
         return n if v in self.vector else f"({self.vtype(v)})({n})"
+
+    def lane(self, v: SSAValue, c: int) -> str:
+        """The first lane's index of copy `c`'s vector."""
+        k = c % self.vectors
+        return self.lane_base[v] if k == 0 else f"({self.lane_base[v]} + {k * self.width})"
 
     # -- emission ---------------------------------------------------------------------
 
@@ -99,89 +109,87 @@ class TileEmitter:
         self.compute(op)
 
     def define(self, v: SSAValue, exprs: list[str], vector: bool) -> None:
-        names = []
+        """Names `v` in every copy, from one expression per copy: copies whose
+        expressions read alike share one variable."""
         ctype = self.vtype(v) if vector else self.e.ctype(v.type)
+        named: dict[str, str] = {}
         for expr in exprs:
-            name = self.e.fresh()
-            self.e.line(f"{ctype} {name} = {expr};")
-            names.append(name)
-        self.inst[v] = names if len(names) == self.rows else names * self.rows
+            if expr not in named:
+                named[expr] = self.e.fresh()
+                self.e.line(f"{ctype} {named[expr]} = {expr};")
+        self.inst[v] = [named[expr] for expr in exprs]
         if vector:
             self.vector.add(v)
 
     def compute(self, op: Operation) -> None:
         """An op some operand of which varies over the tile."""
         result = op.results[0]
-        vector = any(o in self.vector for o in op.operands)
-        per_row = range(self.rows) if any(o in self.inst and len(set(self.inst[o])) > 1 for o in op.operands) else [0]
-        if not vector:
-            exprs = []
-            for r in per_row:
-                saved = {o: self.e.names.get(o) for o in op.operands}
-                for o in op.operands:
-                    if o in self.inst:
-                        self.e.names[o] = self.inst[o][r]
-                expr = self.e.expression(op)
-                for o, n in saved.items():
-                    if n is None:
-                        self.e.names.pop(o, None)
-                    else:
-                        self.e.names[o] = n
-                if expr is None:
-                    raise NotTileable(op.name)
-                exprs.append(expr)
-            self.define(result, exprs, False)
+        if any(o in self.vector for o in op.operands):
+            self.define(result, [self.vector_expression(op, c) for c in range(self.copies)], True)
             return
-        exprs = [self.vector_expression(op, r) for r in per_row]
-        self.define(result, exprs, True)
+        exprs = []
+        for c in range(self.copies):
+            saved = {o: self.e.names.get(o) for o in op.operands}
+            for o in op.operands:
+                if o in self.inst:
+                    self.e.names[o] = self.inst[o][c]
+            expr = self.e.expression(op)
+            for o, n in saved.items():
+                if n is None:
+                    self.e.names.pop(o, None)
+                else:
+                    self.e.names[o] = n
+            if expr is None:
+                raise NotTileable(op.name)
+            exprs.append(expr)
+        self.define(result, exprs, False)
 
-    def vector_expression(self, op: Operation, r: int) -> str:
+    def vector_expression(self, op: Operation, c: int) -> str:
         kind = type(op)
         if kind in _VECTOR_FLOAT_OPS:
-            a, b = (self.as_vector(o, r) for o in op.operands)
+            a, b = (self.as_vector(o, c) for o in op.operands)
             return f"{a} {_VECTOR_FLOAT_OPS[kind]} {b}"
         if isinstance(op, arith.NegfOp):
-            return f"-{self.as_vector(op.operand, r)}"
+            return f"-{self.as_vector(op.operand, c)}"
         if isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
-            a, b = (self.as_vector(o, r) for o in op.operands)
+            a, b = (self.as_vector(o, c) for o in op.operands)
             test = "isgreater" if isinstance(op, arith.MaximumfOp) else "isless"
             return f"select({b}, {a}, isnan({a}) | {test}({a}, {b}))"
         if kind in self.e.f.functions:
-            args = ", ".join(self.as_vector(o, r) for o in op.operands)
+            args = ", ".join(self.as_vector(o, c) for o in op.operands)
             return f"{self.e.f.functions[kind]}({args})"
         raise NotTileable(op.name)
 
-    def address(self, buffer: SSAValue, indices, r: int) -> tuple[str, bool]:
-        """The element offset (first lane's) and whether the lanes run along it."""
+    def address(self, buffer: SSAValue, indices, c: int) -> tuple[str, bool]:
+        """Copy `c`'s element offset (its vector's first lane's) and whether the lanes
+        run along it."""
         buf = self.e.buffer(buffer)
         parts, lanes = [], False
         for k, i in enumerate(indices):
             if i in self.lane_base:
                 if k != len(indices) - 1:
                     raise NotTileable("lanes along a strided axis")
-                parts.append(self.lane_base[i])
+                parts.append(self.lane(i, c))
                 lanes = True
             else:
-                parts.append(self.name(i, r))
+                parts.append(self.name(i, c))
         return f"{buf.pointer} + {buf.offset(parts)}", lanes
 
     def load(self, op: memref.LoadOp) -> None:
-        per_row = range(self.rows) if any(self.varies(i) for i in op.indices) else [0]
         exprs, vector = [], False
-        for r in per_row:
-            at, lanes = self.address(op.memref, op.indices, r)
-            vector = lanes
-            exprs.append(f"vload{self.lanes}(0, {at})" if lanes else f"*({at})")
+        for c in range(self.copies):
+            at, vector = self.address(op.memref, op.indices, c)
+            exprs.append(f"vload{self.width}(0, {at})" if vector else f"*({at})")
         if vector and self.e.ctype(op.res.type) in ("uchar", "bool"):
             raise NotTileable("a vector of i1")
         self.define(op.res, exprs, vector)
 
     def store(self, op: memref.StoreOp) -> None:
-        for r in range(self.rows):
-            at, lanes = self.address(op.memref, op.indices, r)
+        for c in range(self.copies):
+            at, lanes = self.address(op.memref, op.indices, c)
             if not lanes:
                 raise NotTileable("a store that does not follow the lanes")
-            self.e.line(f"vstore{self.lanes}({self.as_vector(op.value, r)}, 0, {at});")
+            self.e.line(f"vstore{self.width}({self.as_vector(op.value, c)}, 0, {at});")
 
     def reduce(self, op: loop.ReduceOp) -> None:
         if any(self.varies(b) or b in self.lane_base for b in (op.lower, op.upper, op.step)):
@@ -189,8 +197,8 @@ class TileEmitter:
         body = op.body.block
         yielded = body.last_op.values
         # The accumulators are declared at the loop's header once the body shows which
-        # of them vary over rows or lanes.
-        accs: list[tuple[SSAValue, SSAValue, str, list[str], bool]] = []
+        # copies of each yielded value differ: one accumulator per distinct value.
+        accs: list[tuple[SSAValue, SSAValue, list[str], bool]] = []
         e = self.e
         iv = e.fresh("i")
         e.names[op.iv] = iv
@@ -200,20 +208,19 @@ class TileEmitter:
         self.block(body)
         for init, out, kind, y in zip(op.inits, op.outs, op.kinds, yielded):
             vector = y in self.vector
-            rows = self.rows if y in self.inst and len(set(self.inst[y])) > 1 else 1
-            names = [e.fresh("acc") for _ in range(rows)]
-            accs.append((init, out, kind, names, vector))
-            for r, acc in enumerate(names):
-                value = self.as_vector(y, r) if vector else self.name(y, r)
+            values = [self.as_vector(y, c) if vector else self.name(y, c) for c in range(self.copies)]
+            acc_of = {value: e.fresh("acc") for value in values}
+            for value, acc in acc_of.items():
                 e.line(f"{acc} = {self.combine(kind, acc, value, vector)};")
+            accs.append((init, out, [acc_of[value] for value in values], vector))
         e.depth -= 1
         e.line("}")
         declarations = []
-        for init, out, kind, names, vector in accs:
+        for init, out, names, vector in accs:
             ctype = self.vtype(init) if vector else e.ctype(init.type)
             start = f"({ctype})({e.v(init)})" if vector else e.v(init)
-            declarations += ["  " * e.depth + f"{ctype} {acc} = {start};" for acc in names]
-            self.inst[out] = names if len(names) == self.rows else names * self.rows
+            declarations += ["  " * e.depth + f"{ctype} {acc} = {start};" for acc in dict.fromkeys(names)]
+            self.inst[out] = names
             if vector:
                 self.vector.add(out)
         e.lines[header_at:header_at] = declarations

@@ -31,7 +31,7 @@ OPENCL = Flavor(
                xmath.RoundEvenOp: "rint"},
     int_max="max",
     int_min="min",
-    tile=(8, 16),
+    tile=(8, 32),
 )
 EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
 """The extension a type needs; its pragma is emitted only where a kernel uses the type."""

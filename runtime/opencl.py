@@ -128,6 +128,10 @@ class ClTensor:
         return f"ClTensor({self.dtype}{list(self.shape)} at {self.offset})"
 
 
+CPU_GROUP_ROWS = 4
+"""Row tiles per work-group of a register-tiled phase on a CPU device (`work_group`)."""
+
+
 class OpenCLRuntime:
     """One device: its context, queue, program cache and storage pool."""
 
@@ -151,6 +155,21 @@ class OpenCLRuntime:
         if key not in cls._shared:
             cls._shared[key] = cls(choose_device(spec))
         return cls._shared[key]
+
+    def work_group(self, size: tuple[int, ...], tiled: bool) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """The global and work-group sizes of a launch over `size` threads.
+
+        On a CPU device (pocl runs a work-group on one core, its work-items one after
+        the other) a register-tiled phase takes `CPU_GROUP_ROWS` row tiles along grid
+        axis 1 per group, so the column panel of the lane operand they share stays in
+        the core's cache (GEMM 512^3 on pocl: 0.69 ms with 4 rows against 0.81-0.87
+        with the driver's choice); the global size is rounded up to whole groups (a
+        tiled thread past the edge computes nothing). Elsewhere the driver chooses."""
+        if not tiled or len(size) < 2 or not self.device.type & _cl().device_type.CPU:
+            return size, None
+        rows = max(1, min(CPU_GROUP_ROWS, size[1] // (2 * self.device.max_compute_units)))
+        group = (1, rows, *(1 for _ in size[2:]))
+        return (size[0], -(-size[1] // rows) * rows, *size[2:]), group
 
     @property
     def description(self) -> str:
@@ -259,14 +278,16 @@ class OpenCLKernelEntry(KernelEntry):
                 self.scratch[i] = self.runtime.alloc(nbytes)
             cl_args.append(self.scratch[i].buffer)
         queue = self.runtime.queue
-        for kernel, size in zip(self.phases, sizes):
-            kernel(queue, size, None, *cl_args)
+        for kernel, (size, group) in zip(self.phases, sizes):
+            kernel(queue, size, group, *cl_args)
 
-    def _prepare(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[list[tuple[int, ...]], list[int]]:
-        """The grid of each phase and the bytes of each staging buffer (they depend only
-        on the shapes, so the plan memoises them)."""
+    def _prepare(self, args: Sequence[Any], outputs: Sequence[Any]) -> tuple[list[tuple[Any, Any]], list[int]]:
+        """The (global size, work-group size) of each phase and the bytes of each staging
+        buffer (they depend only on the shapes, so the plan memoises them)."""
         flat = self.flatten(args, outputs)
-        return self.grid(flat), self.grid.scratch_bytes(flat, self.staging)
+        groups = [self.runtime.work_group(size, bool(phase.tile)) for size, phase in
+                  zip(self.grid(flat), self.source.phases)]
+        return groups, self.grid.scratch_bytes(flat, self.staging)
 
     def flatten(self, args: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
         """The launch's values in the kernel function's argument order (a shape is one

@@ -97,6 +97,27 @@ def test_the_device_can_be_chosen_at_compile_and_load(tmp_path, rng):
         nimble.load(tmp_path / "m.nbc", opencl_device="no-such-device")
 
 
+TILED = """func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %p = graph.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = graph.add %p, %c : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %t = graph.tanh %c : tensor<?x?xf32> -> tensor<?x?xf32>
+  func.return %s, %t : tensor<?x?xf32>, tensor<?x?xf32>
+}"""
+
+
+@pytest.mark.parametrize("rows", [1, 8, 17])
+@pytest.mark.parametrize("lanes", [1, 16, 32, 48, 53, 77])
+def test_register_tiles_at_every_edge(rows, lanes, rng):
+    """A thread's tile is 8 rows x 32 lanes (two vectors of 16): whole tiles, tiles
+    overhanging the lanes (one-vector tiles, then scalar code) and the rows (scalar)."""
+    exe = nimble.compile(TILED, target="opencl")
+    assert all(k.device == "opencl" for k in exe.program.kernels)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((rows, 5), (5, lanes), (rows, lanes)))
+    got, tanh = exe(a, b, c)
+    np.testing.assert_allclose(got, a @ b + c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(tanh, np.tanh(c), rtol=1e-5, atol=1e-6)
+
+
 # Generated kernels under oclgrind: every kind of loop nest the backend emits, at sizes
 # that are 1 and not multiples of anything.
 _UNDER_OCLGRIND = textwrap.dedent('''
@@ -120,6 +141,8 @@ _UNDER_OCLGRIND = textwrap.dedent('''
       %%t = graph.transpose %%x [1, 0] : tensor<?x5xf32> -> tensor<5x?xf32>
       func.return %%c, %%t : tensor<?x8xf32>, tensor<5x?xf32>
     }""", lambda n: [rng.standard_normal((n, 5)), rng.standard_normal((n, 3))]),
+        "tiles": (%r, lambda n: [rng.standard_normal((8 + n, 5)), rng.standard_normal((5, 45 + n)),
+                                 rng.standard_normal((8 + n, 45 + n))]),
         "nms": ("""func.func @main(%%b: tensor<?x4xf32>, %%s: tensor<?xf32>) -> tensor<?xi64> {
       %%k = graph.nms %%b, %%s {iou_threshold = 3.0e-01 : f64, max_output = 5 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
       func.return %%k : tensor<?xi64>
@@ -135,7 +158,7 @@ _UNDER_OCLGRIND = textwrap.dedent('''
             for got, want in zip(exe.run(*args), nimble.interpret(module, *args)):
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
     print("ran", len(models), "models")
-''') % DENSE
+''') % (DENSE, TILED)
 _OCLGRIND_ERRORS = ("Invalid read", "Invalid write", "data race", "FATAL", "Work-group divergence", "error")
 
 
@@ -149,7 +172,7 @@ def test_generated_kernels_have_no_out_of_bounds_access_or_race(tmp_path):
     # --uninitialized check stops at LLVM's `freeze` instruction, which pocl's and
     # oclgrind's own front ends emit for ordinary loops: out of bounds and races only.)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "ran 5 models" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "ran 6 models" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     found = [line for line in done.stderr.splitlines() if any(e in line for e in _OCLGRIND_ERRORS)]
     assert not found, done.stderr[-5000:]
 

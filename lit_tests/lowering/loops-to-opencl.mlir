@@ -1,21 +1,31 @@
 // RUN: nimble-opt %s --split-input-file -t opencl | filecheck %s
 
 // Two loops over `?` dims: the inner two grid loops become a register tile per thread
-// (8 rows x 16 lanes: `float16` values along the contiguous axis, one copy per row);
-// a tile that overhangs the iteration space runs the scalar body for what is inside.
+// (8 rows x 32 lanes: two `float16` vectors along the contiguous axis per row); a tile
+// that overhangs the lanes runs one-vector tiles over the whole vectors inside, then
+// the scalar body for the rest; one that overhangs the rows runs the scalar body.
 // CHECK-LABEL: __kernel void scale_p0(__global float * restrict a0, long a0_off, long a0_d0, long a0_d1, __global float * restrict a1, long a1_off, long a1_d0, long a1_d1) {
 // CHECK: long [[N:v[0-9]+]] = a0_d0;
 // CHECK: long [[M:v[0-9]+]] = a0_d1;
 // CHECK: long [[I:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(1) * 8;
-// CHECK-NEXT: long [[J:j[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * 16;
-// CHECK-NEXT: if ([[I]] + 8 <= [[N]] && [[J]] + 16 <= [[M]]) {
+// CHECK-NEXT: long [[J:j[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * 32;
+// CHECK-NEXT: if ([[I]] + 8 <= [[N]] && [[J]] + 32 <= [[M]]) {
 // CHECK-NEXT: float16 [[X0:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[J]]);
-// CHECK: float16 [[X7:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 7)) * a0_d1 + [[J]]);
+// CHECK-NEXT: float16 [[X1:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + ([[J]] + 16));
+// CHECK: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[I]] + 7)) * a0_d1 + ([[J]] + 16));
 // CHECK-NEXT: float16 [[Y0:v[0-9]+]] = [[X0]] * (float16)({{v[0-9]+}});
+// CHECK-NEXT: float16 [[Y1:v[0-9]+]] = [[X1]] * (float16)({{v[0-9]+}});
 // CHECK: vstore16([[Y0]], 0, (a1 + a1_off) + (([[I]] + 0)) * a1_d1 + [[J]]);
+// CHECK-NEXT: vstore16([[Y1]], 0, (a1 + a1_off) + (([[I]] + 0)) * a1_d1 + ([[J]] + 16));
 // CHECK: } else {
+// CHECK-NEXT: long [[END:j[0-9]+]] = max(min([[J]] + 32, [[M]]), [[J]]);
+// CHECK-NEXT: long [[REST:j[0-9]+]] = [[I]] + 8 <= [[N]] ? [[J]] + ([[END]] - [[J]]) / 16 * 16 : [[J]];
+// CHECK-NEXT: for (long [[JV:j[0-9]+]] = [[J]]; [[JV]] < [[REST]]; [[JV]] += 16) {
+// CHECK-NEXT: float16 [[V0:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
+// CHECK: vstore16({{v[0-9]+}}, 0, (a1 + a1_off) + (([[I]] + 7)) * a1_d1 + [[JV]]);
+// CHECK-NEXT: }
 // CHECK-NEXT: for (long [[II:i[0-9]+]] = [[I]]; [[II]] < min([[I]] + 8, [[N]]); [[II]]++) {
-// CHECK-NEXT: for (long [[JJ:j[0-9]+]] = [[J]]; [[JJ]] < min([[J]] + 16, [[M]]); [[JJ]]++) {
+// CHECK-NEXT: for (long [[JJ:j[0-9]+]] = [[REST]]; [[JJ]] < [[END]]; [[JJ]]++) {
 // CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[II]]) * a0_d1 + [[JJ]]];
 func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "scale"} {
   %c0 = arith.constant 0 : index
@@ -38,17 +48,24 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.ke
 // -----
 
 // A matrix product: the reduction runs once per tile (unrolled and jammed), one
-// vector accumulator per row, the row operand a scalar, the lane operand a vector.
+// vector accumulator per row and vector, the row operand a scalar loaded once for both
+// vectors of its row, each lane operand a vector loaded once for all rows.
 // CHECK-LABEL: __kernel void matmul_p0(
 // CHECK: if ({{.*}}) {
 // CHECK-NEXT: float16 [[ACC0:acc[0-9]+]] = (float16)({{v[0-9]+}});
-// CHECK-COUNT-7: float16 {{acc[0-9]+}} = (float16)({{v[0-9]+}});
+// CHECK-NEXT: float16 [[ACC1:acc[0-9]+]] = (float16)({{v[0-9]+}});
+// CHECK-COUNT-14: float16 {{acc[0-9]+}} = (float16)({{v[0-9]+}});
 // CHECK-NEXT: for (long [[K:i[0-9]+]] = {{v[0-9]+}}; [[K]] < {{v[0-9]+}}; [[K]] += {{v[0-9]+}}) {
 // CHECK-NEXT: float [[A0:v[0-9]+]] = *((a0 + a0_off) + (([[I:i[0-9]+]] + 0)) * 32 + [[K]]);
-// CHECK: float16 [[B:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + [[J:j[0-9]+]]);
-// CHECK-NEXT: float16 [[P0:v[0-9]+]] = (float16)([[A0]]) * [[B]];
+// CHECK: float [[A7:v[0-9]+]] = *((a0 + a0_off) + (([[I]] + 7)) * 32 + [[K]]);
+// CHECK-NEXT: float16 [[B0:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + [[J:j[0-9]+]]);
+// CHECK-NEXT: float16 [[B1:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + ([[J]] + 16));
+// CHECK-NEXT: float16 [[P0:v[0-9]+]] = (float16)([[A0]]) * [[B0]];
+// CHECK-NEXT: float16 [[P1:v[0-9]+]] = (float16)([[A0]]) * [[B1]];
 // CHECK: [[ACC0]] = [[ACC0]] + [[P0]];
+// CHECK-NEXT: [[ACC1]] = [[ACC1]] + [[P1]];
 // CHECK: vstore16([[ACC0]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + [[J]]);
+// CHECK-NEXT: vstore16([[ACC1]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + ([[J]] + 16));
 func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32>) attributes {nimble.kernel = "matmul"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
