@@ -6,7 +6,8 @@ Kernels (GEMM, conv2d 3x3): the generated OpenCL kernel with its operands alread
 device memory (launch + wait) against the LLVM kernel on host arrays (`--threads`
 chunks; pocl uses every core of the machine). Models (ResNet-18, the detection head):
 whole calls on the `llvm`, `opencl` and `hetero` targets, host arrays in and out (so the
-device targets pay their copies). Ratios >1 mean OpenCL is faster.
+device targets pay their copies), and on `opencl` with the weights kept on the device
+(`Executable.to_device`) where every kernel runs there. Ratios >1 mean OpenCL is faster.
 
 The parent compiles every target and checks they agree; each target is then timed
 alone in a process of its own (its module saved and loaded there), the targets taking
@@ -66,13 +67,18 @@ def kernel_runner(exe: nimble.Executable, args: list[np.ndarray], out_shape: tup
 
 
 def child(target: str, folder: str, repeat: int, device: str | None) -> None:
-    """In a process of its own: time one target's saved module on the saved inputs."""
+    """In a process of its own: time one target's saved module on the saved inputs
+    (`TARGET+resident`: every argument but the first kept on the device)."""
     meta = json.loads(Path(folder, "case.json").read_text())
     args = list(np.load(Path(folder, "args.npz")).values())
+    target, _, resident = target.partition("+")
     exe = nimble.load(Path(folder, f"{target}.nbc"), threads=THREADS, opencl_device=device)
     if meta["kind"] == "kernel":
         run, _ = kernel_runner(exe, args, tuple(meta["out_shape"]))
     else:
+        if resident:
+            args = args[:1] + [exe.to_device(a) for a in args[1:]]
+
         def run():
             exe.run(*args)
     print(best_time(run, repeat))
@@ -85,10 +91,11 @@ def isolated(exes: dict[str, nimble.Executable], args: list[np.ndarray], meta: d
     with tempfile.TemporaryDirectory() as folder:
         for target, exe in exes.items():
             exe.save(Path(folder, f"{target}.nbc"))
+        best.update({f"{target}+resident": float("inf") for target in meta.get("resident", [])})
         np.savez(Path(folder, "args.npz"), *args)
         Path(folder, "case.json").write_text(json.dumps(meta))
         for _ in range(turns):
-            for target in exes:
+            for target in best:
                 command = [sys.executable, __file__, "--threads", str(THREADS), "--child", target, folder,
                            "--repeat", str(repeat)] + (["--device", device] if device else [])
                 out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -138,12 +145,16 @@ def model_case(name: str, args: list, repeat: int, device: str | None) -> None:
     for t in ("opencl", "hetero"):
         for got, want in zip(outputs[t], outputs["llvm"]):
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
-    times = isolated(exes, args, {"kind": "model"}, repeat, device)
+    # Weights kept on the device, as a server would: on `opencl` when every kernel is there.
+    resident = ["opencl"] if all(k.device == "opencl" for k in exes["opencl"].program.kernels) else []
+    times = isolated(exes, args, {"kind": "model", "resident": resident}, repeat, device)
     on_device = {t: sum(k.device == "opencl" for k in exe.program.kernels) for t, exe in exes.items()}
+    weights = (f"   opencl, weights on the device {times['opencl+resident'] * 1e3:8.2f} ms "
+               f"(x{times['llvm'] / times['opencl+resident']:4.2f})") if resident else ""
     print(f"{name:30s} llvm {times['llvm'] * 1e3:8.2f} ms   opencl {times['opencl'] * 1e3:8.2f} ms "
           f"(x{times['llvm'] / times['opencl']:4.2f}, {on_device['opencl']} kernels on the device)   "
           f"hetero {times['hetero'] * 1e3:8.2f} ms (x{times['llvm'] / times['hetero']:4.2f}, "
-          f"{on_device['hetero']} on the device)", flush=True)
+          f"{on_device['hetero']} on the device){weights}", flush=True)
 
 
 def resnet_args(rng, size: int) -> list[np.ndarray]:

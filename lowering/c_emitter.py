@@ -44,6 +44,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
 from nimble.dialects import loop
+from nimble.lowering.c_tiles import NotTileable, TileEmitter
 from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
 
 
@@ -71,6 +72,13 @@ class Flavor:
     the body allows it (`c_tiles`); None: one element per thread. The lanes are vectors
     of the widest `vector_widths` entry that divides them."""
     vector_widths: tuple[int, ...] = (2, 4, 8, 16)
+    group_id: str | None = None
+    """The work-group's position along grid axis {0}; None: no work-group phases."""
+    group_count: str = ""  # the number of work-groups along axis {0}
+    local_id: str = ""  # the work-item's place in its (one-dimensional) work-group
+    local_size: str = ""  # the work-group's number of work-items
+    local_space: str = ""  # address-space qualifier of work-group memory
+    barrier: str = ""  # statement: every work-item of the group waits, memory then agrees
 
     def __post_init__(self) -> None:
         if self.tile is not None and (self.tile[0] < 1 or not any(self.tile[1] % w == 0 for w in self.vector_widths)):
@@ -95,6 +103,8 @@ class Param:
     ctype: str = ""
     dims: tuple[int, ...] = ()
     alloc: loop.AllocOp | None = None
+    per_group: bool = False
+    """A `scratch` buffer of a work-group phase: one copy per work-group (`c_groups`)."""
 
 
 @dataclass
@@ -105,6 +115,13 @@ class Phase:
     tile: tuple[int, ...] = ()
     """Iterations per thread along each grid axis (a register tile), 1 where absent."""
     body: list[str] = field(default_factory=list)
+    group: bool = False
+    """A work-group phase: `grid` counts work-groups, not threads (`c_groups`)."""
+    allocs: tuple[loop.AllocOp, ...] = ()
+    """The buffers of a work-group phase held in scratch memory, one copy per group."""
+    split: bool = False
+    """A work-group phase whose groups along the grid axis after `grid`'s may split an
+    iteration's register tiles between them (`c_groups.split_axis`)."""
 
 
 @dataclass
@@ -289,6 +306,15 @@ class CEmitter:
                 if not all(_host_computable(d) for d in op.dynamic_sizes):
                     raise NoDeviceLowering(f"a staging buffer of @{self.name} sized by values the host cannot compute")
                 params.append(Param("scratch", f"s{len(params)}", self.ctype(op.memref.type.element_type), alloc=op))
+        for nest in block.ops:
+            if isinstance(nest, loop.ForeachOp):
+                for op in nest.walk():
+                    if isinstance(op, loop.AllocOp) and op.level.data == "dram":
+                        if not all(_host_computable(d) for d in op.dynamic_sizes):
+                            raise NoDeviceLowering(f"a buffer inside a loop of @{self.name} sized by values the host "
+                                                   "cannot compute")
+                        params.append(Param("scratch", f"s{len(params)}", self.ctype(op.memref.type.element_type),
+                                            alloc=op, per_group=True))
         staged = {p.alloc: p for p in params if p.kind == "scratch"}
         pure = [op for op in block.ops if _is_pure_scalar(op) or op in staged]
         loops = [op for op in block.ops if isinstance(op, loop.ForeachOp)]
@@ -320,6 +346,12 @@ class CEmitter:
         if nest is not None and not mapped:
             serial = [nest]
         grid = [_trip(m) for m in reversed(mapped)]
+        if mapped and self.f.group_id is not None and stages_buffers(mapped[-1]):
+            from nimble.lowering.c_groups import group_phase
+
+            allocs = tuple(p.alloc for p in params if p.per_group and p.alloc.parent_op() is mapped[-1])
+            body, split = group_phase(self, params, name, mapped)
+            return Phase(name, grid, body=body, group=True, allocs=allocs, split=split)
         if len(mapped) >= 2 and self.f.tile is not None and all(_is_one(m.step) for m in mapped[-2:]):
             tiled = self.tiled_phase(params, name, mapped)
             if tiled is not None:
@@ -334,45 +366,66 @@ class CEmitter:
         body = [self.signature(params, name) + " {", *self.lines, "}", ""]
         return Phase(name, grid, body=body)
 
-    def open_grid_loop(self, m: loop.ForeachOp, axis: int, inner: Operation | None) -> None:
-        """A grid-stride loop over grid axis `axis`, and `m`'s body but `inner`."""
-        iv = self.fresh("i")
-        self.names[m.iv] = iv
-        lb, ub, st = self.v(m.lower), self.v(m.upper), self.v(m.step)
-        gid, gsz = self.f.grid_id.format(axis), self.f.grid_size.format(axis)
-        self.line(f"for (long {iv} = {lb} + (long){gid} * {st}; {iv} < {ub}; {iv} += (long){gsz} * {st}) {{")
-        self.depth += 1
+    def open_grid_loop(self, m: loop.ForeachOp, axis: int, inner: Operation | None, groups: bool = False) -> None:
+        """A grid-stride loop over grid axis `axis` (over work-groups with `groups`), and
+        `m`'s body but `inner`."""
+        self.open_strided(m, self.f.group_id if groups else self.f.grid_id,
+                          self.f.group_count if groups else self.f.grid_size, axis)
         for op in m.body.block.ops:
             if op is not inner and not isinstance(op, loop.YieldOp):
                 self.op(op)
 
+    def open_strided(self, m: loop.ForeachOp, position: str, count: str, axis: int = 0) -> None:
+        """`m`'s loop header, its iterations dealt out: iteration `position` first, then
+        every `count`-th (the two spelled with `{}` for the axis)."""
+        iv = self.fresh("i")
+        self.names[m.iv] = iv
+        lb, ub, st = self.v(m.lower), self.v(m.upper), self.v(m.step)
+        at, n = position.format(axis), count.format(axis)
+        self.line(f"for (long {iv} = {lb} + (long){at} * {st}; {iv} < {ub}; {iv} += (long){n} * {st}) {{")
+        self.depth += 1
+
     def tiled_phase(self, params: list[Param], name: str, mapped: list[loop.ForeachOp]) -> list[str] | None:
         """The phase with a register tile on its two innermost grid loops, or None if
-        their body does not vectorise (nothing emitted then).
-
-        A thread whose tile overhangs the lanes (but not the rows) runs one-vector
-        tiles over the whole vectors inside, then the scalar body for the rest; one
-        that overhangs the rows runs the scalar body for everything inside."""
-        from nimble.lowering.c_tiles import NotTileable, TileEmitter
-
+        their body does not vectorise (nothing emitted then)."""
         rows, lanes = self.f.tile
-        width = self.f.tile_vector
-        state = (len(self.lines), dict(self.names), dict(self.buffers), self.depth)
+        state = self.save()
         outer_loops, (rows_loop, lanes_loop) = mapped[:-2], mapped[-2:]
         try:
             for axis, m in zip(range(len(mapped) - 1, 1, -1), outer_loops):
                 self.open_grid_loop(m, axis, mapped[mapped.index(m) + 1])
             i0, j0 = self.fresh("i"), self.fresh("j")
-            ni, nj = self.v(rows_loop.upper), self.v(lanes_loop.upper)
             self.line(f"long {i0} = {self.v(rows_loop.lower)} + (long){self.f.grid_id.format(1)} * {rows};")
             self.line(f"long {j0} = {self.v(lanes_loop.lower)} + (long){self.f.grid_id.format(0)} * {lanes};")
-            self.line(f"if ({i0} + {rows} <= {ni} && {j0} + {lanes} <= {nj}) {{")
-            self.depth += 1
-            TileEmitter(self, rows_loop, lanes_loop, rows, width, lanes // width, i0, j0).emit()
+            self.tile_at(rows_loop, lanes_loop, i0, j0)
         except NotTileable:
-            at, self.names, self.buffers, self.depth = state
-            del self.lines[at:]
+            self.restore(state)
             return None
+        for _ in outer_loops:
+            self.depth -= 1
+            self.line("}")
+        return [self.signature(params, name) + " {", *self.lines, "}", ""]
+
+    def save(self) -> tuple:
+        return len(self.lines), dict(self.names), dict(self.buffers), self.depth
+
+    def restore(self, state: tuple) -> None:
+        at, self.names, self.buffers, self.depth = state
+        del self.lines[at:]
+
+    def tile_at(self, rows_loop: loop.ForeachOp, lanes_loop: loop.ForeachOp, i0: str, j0: str) -> None:
+        """The register tile whose first row is `i0` and first lane `j0` (`c_tiles`;
+        raises `NotTileable` if the body does not vectorise).
+
+        A thread whose tile overhangs the lanes (but not the rows) runs one-vector
+        tiles over the whole vectors inside, then the scalar body for the rest; one
+        that overhangs the rows runs the scalar body for everything inside."""
+        rows, lanes = self.f.tile
+        width = self.f.tile_vector
+        ni, nj = self.v(rows_loop.upper), self.v(lanes_loop.upper)
+        self.line(f"if ({i0} + {rows} <= {ni} && {j0} + {lanes} <= {nj}) {{")
+        self.depth += 1
+        TileEmitter(self, rows_loop, lanes_loop, rows, width, lanes // width, i0, j0).emit()
         self.depth -= 1
         self.line("} else {")
         self.depth += 1
@@ -399,10 +452,6 @@ class CEmitter:
         for _ in range(3):
             self.depth -= 1
             self.line("}")
-        for _ in outer_loops:
-            self.depth -= 1
-            self.line("}")
-        return [self.signature(params, name) + " {", *self.lines, "}", ""]
 
     def grid_loops(self, nest: loop.ForeachOp) -> list[loop.ForeachOp]:
         """The leading perfectly nested loops of `nest` that go on the grid: each one's
@@ -600,6 +649,12 @@ def _host_computable(value: SSAValue) -> bool:
     if type(op) in _INDEX_OPS or isinstance(op, arith.CmpiOp):
         return all(_host_computable(o) for o in op.operands)
     return False
+
+
+def stages_buffers(m: loop.ForeachOp) -> bool:
+    """Whether each iteration of `m` allocates buffers (not registers) its nests share:
+    a work-group phase (`c_groups`)."""
+    return any(isinstance(op, loop.AllocOp) and op.level.data != "reg" for op in m.body.block.ops)
 
 
 def _is_one(value: SSAValue) -> bool:

@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import device, loop
-from nimble.dialects.graph import FusedOp, GraphOp
+from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
@@ -93,6 +93,15 @@ def kernel_groups(host: func.FuncOp) -> list[FusedOp]:
     return [op for op in _outside_groups(host) if isinstance(op, FusedOp)]
 
 
+def _panels(group: FusedOp, where: str) -> bool:
+    """Whether the group's nests over pixels run panel by panel (`KernelBuilder.pixel_panels`):
+    on the CPU always; on a device when a conv stages im2col rows, each panel then a
+    work-group's buffer (`c_groups`) instead of one image-wide buffer (other nests over
+    pixels keep the plain grid, whose register tiles cover channels x pixels)."""
+    return where == "cpu" or any(isinstance(op, Conv2dOp) and op.groups.value.data == 1
+                                 for op in group.body.block.ops)
+
+
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None:
     anchor: Operation = host
     for group in kernel_groups(host):
@@ -101,7 +110,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
         try:
-            kernel = KernelBuilder(group, name, pixel_panels=where == "cpu").build()
+            kernel = KernelBuilder(group, name, pixel_panels=_panels(group, where)).build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
@@ -118,7 +127,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             # outputs whose dims come out of different broadcasts share one loop nest
             # (the LSTM cell's h and c would otherwise each recompute every gate);
             # chosen at run time when it holds.
-            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, pixel_panels=where == "cpu").build()
+            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, pixel_panels=_panels(group, where)).build()
             variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
             if where != "cpu":

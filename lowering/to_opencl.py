@@ -32,6 +32,12 @@ OPENCL = Flavor(
     int_max="max",
     int_min="min",
     tile=(8, 32),
+    group_id="get_group_id({})",
+    group_count="get_num_groups({})",
+    local_id="get_local_id(0)",
+    local_size="get_local_size(0)",
+    local_space="__local",
+    barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
 )
 EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
 """The extension a type needs; its pragma is emitted only where a kernel uses the type."""

@@ -146,6 +146,14 @@ class Executable:
         return [f"{f.sym_name.data}: {f.attributes[HOST_FUNCTION].data}" for f in self.vm.host_functions
                 if GROUP_OF not in f.attributes and device_op(f) is None]
 
+    def to_device(self, array: Any) -> ClTensor:
+        """`array` copied to this executable's OpenCL device, to pass as an argument of
+        later calls (weights a server keeps resident): an argument the program uses on
+        the device is then not copied again. Host kernels cannot read it."""
+        if self.opencl is None:
+            raise ValueError("this executable runs no kernel on an OpenCL device")
+        return self.opencl.runtime.to_device(np.asarray(array))
+
     def run(self, *args: Any, entry: str | None = None) -> list[Any]:
         """All results of function `entry` (default: the compiled entry), as a list."""
         name = entry or self.entry

@@ -121,7 +121,7 @@ def tensor_mismatch(value: Any, type: TensorType) -> str | None:
 def conforms(value: Any, type: Attribute) -> str | None:
     """None if `value` is a valid run-time value of `type`, else why not."""
     if isinstance(type, TensorType):
-        if not isinstance(value, np.ndarray):
+        if not isinstance(value, np.ndarray) and not hasattr(value, "to_host"):  # to_host: a device tensor
             return f"expected {type}, got {describe(value)}"
         return tensor_mismatch(value, type)
     if isinstance(type, IndexType):

@@ -32,7 +32,7 @@ from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.lowering.index_rules import broadcast_sites
-from nimble.reference import conforms, tensor_mismatch, where
+from nimble.reference import conforms, describe, tensor_mismatch, where
 from nimble.runtime.launcher import LAUNCH, launch_spec
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.sync import MAILBOX_WORDS
@@ -159,8 +159,13 @@ class KernelEntry:
         shapes: dict[SSAValue, tuple[int, ...]] = {}
         scalars: dict[SSAValue, Any] = {}
         for i, (param, arg) in enumerate(zip(self.params, args)):
-            tensor = isinstance(param.type, TensorType) and isinstance(arg, self.tensor_class)
-            if (why := tensor_mismatch(arg, param.type) if tensor else conforms(arg, param.type)) is not None:
+            if not isinstance(param.type, TensorType):
+                why = conforms(arg, param.type)
+            elif isinstance(arg, self.tensor_class):
+                why = tensor_mismatch(arg, param.type)
+            else:  # a host array on the device, a device tensor on the host, or no tensor
+                why = f"expected {param.type} in {self.device} memory, got {describe(arg)}"
+            if why is not None:
                 raise self._fail(f"input #{i}: {why}")
             if isinstance(param.type, TensorType):
                 shapes[param] = arg.shape

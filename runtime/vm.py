@@ -704,6 +704,13 @@ class VirtualMachine:
                 if id(v) not in resident:
                     resident[id(v)] = opencl.to_device(v)
                 r[dst] = resident[id(v)]
+            elif isinstance(v, ClTensor):
+                # An argument the caller keeps on the device (`Executable.to_device`): no
+                # copy. Safe to share: no kernel writes into a copy's buffer, and a kill
+                # does not return a tensor's storage to the pool.
+                if v.storage.runtime is not opencl:
+                    raise _Fatal(f"device_copy to {dst_device}: r{src} is in the memory of another OpenCL device")
+                r[dst] = v
             else:
                 if not isinstance(v, np.ndarray):
                     raise _Fatal(f"device_copy from cpu: r{src} is not a host tensor")
