@@ -7,7 +7,9 @@ device memory (launch + wait) against the LLVM kernel on host arrays (`--threads
 chunks; pocl uses every core of the machine). Models (ResNet-18, the detection head):
 whole calls on the `llvm`, `opencl` and `hetero` targets, host arrays in and out (so the
 device targets pay their copies), and on `opencl` with the weights kept on the device
-(`Executable.to_device`) where every kernel runs there. Ratios >1 mean OpenCL is faster.
+(`Executable.to_device`) where every kernel runs there. A kernel on the device is also
+timed `STREAM` launches at a time before one wait, as a model queues them. Ratios >1
+mean OpenCL is faster.
 
 The parent compiles every target and checks they agree; each target is then timed
 alone in a process of its own (its module saved and loaded there), the targets taking
@@ -50,8 +52,15 @@ def best_time(fn, repeat: int, block: int = 3) -> float:
     return best
 
 
-def kernel_runner(exe: nimble.Executable, args: list[np.ndarray], out_shape: tuple[int, ...]):
-    """Launch the executable's one kernel directly (operands resident where it runs)."""
+STREAM = 10
+"""Launches queued back to back before one wait (`+stream`), as a model's run queues its
+kernels: the per-launch cost of waking the driver's threads and waiting is then paid
+once for all of them."""
+
+
+def kernel_runner(exe: nimble.Executable, args: list[np.ndarray], out_shape: tuple[int, ...], launches: int = 1):
+    """Launch the executable's one kernel directly (operands resident where it runs);
+    on the device `launches` times, then wait."""
     (entry,) = exe.vm.kernels
     if entry.device == "opencl":
         runtime = entry.runtime
@@ -59,7 +68,8 @@ def kernel_runner(exe: nimble.Executable, args: list[np.ndarray], out_shape: tup
         out = ClTensor(runtime.alloc(int(np.prod(out_shape)) * 4), 0, out_shape, np.float32)
 
         def run():
-            entry.launch(inputs, [out], 1, None, None)
+            for _ in range(launches):
+                entry.launch(inputs, [out], 1, None, None)
             runtime.queue.finish()
         return run, lambda: out.to_host()
     out = np.empty(out_shape, np.float32)
@@ -71,17 +81,19 @@ def child(target: str, folder: str, repeat: int, device: str | None) -> None:
     (`TARGET+resident`: every argument but the first kept on the device)."""
     meta = json.loads(Path(folder, "case.json").read_text())
     args = list(np.load(Path(folder, "args.npz")).values())
-    target, _, resident = target.partition("+")
+    target, _, variant = target.partition("+")
     exe = nimble.load(Path(folder, f"{target}.nbc"), threads=THREADS, opencl_device=device)
+    calls = 1
     if meta["kind"] == "kernel":
-        run, _ = kernel_runner(exe, args, tuple(meta["out_shape"]))
+        run, _ = kernel_runner(exe, args, tuple(meta["out_shape"]), STREAM if variant == "stream" else 1)
+        calls = STREAM if variant == "stream" else 1
     else:
-        if resident:
+        if variant == "resident":
             args = args[:1] + [exe.to_device(a) for a in args[1:]]
 
         def run():
             exe.run(*args)
-    print(best_time(run, repeat))
+    print(best_time(run, repeat) / calls)
 
 
 def isolated(exes: dict[str, nimble.Executable], args: list[np.ndarray], meta: dict, repeat: int,
@@ -91,7 +103,8 @@ def isolated(exes: dict[str, nimble.Executable], args: list[np.ndarray], meta: d
     with tempfile.TemporaryDirectory() as folder:
         for target, exe in exes.items():
             exe.save(Path(folder, f"{target}.nbc"))
-        best.update({f"{target}+resident": float("inf") for target in meta.get("resident", [])})
+        best.update({f"{target}+{variant}": float("inf") for variant in ("resident", "stream")
+                     for target in meta.get(variant, [])})
         np.savez(Path(folder, "args.npz"), *args)
         Path(folder, "case.json").write_text(json.dumps(meta))
         for _ in range(turns):
@@ -112,10 +125,12 @@ def kernel_case(name: str, text: str, args: list[np.ndarray], out_shape: tuple[i
         run()
         results[target] = result()
     np.testing.assert_allclose(results["opencl"], results["llvm"], rtol=1e-3, atol=1e-3)
-    times = isolated(exes, args, {"kind": "kernel", "out_shape": list(out_shape)}, repeat, device)
-    llvm, ocl = times["llvm"], times["opencl"]
-    print(f"{name:30s} llvm {llvm * 1e3:8.3f} ms {flops / llvm / 1e9:6.1f} GF/s   opencl {ocl * 1e3:8.3f} ms "
-          f"{flops / ocl / 1e9:6.1f} GF/s   opencl/llvm speed x{llvm / ocl:5.2f}", flush=True)
+    times = isolated(exes, args, {"kind": "kernel", "out_shape": list(out_shape), "stream": ["opencl"]}, repeat,
+                     device)
+    llvm, ocl, stream = times["llvm"], times["opencl"], times["opencl+stream"]
+    print(f"{name:24s} llvm {llvm * 1e3:7.3f} ms {flops / llvm / 1e9:5.1f} GF/s   opencl {ocl * 1e3:7.3f} ms "
+          f"{flops / ocl / 1e9:5.1f} GF/s x{llvm / ocl:4.2f}   {STREAM} queued: {stream * 1e3:7.3f} ms each "
+          f"x{llvm / stream:4.2f}", flush=True)
 
 
 def gemm(n: int, repeat: int, device: str | None, rng) -> None:
