@@ -2,7 +2,7 @@
 
 The two innermost grid loops of a nest (`i` over rows, `j` over lanes) are given to
 each thread as a tile: values that depend on `j` become `vectors` vectors of `width`
-elements each (`floatN`, lanes = vectors x width), values that depend on `i` get one
+elements each (`floatN`, lanes = vectors x width; width 1 is scalar code), values that depend on `i` get one
 copy per row, and a reduction inside the body runs once for the whole tile
 (unroll-and-jam), so an operand loaded for one row or one lane is reused by the others
 from registers — the register blocking of a hand-tuned GEMM, derived from the loop nest.
@@ -60,7 +60,7 @@ class TileEmitter:
         return self.inst[v][c] if v in self.inst else self.e.v(v)
 
     def vtype(self, v: SSAValue) -> str:
-        return f"{self.e.ctype(v.type)}{self.width}"
+        return f"{self.e.ctype(v.type)}{self.width if self.width > 1 else ''}"
 
     def as_vector(self, v: SSAValue, c: int) -> str:
         n = self.name(v, c)
@@ -179,7 +179,7 @@ class TileEmitter:
         exprs, vector = [], False
         for c in range(self.copies):
             at, vector = self.address(op.memref, op.indices, c)
-            exprs.append(f"vload{self.width}(0, {at})" if vector else f"*({at})")
+            exprs.append(f"vload{self.width}(0, {at})" if vector and self.width > 1 else f"*({at})")
         if vector and self.e.ctype(op.res.type) in ("uchar", "bool"):
             raise NotTileable("a vector of i1")
         self.define(op.res, exprs, vector)
@@ -189,7 +189,8 @@ class TileEmitter:
             at, lanes = self.address(op.memref, op.indices, c)
             if not lanes:
                 raise NotTileable("a store that does not follow the lanes")
-            self.e.line(f"vstore{self.width}({self.as_vector(op.value, c)}, 0, {at});")
+            value = self.as_vector(op.value, c)
+            self.e.line(f"vstore{self.width}({value}, 0, {at});" if self.width > 1 else f"*({at}) = {value};")
 
     def reduce(self, op: loop.ReduceOp) -> None:
         if any(self.varies(b) or b in self.lane_base for b in (op.lower, op.upper, op.step)):

@@ -1,9 +1,10 @@
 // RUN: nimble-opt %s --split-input-file -t opencl | filecheck %s
 
 // Two loops over `?` dims: the inner two grid loops become a register tile per thread
-// (8 rows x 32 lanes: two `float16` vectors along the contiguous axis per row); a tile
-// that overhangs the lanes runs one-vector tiles over the whole vectors inside, then
-// the scalar body for the rest; one that overhangs the rows runs the scalar body.
+// (8 rows x 32 lanes: two `float16` vectors along the contiguous axis per row). A tile
+// that overhangs the lanes covers what is inside with all 8 rows over one vector at a
+// time, then 8, 4 and single lanes; one that overhangs the rows goes row by row, one
+// vector at a time, then single lanes.
 // CHECK-LABEL: __kernel void scale_p0(__global float * restrict a0, long a0_off, long a0_d0, long a0_d1, __global float * restrict a1, long a1_off, long a1_d0, long a1_d1) {
 // CHECK: long [[N:v[0-9]+]] = a0_d0;
 // CHECK: long [[M:v[0-9]+]] = a0_d1;
@@ -19,14 +20,31 @@
 // CHECK-NEXT: vstore16([[Y1]], 0, (a1 + a1_off) + (([[I]] + 0)) * a1_d1 + ([[J]] + 16));
 // CHECK: } else {
 // CHECK-NEXT: long [[END:j[0-9]+]] = max(min([[J]] + 32, [[M]]), [[J]]);
-// CHECK-NEXT: long [[REST:j[0-9]+]] = [[I]] + 8 <= [[N]] ? [[J]] + ([[END]] - [[J]]) / 16 * 16 : [[J]];
-// CHECK-NEXT: for (long [[JV:j[0-9]+]] = [[J]]; [[JV]] < [[REST]]; [[JV]] += 16) {
-// CHECK-NEXT: float16 [[V0:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
+// CHECK-NEXT: if ([[I]] + 8 <= [[N]]) {
+// CHECK-NEXT: long [[JV:j[0-9]+]] = [[J]];
+// CHECK-NEXT: for (; [[JV]] + 16 <= [[END]]; [[JV]] += 16) {
+// CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
 // CHECK: vstore16({{v[0-9]+}}, 0, (a1 + a1_off) + (([[I]] + 7)) * a1_d1 + [[JV]]);
 // CHECK-NEXT: }
-// CHECK-NEXT: for (long [[II:i[0-9]+]] = [[I]]; [[II]] < min([[I]] + 8, [[N]]); [[II]]++) {
-// CHECK-NEXT: for (long [[JJ:j[0-9]+]] = [[REST]]; [[JJ]] < [[END]]; [[JJ]]++) {
-// CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[II]]) * a0_d1 + [[JJ]]];
+// CHECK-NEXT: if ([[JV]] + 8 <= [[END]]) {
+// CHECK-NEXT: float8 {{v[0-9]+}} = vload8(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
+// CHECK: [[JV]] += 8;
+// CHECK-NEXT: }
+// CHECK-NEXT: if ([[JV]] + 4 <= [[END]]) {
+// CHECK-NEXT: float4 {{v[0-9]+}} = vload4(0,
+// CHECK: [[JV]] += 4;
+// CHECK-NEXT: }
+// CHECK-NEXT: for (; [[JV]] + 1 <= [[END]]; [[JV]] += 1) {
+// CHECK-NEXT: float {{v[0-9]+}} = *((a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
+// CHECK: *((a1 + a1_off) + (([[I]] + 7)) * a1_d1 + [[JV]]) = {{v[0-9]+}};
+// CHECK-NEXT: }
+// CHECK-NEXT: } else {
+// CHECK-NEXT: for (long [[II:i[0-9]+]] = [[I]]; [[II]] < [[N]]; [[II]]++) {
+// CHECK-NEXT: long [[JR:j[0-9]+]] = [[J]];
+// CHECK-NEXT: for (; [[JR]] + 16 <= [[END]]; [[JR]] += 16) {
+// CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[II]] + 0)) * a0_d1 + [[JR]]);
+// CHECK: for (; [[JR]] + 1 <= [[END]]; [[JR]] += 1) {
+// CHECK-NEXT: float {{v[0-9]+}} = *((a0 + a0_off) + (([[II]] + 0)) * a0_d1 + [[JR]]);
 func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "scale"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
