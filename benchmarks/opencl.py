@@ -78,7 +78,8 @@ def kernel_runner(exe: nimble.Executable, args: list[np.ndarray], out_shape: tup
 
 def child(target: str, folder: str, repeat: int, device: str | None) -> None:
     """In a process of its own: time one target's saved module on the saved inputs
-    (`TARGET+resident`: every argument but the first kept on the device)."""
+    (`TARGET+resident`: every argument but the first kept on the device; `+stream`:
+    `STREAM` kernel launches queued before one wait, the time per launch)."""
     meta = json.loads(Path(folder, "case.json").read_text())
     args = list(np.load(Path(folder, "args.npz")).values())
     target, _, variant = target.partition("+")

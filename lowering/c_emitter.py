@@ -446,7 +446,7 @@ class CEmitter:
         self.line("} else {")
         self.depth += 1
         i = self.fresh("i")
-        self.line(f"for (long {i} = {i0}; {i} < {ni}; {i}++) {{")
+        self.line(f"for (long {i} = {i0}; {i} < {ni}; {i}++) {{")  # (here i0 + rows > ni)
         self.depth += 1
         self.lane_tiles(rows_loop, lanes_loop, 1, i, j0, end, [width])
         for _ in range(3):  # the row loop, the rows' test, the overhanging tile's branch

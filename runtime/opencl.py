@@ -133,7 +133,8 @@ CPU_GROUP_ROWS = 4
 """Row tiles per work-group of a register-tiled phase on a CPU device (`launch_shape`)."""
 CPU_GROUP_ITEMS = 1
 """Work-items per group of a work-group phase on a CPU device: pocl runs a group's
-work-items one after the other on one core, so more would only add barrier work."""
+work-items one after the other on one core, so more add barriers and no parallelism
+(the tests also run 3, to exercise the barriers)."""
 GPU_GROUP_ITEMS = 64
 """Work-items per group of a work-group phase on a GPU (not measured: no GPU here)."""
 GROUPS_PER_UNIT = 4
@@ -175,7 +176,7 @@ class OpenCLRuntime:
         Register-tiled phases on a CPU device (pocl runs a work-group on one core, its
         work-items one after the other) take `CPU_GROUP_ROWS` row tiles along grid
         axis 1 per group, so the column panel of the lane operand they share stays in
-        the core's cache (GEMM 512^3 on pocl: 0.69 ms with 4 rows against 0.81-0.87
+        the core's cache (GEMM 512^3 on pocl: 0.69-0.78 ms with 4 rows against 0.81-0.87
         with the driver's choice); the global size is rounded up to whole groups (a
         tiled thread past the edge computes nothing). A work-group phase (`c_groups`)
         runs `CPU_GROUP_ITEMS` work-items per group on a CPU and `GPU_GROUP_ITEMS`

@@ -26,6 +26,7 @@ data-dependent result. Devices without double precision, and inputs above `MAX_B
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -197,14 +198,17 @@ _SCALARS = {  # each kernel's scalar argument types (None: a buffer), so pyopenc
 }
 
 
+_MADE: weakref.WeakKeyDictionary[OpenCLRuntime, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 def _kernels(runtime: OpenCLRuntime) -> dict[str, Any]:
     """The NMS kernels on `runtime`'s device, made once per runtime."""
     import pyopencl as cl
 
-    made = getattr(runtime, "_nms_kernels", None)
+    made = _MADE.get(runtime)
     if made is None:
         program = runtime.program(NMS_SOURCE, kernels=list(_SCALARS))
-        made = runtime._nms_kernels = {name: cl.Kernel(program, name) for name in _SCALARS}
+        made = _MADE[runtime] = {name: cl.Kernel(program, name) for name in _SCALARS}
         for name, kernel in made.items():
             kernel.set_scalar_arg_dtypes(_SCALARS[name])
     return made
@@ -212,10 +216,11 @@ def _kernels(runtime: OpenCLRuntime) -> dict[str, Any]:
 
 def group_items(runtime: OpenCLRuntime) -> int:
     """Work-items of the greedy kernel's one group: as many as a work-group phase's."""
+    import pyopencl as cl
+
     import nimble.runtime.opencl as ocl
 
-    cpu = bool(runtime.device.type & 2)  # CL_DEVICE_TYPE_CPU
-    return ocl.CPU_GROUP_ITEMS if cpu else ocl.GPU_GROUP_ITEMS
+    return ocl.CPU_GROUP_ITEMS if runtime.device.type & cl.device_type.CPU else ocl.GPU_GROUP_ITEMS
 
 
 def _nms_op(runtime: OpenCLRuntime, op: Any, args: list[Any]) -> list[Any]:
