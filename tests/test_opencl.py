@@ -148,6 +148,30 @@ def test_conv_panels_run_as_work_groups(items, stride, rng, monkeypatch):
                                    err_msg=f"{(n, h, w)}")
 
 
+def test_sram_buffers_are_work_group_memory(rng):
+    """A loop-level kernel whose panels stage a `dram` buffer (a scratch slice per
+    work-group) and a `sram` one (`__local`), built and run on the device with 3
+    work-items per group and fewer groups than panels, against numpy."""
+    from nimble.api import parse
+    from nimble.dialects.loop import kernels_of
+    from nimble.lowering.to_opencl import opencl_sources, program_text
+
+    text = (ROOT / "lit_tests" / "lowering" / "loops-to-opencl-groups.mlir").read_text().split("// -----")[0]
+    (source,) = opencl_sources(kernels_of(parse(text)))
+    (phase,) = source.phases
+    assert phase.group and phase.split and "__local float" in source.text
+    runtime = OpenCLRuntime.get()
+    kernel = runtime.program(program_text([source])).panels_p0
+    for n in (1, 64, 150):
+        x, w = rng.standard_normal((n, 64)).astype(np.float32), rng.standard_normal((16, 64)).astype(np.float32)
+        groups = 2  # panels: ceil(n / 64), up to 3; two groups split along axis 1 too
+        scratch = runtime.alloc(groups * 2 * 64 * 64 * 4)
+        xd, wd, y = runtime.to_device(x), runtime.to_device(w), runtime.to_device(np.zeros((16, n), np.float32))
+        kernel(runtime.queue, (groups * 3, 2), (3, 1), xd.storage.buffer, np.int64(0), np.int64(n), wd.storage.buffer,
+               np.int64(0), y.storage.buffer, np.int64(0), np.int64(n), scratch.buffer)
+        np.testing.assert_allclose(y.to_host(), w @ x.T + x[:, 0], rtol=1e-4, atol=1e-4, err_msg=f"n={n}")
+
+
 def test_arguments_can_stay_on_the_device(rng):
     """`Executable.to_device`: weights a caller keeps in device memory are not copied
     again; host kernels given one raise (they cannot read device memory)."""
