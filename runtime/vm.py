@@ -248,7 +248,11 @@ class VirtualMachine:
             if name not in self.signatures:
                 return
             signature, names, _ = self.signatures[name]
-            check = self.argument_checks[name] = SignatureCheck(name, signature.inputs.data, names)
+            # A program with device kernels may take arguments in device memory
+            # (`Executable.to_device`): a kernel or host function that cannot read one
+            # says so when it gets one.
+            check = self.argument_checks[name] = SignatureCheck(name, signature.inputs.data, names,
+                                                                on_device=self.opencl is not None)
         check(args)
 
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:

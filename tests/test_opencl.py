@@ -16,6 +16,7 @@ import pytest
 
 import nimble
 from nimble.reference import InterpreterError
+from nimble.runtime.kernels import LaunchError
 from nimble.runtime.opencl import OpenCLError, OpenCLRuntime, choose_device, list_devices
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,8 +186,11 @@ def test_arguments_can_stay_on_the_device(rng):
     on_host = nimble.compile(DENSE, target="llvm")
     with pytest.raises(ValueError, match="no kernel on an OpenCL device"):
         on_host.to_device(w)
-    with pytest.raises(InterpreterError, match="input #1: expected tensor<32x64xf32> in cpu memory, got ClTensor"):
+    with pytest.raises(InterpreterError, match=r"argument #1 \(%w\): expected tensor<32x64xf32>, got ClTensor"):
         on_host(x, resident, b)
+    (kernel,) = on_host.vm.kernels  # a CPU kernel handed one directly
+    with pytest.raises(LaunchError, match="input #1: expected tensor<32x64xf32> in cpu memory, got ClTensor"):
+        kernel.launch([x, resident, b], [np.empty((len(x), 32), np.float32)], 1, None, None)
 
 
 # Generated kernels under oclgrind: every kind of loop nest the backend emits, at sizes
