@@ -110,6 +110,16 @@ class Param:
     per_group: bool = False
     """A `scratch` buffer of a work-group phase: one copy per work-group (`c_groups`)."""
 
+    def arguments(self, f: Flavor) -> list[tuple[str, bool]]:
+        """The function arguments this parameter takes, in order: (declaration, whether
+        it is a pointer; the others are 64-bit ints)."""
+        if self.kind == "index":
+            return [(f"long {self.name}", False)]
+        pointer = [(f"{f.global_space} {self.ctype} *{f.restrict} {self.name}", True)]
+        if self.kind == "scratch":
+            return pointer
+        return pointer + [(f"long {self.name}_off", False)] + [(f"long {self.name}_d{k}", False) for k in self.dims]
+
 
 @dataclass
 class Phase:
@@ -274,16 +284,7 @@ class CEmitter:
         return params
 
     def signature(self, params: list[Param], name: str) -> str:
-        parts = []
-        for p in params:
-            if p.kind == "buffer":
-                parts.append(f"{self.f.global_space} {p.ctype} *{self.f.restrict} {p.name}")
-                parts.append(f"long {p.name}_off")
-                parts += [f"long {p.name}_d{k}" for k in p.dims]
-            elif p.kind == "scratch":
-                parts.append(f"{self.f.global_space} {p.ctype} *{self.f.restrict} {p.name}")
-            else:
-                parts.append(f"long {p.name}")
+        parts = [declaration for p in params for declaration, _ in p.arguments(self.f)]
         return f"{self.f.kernel} void {name}({', '.join(parts)})"
 
     def bind_params(self, params: list[Param]) -> None:
@@ -477,12 +478,9 @@ class CEmitter:
         mapped = [nest]
         current = nest
         while len(mapped) < self.f.grid_dims:
-            body = [op for op in current.body.block.ops if not isinstance(op, loop.YieldOp)]
-            inner = [op for op in body if isinstance(op, loop.ForeachOp)]
-            if len(inner) != 1 or any(op is not inner[0] and not _is_pure_scalar(op) for op in body):
-                break
-            candidate = inner[0]
-            if any(loop.defined_inside(v, nest) or not _host_computable(v) for v in _trip(candidate)):
+            candidate = sole_inner(current)
+            if candidate is None or any(loop.defined_inside(v, nest) or not _host_computable(v)
+                                        for v in _trip(candidate)):
                 break
             mapped.append(candidate)
             current = candidate
@@ -665,6 +663,15 @@ def _host_computable(value: SSAValue) -> bool:
     if type(op) in _INDEX_OPS or isinstance(op, arith.CmpiOp):
         return all(_host_computable(o) for o in op.operands)
     return False
+
+
+def sole_inner(m: loop.ForeachOp) -> loop.ForeachOp | None:
+    """The one loop in `m`'s body if the rest of it is pure scalar code, else None."""
+    body = [op for op in m.body.block.ops if not isinstance(op, loop.YieldOp)]
+    inner = [op for op in body if isinstance(op, loop.ForeachOp)]
+    if len(inner) != 1 or any(op is not inner[0] and not _is_pure_scalar(op) for op in body):
+        return None
+    return inner[0]
 
 
 def stages_buffers(m: loop.ForeachOp) -> bool:

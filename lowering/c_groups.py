@@ -29,10 +29,10 @@ import math
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Operation
 
 from nimble.dialects import loop
-from nimble.lowering.c_emitter import CEmitter, NoDeviceLowering, Param, _Buffer, _is_one, _is_pure_scalar
+from nimble.lowering.c_emitter import (CEmitter, NoDeviceLowering, Param, _Buffer, _is_one, _is_pure_scalar,
+                                      sole_inner)
 from nimble.lowering.c_tiles import NotTileable
 
 
@@ -141,12 +141,8 @@ def shared_nest(e: CEmitter, nest: loop.ForeachOp, split: int | None) -> None:
 def _tile_pair(nest: loop.ForeachOp) -> loop.ForeachOp | None:
     """The inner loop of a two-loop nest a register tile can cover: unit steps, pure
     scalar code around the inner loop, whose bounds do not depend on the outer one."""
-    body: list[Operation] = [op for op in nest.body.block.ops if not isinstance(op, loop.YieldOp)]
-    inner = [op for op in body if isinstance(op, loop.ForeachOp)]
-    if len(inner) != 1 or any(op is not inner[0] and not _is_pure_scalar(op) for op in body):
-        return None
-    m = inner[0]
-    if not (_is_one(nest.step) and _is_one(m.step)) or not isinstance(m.lower.type, IndexType):
+    m = sole_inner(nest)
+    if m is None or not (_is_one(nest.step) and _is_one(m.step)) or not isinstance(m.lower.type, IndexType):
         return None
     if any(loop.defined_inside(v, nest) for v in (m.lower, m.upper)):
         return None

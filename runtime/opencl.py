@@ -185,9 +185,8 @@ class OpenCLRuntime:
         that, up to `MAX_SPLIT` groups split each iteration's tiles (conv2d 512
         channels at 7 x 7, one panel: 2.84 -> 1.65 ms on pocl). Other phases: the
         driver chooses."""
-        cpu = bool(self.device.type & _cl().device_type.CPU)
         if phase.group:
-            items = CPU_GROUP_ITEMS if cpu else GPU_GROUP_ITEMS
+            items = self.group_items
             target = GROUPS_PER_UNIT * self.device.max_compute_units
             left, groups = target, []
             for n in trips:
@@ -196,10 +195,21 @@ class OpenCLRuntime:
             if phase.split:
                 groups.append(min(MAX_SPLIT, -(-target // math.prod(groups))))
             return (groups[0] * items, *groups[1:]), (items, *(1 for _ in groups[1:]))
-        if not phase.tile or len(trips) < 2 or not cpu:
+        if not phase.tile or len(trips) < 2 or not self.cpu:
             return trips, None
         rows = max(1, min(CPU_GROUP_ROWS, trips[1] // (2 * self.device.max_compute_units)))
         return (trips[0], -(-trips[1] // rows) * rows, *trips[2:]), (1, rows, *(1 for _ in trips[2:]))
+
+    @property
+    def cpu(self) -> bool:
+        """Whether the device is a CPU (pocl: a work-group runs on one core)."""
+        return bool(self.device.type & _cl().device_type.CPU)
+
+    @property
+    def group_items(self) -> int:
+        """Work-items per group of a work-group phase (or of one-group kernels such as
+        the device NMS's sort and greedy pass)."""
+        return min(CPU_GROUP_ITEMS if self.cpu else GPU_GROUP_ITEMS, self.device.max_work_group_size)
 
     @property
     def description(self) -> str:
@@ -290,10 +300,9 @@ class OpenCLKernelEntry(KernelEntry):
         self.phases = [_cl().Kernel(program, p.name) for p in source.phases]
         # Declared scalar arguments: pyopencl then packs Python ints itself (setting a
         # numpy scalar argument took ~6 us each on pocl, 30 us a launch of a GEMM).
-        scalars: list[Any] = []
-        for p in source.params:
-            scalars += [None] if p.kind == "scratch" else \
-                [None, np.int64, *(np.int64 for _ in p.dims)] if p.kind == "buffer" else [np.int64]
+        from nimble.lowering.to_opencl import OPENCL
+
+        scalars = [None if pointer else np.int64 for p in source.params for _, pointer in p.arguments(OPENCL)]
         for kernel in self.phases:
             kernel.set_scalar_arg_dtypes(scalars)
         self.grid = GridEvaluator(source)

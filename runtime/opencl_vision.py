@@ -51,25 +51,6 @@ static inline int nb_candidate(float s, int has_threshold, float threshold) {
   return has_threshold ? s > threshold : 1;
 }
 
-/* Rank of box i among the candidates: how many come before it (NaN scores last, then
-   by descending score, ties by index). */
-__kernel void nms_rank(__global const float *scores, long scores_off, long n, int has_threshold, float threshold,
-                       __global long *order) {
-  long i = get_global_id(0);
-  if (i >= n) return;
-  scores += scores_off;
-  float si = scores[i];
-  if (!nb_candidate(si, has_threshold, threshold)) return;
-  long rank = 0;
-  for (long j = 0; j < n; j++) {
-    float sj = scores[j];
-    if (j == i || !nb_candidate(sj, has_threshold, threshold)) continue;
-    int before = isnan(si) ? (!isnan(sj) || j < i) : (!isnan(sj) && (sj > si || (sj == si && j < i)));
-    rank += before;
-  }
-  order[rank] = i;
-}
-
 /* Whether box x comes before box y in the candidates' order: candidates first, then
    NaN scores last, descending score, index; -1 (padding) after everything. */
 static inline int nb_first(__global const float *scores, long x, long y, int has_threshold, float threshold) {
@@ -80,6 +61,18 @@ static inline int nb_first(__global const float *scores, long x, long y, int has
   if (isnan(sx) != isnan(sy)) return !isnan(sx);
   if (!isnan(sx) && sx != sy) return sx > sy;
   return x < y;
+}
+
+/* Rank of candidate i: how many boxes come before it (only candidates can). */
+__kernel void nms_rank(__global const float *scores, long scores_off, long n, int has_threshold, float threshold,
+                       __global long *order) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  scores += scores_off;
+  if (!nb_candidate(scores[i], has_threshold, threshold)) return;
+  long rank = 0;
+  for (long j = 0; j < n; j++) rank += j != i && nb_first(scores, j, i, has_threshold, threshold);
+  order[rank] = i;
 }
 
 /* The same order as nms_rank's, by a bitonic sort of the box indices in one work-group
@@ -211,7 +204,7 @@ def nms(runtime: OpenCLRuntime, boxes: ClTensor, scores: ClTensor, iou_threshold
     cl.enqueue_fill_buffer(queue, order.buffer, np.int64(-1), 0, n * 8)
     has_threshold = score_threshold is not None
     threshold = score_threshold if has_threshold else 0.0
-    items = min(group_items(runtime), runtime.device.max_work_group_size)
+    items = runtime.group_items
     if n >= SORT_FROM:
         padded = 1 << (n - 1).bit_length()
         keys = runtime.alloc(padded * 8)
@@ -266,14 +259,6 @@ def _kernels(runtime: OpenCLRuntime) -> dict[str, Any]:
             kernel.set_scalar_arg_dtypes(_SCALARS[name])
     return made
 
-
-def group_items(runtime: OpenCLRuntime) -> int:
-    """Work-items of the greedy kernel's one group: as many as a work-group phase's."""
-    import pyopencl as cl
-
-    import nimble.runtime.opencl as ocl
-
-    return ocl.CPU_GROUP_ITEMS if runtime.device.type & cl.device_type.CPU else ocl.GPU_GROUP_ITEMS
 
 
 def _nms_op(runtime: OpenCLRuntime, op: Any, args: list[Any]) -> list[Any]:
