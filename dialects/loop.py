@@ -47,6 +47,11 @@ DEVICE_MARK = "nimble.device"
 NO_STRETCH_MARK = "nimble.no_stretch"
 """On a kernel built assuming no `?` dim is broadcast from 1 (the shape-specialised
 variant): valid only for calls where that holds."""
+EXACT_MARK = "nimble.exact"
+"""On a float `arith` op in a kernel: not to be contracted into a fused multiply-add
+(the LLVM backend contracts every other one), because its rounding decides a comparison
+the reference makes with separate roundings (roi_align's sample positions: a sample at
+exactly -1.0 lies inside the map; with an FMA it rounded to just below and read 0)."""
 COOPERATIVE_MARK = "nimble.cooperative"
 """On a kernel whose chunks run at once and wait for each other between its loop nests
 (a recurrence's, the time loop inside, or one that stages a buffer: `can_cooperate`);

@@ -193,6 +193,11 @@ def type_key(t: Attribute) -> str:
     raise NoDeviceLowering(f"element type {t}")
 
 
+def _unsigned(ctype: str) -> str:
+    """The unsigned C type of an integer type (i1 is already `uchar`)."""
+    return ctype if ctype.startswith("u") else f"u{ctype}"
+
+
 def _is_float(t: Attribute) -> bool:
     return isinstance(t, Float16Type | Float32Type | Float64Type | BFloat16Type)
 
@@ -597,15 +602,15 @@ class CEmitter:
             return f"({self.ctype(op.results[0].type)}){self.v(op.operands[0])}"
         if isinstance(op, _UNSIGNED_CASTS):
             source = self.ctype(op.operands[0].type)
-            return f"({self.ctype(op.results[0].type)})(u{source}){self.v(op.operands[0])}"
+            return f"({self.ctype(op.results[0].type)})({_unsigned(source)}){self.v(op.operands[0])}"
         if isinstance(op, arith.SelectOp):
             return f"{self.v(op.cond)} ? {self.v(op.lhs)} : {self.v(op.rhs)}"
         if isinstance(op, arith.CmpiOp):
             name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
             a, b = self.v(op.lhs), self.v(op.rhs)
             if name.startswith("u"):
-                t = self.ctype(op.lhs.type)
-                a, b = f"(u{t}){a}", f"(u{t}){b}"
+                t = _unsigned(self.ctype(op.lhs.type))
+                a, b = f"({t}){a}", f"({t}){b}"
             return f"{a} {_CMPI[name]} {b}"
         if isinstance(op, arith.CmpfOp):
             name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]

@@ -127,7 +127,8 @@ class Panel:
 class KernelBuilder:
     """Turns one fused group into one kernel function (see the module docstring)."""
 
-    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False, pixel_panels: bool = False):
+    def __init__(self, group: FusedOp, name: str, no_stretch: bool = False, pixel_panels: bool = False,
+                 device: bool = False):
         self.no_stretch = no_stretch
         """Assume no `?` dim is stretched by broadcasting (see `index_rules.broadcast_sites`)."""
         self.pixel_panels = pixel_panels
@@ -136,6 +137,10 @@ class KernelBuilder:
         conv's im2col rows for these pixels, `window_rules`) that stays in cache for every
         channel, instead of one buffer for the whole image. Off for device kernels (their
         emitters take staging buffers at the kernel's top level only)."""
+        self.device = device
+        """Built for a device, whose emitter allocates the staged buffers before the launch:
+        their sizes must then be values the host computes (no loads); a member that would
+        size one by data (roi_align's sample tables) computes inline instead."""
         self.group = group
         self.block = group.body.block
         yielded = self.block.last_op

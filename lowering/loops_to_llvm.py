@@ -51,6 +51,7 @@ from nimble.lowering.llvm_extras import FPToSIOp, UIToFPOp
 PTR = llvm.LLVMPointerType()
 _FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
 _REASSOC = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT, FastMathFlag.REASSOC])
+_EXACT = llvm.FastMathAttr(None)  # `loop.EXACT_MARK`
 
 
 
@@ -566,7 +567,8 @@ class _FunctionLowering:
         if kind is not None:
             self.values[op.results[0]] = self.emit(kind(a, b))
         else:
-            self.values[op.results[0]] = self.emit(_FLOAT_BINARY[type(op)](a, b, _FAST))
+            flags = _EXACT if loop.EXACT_MARK in op.attributes else _FAST
+            self.values[op.results[0]] = self.emit(_FLOAT_BINARY[type(op)](a, b, flags))
 
     def numpy_minmax(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
         """numpy's `maximum` / `minimum`: `a` where `a > b` (`a < b`) or `a` is NaN,

@@ -68,7 +68,7 @@ def probe(group: FusedOp, where: str) -> tuple[str | None, int]:
     and, for a device, emitted), and its estimated work: output elements (a `?` dim
     counted as `ASSUMED_DIM`) times reduction steps per element."""
     try:
-        kernel = KernelBuilder(group, group_name(group)).build()
+        kernel = KernelBuilder(group, group_name(group), device=where != "cpu").build()
     except NoLoopLowering as e:
         return str(e), 0
     elements = 0
