@@ -41,12 +41,12 @@
 // CPU: memref.load %[[F]][%{{[0-9]+}}, %[[C]], %{{[0-9]+}}, %{{[0-9]+}}] : memref<1x64x?x?xf32>
 // CPU: memref.store %{{[0-9]+}}, %[[OUT]][%[[N]], %[[C]], %[[PH]], %[[PW]]]
 
-// A device kernel's buffers are sized on the host: its tables hold 8 samples a bin,
+// A device kernel's buffers are sized on the host: its tables hold 16 samples a bin,
 // and a box with a larger grid samples inline (the tables' nest then runs no step).
 
 // DEVICE-LABEL: func.func @roi_roi_align_0
-// DEVICE: %[[CAP:[0-9]+]] = arith.constant 8 : index
-// DEVICE: %[[LOW:[0-9]+]] = loop.alloc dram (%{{[0-9]+}}) : memref<?x7x8xi64>
+// DEVICE: %[[CAP:[0-9]+]] = arith.constant 16 : index
+// DEVICE: %[[LOW:[0-9]+]] = loop.alloc dram (%{{[0-9]+}}) : memref<?x7x16xi64>
 // DEVICE-NOT: combine(max)
 // DEVICE: %[[FITS_H:[0-9]+]] = arith.cmpi sle, %[[GH:[0-9]+]], %[[CAP]] : index
 // DEVICE-NEXT: %[[FITS_W:[0-9]+]] = arith.cmpi sle, %[[GW:[0-9]+]], %[[CAP]] : index
