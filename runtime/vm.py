@@ -126,16 +126,43 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
+def outlined_op(function: Any) -> Any | None:
+    """The op a host function outlines (`to_vm`'s `host_function`: the op on the
+    function's arguments, then a return of its results), or None."""
+    from xdsl.dialects import func
+
+    ops = list(function.body.block.ops)
+    if len(ops) != 2 or not isinstance(ops[1], func.ReturnOp):
+        return None
+    op = ops[0]
+    if list(ops[1].operands) != list(op.results) or list(op.operands) != list(function.body.block.args):
+        return None
+    return op
+
+
 def device_op(function: Any) -> tuple[Any, Any] | None:
     """(op, its OpenCL implementation) when a host function is one op placed on OpenCL
     that has one (`runtime.opencl_vision`); None otherwise."""
     from nimble.dialects.device import placement_of
     from nimble.runtime.opencl_vision import device_ops
 
-    op = function.body.block.first_op
+    op = outlined_op(function)
     if op is None or placement_of(op) != "opencl":
         return None
     run = device_ops().get(type(op))
+    return (op, run) if run is not None else None
+
+
+def cpu_op(function: Any) -> tuple[Any, Any] | None:
+    """(op, its compiled CPU implementation) when a host function is one op left on the
+    CPU that has one (`runtime.cpu_vision`); None otherwise."""
+    from nimble.dialects.device import placement_of
+    from nimble.runtime.cpu_vision import cpu_ops
+
+    op = outlined_op(function)
+    if op is None or placement_of(op) not in (None, "cpu"):
+        return None
+    run = cpu_ops().get(type(op))
     return (op, run) if run is not None else None
 
 
@@ -521,6 +548,19 @@ class VirtualMachine:
                 for d, v in zip(dsts, results):
                     r[d] = v
             return device_step
+
+        native = cpu_op(function)
+        if native is not None:
+            op, run = native
+
+            def native_step(r):
+                values = [r[a] for a in args]
+                results = run(op, values)
+                if results is None:  # arguments it does not take: the reference runs them
+                    results = self.run_host(function, values)
+                for d, v in zip(dsts, results):
+                    r[d] = v
+            return native_step
 
         def step(r):
             results = self.run_host(function, [r[a] for a in args])

@@ -19,6 +19,8 @@ from nimble.reference import InterpreterError
 from nimble.runtime.kernels import LaunchError
 from nimble.runtime.opencl import OpenCLError, OpenCLRuntime, choose_device, list_devices
 
+from conftest import numpy_nms
+
 ROOT = Path(__file__).resolve().parent.parent
 
 DENSE = """func.func @main(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %b: tensor<32xf32>) -> tensor<?x32xf32> {
@@ -267,30 +269,6 @@ NMS = """func.func @main(%boxes: tensor<?x4xf32>, %logits: tensor<?xf32>) -> ten
   %keep = graph.nms %boxes, %scores {{iou_threshold = {iou} : f64{extra}}} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
   func.return %keep : tensor<?xi64>
 }}"""
-
-
-def numpy_nms(boxes, scores, iou, score_threshold=None, max_output=None):
-    """An independent greedy NMS: the whole IoU matrix first, then one pass."""
-    b = boxes.astype(np.float64)
-    x1, y1 = np.minimum(b[:, 0], b[:, 2]), np.minimum(b[:, 1], b[:, 3])
-    x2, y2 = np.maximum(b[:, 0], b[:, 2]), np.maximum(b[:, 1], b[:, 3])
-    iw = np.clip(np.minimum(x2[:, None], x2[None]) - np.maximum(x1[:, None], x1[None]), 0, None)
-    ih = np.clip(np.minimum(y2[:, None], y2[None]) - np.maximum(y1[:, None], y1[None]), 0, None)
-    inter = iw * ih
-    area = (x2 - x1) * (y2 - y1)
-    union = area[:, None] + area[None] - inter
-    overlap = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0) > iou
-    order = sorted(range(len(scores)), key=lambda i: (np.isnan(scores[i]), -scores[i] if not np.isnan(scores[i]) else 0, i))
-    if score_threshold is not None:
-        order = [i for i in order if scores[i] > np.float32(score_threshold)]
-    keep, removed = [], np.zeros(len(scores), bool)
-    for i in order:
-        if max_output is not None and len(keep) >= max_output:
-            break
-        if not removed[i]:
-            keep.append(i)
-            removed |= overlap[i]
-    return np.array(keep, np.int64)
 
 
 @pytest.mark.parametrize("n", [1, 2, 31, 33, 100, 257, 600])  # 600: sorted, not ranked (SORT_FROM)
