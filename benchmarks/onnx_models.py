@@ -24,10 +24,8 @@ import argparse
 import io
 import math
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -39,17 +37,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import nimble  # noqa: E402
 from nimble.frontend.onnx import import_onnx  # noqa: E402
-
-
-def best_time(fn, repeat: int) -> float:
-    """Best time of `repeat` calls (after a warm-up call)."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+from timing import best_time, isolated  # noqa: E402
 
 
 def child(runtime: str, folder: str, repeat: int) -> None:
@@ -67,17 +55,6 @@ def child(runtime: str, folder: str, repeat: int) -> None:
         feed = {session.get_inputs()[0].name: x}
         fn = lambda: session.run(None, feed)  # noqa: E731
     print(best_time(fn, repeat))
-
-
-def isolated(folder: str, repeat: int, turns: int = 3) -> dict[str, float]:
-    """Best time of each runtime, each timed alone in a child process, taking turns."""
-    best = {"nimble": float("inf"), "ort": float("inf")}
-    for _ in range(turns):
-        for runtime in best:
-            out = subprocess.run([sys.executable, __file__, "--threads", str(THREADS), "--child", runtime, folder,
-                                  "--repeat", str(repeat)], check=True, capture_output=True, text=True).stdout
-            best[runtime] = min(best[runtime], float(out.split()[-1]))
-    return best
 
 
 def helper_mlp(rng) -> onnx.ModelProto:
@@ -197,7 +174,7 @@ def run(name: str, model: onnx.ModelProto, shape, repeat: int, rng) -> None:
         onnx.save(model, os.path.join(folder, "model.onnx"))
         exe.save(os.path.join(folder, "model.nbc"))
         np.save(os.path.join(folder, "x.npy"), x)
-        t = isolated(folder, repeat)
+        t = isolated(__file__, ["nimble", "ort"], folder, THREADS, repeat)
     print(f"{name:28s} {str(list(shape)):18s} nimble {t['nimble'] * 1e3:8.3f} ms   onnxruntime {t['ort'] * 1e3:8.3f} ms"
           f"   x{t['ort'] / t['nimble']:5.2f}", flush=True)
 

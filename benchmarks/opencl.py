@@ -23,10 +23,8 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 2
@@ -37,19 +35,9 @@ import numpy as np  # noqa: E402
 
 import nimble  # noqa: E402
 from nimble.runtime.opencl import ClTensor  # noqa: E402
+from timing import best_time, isolated  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def best_time(fn, repeat: int, block: int = 3) -> float:
-    """Best time of `repeat` blocks of `block` calls, after a warm-up call."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat * block):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 STREAM = 10
@@ -94,27 +82,19 @@ def child(target: str, folder: str, repeat: int, device: str | None) -> None:
 
         def run():
             exe.run(*args)
-    print(best_time(run, repeat) / calls)
+    print(best_time(run, repeat, block=3) / calls)
 
 
-def isolated(exes: dict[str, nimble.Executable], args: list[np.ndarray], meta: dict, repeat: int,
-             device: str | None, turns: int = 3) -> dict[str, float]:
-    """Best time of each target, each timed alone in a child process, taking turns."""
-    best = {target: float("inf") for target in exes}
+def targets_isolated(exes: dict[str, nimble.Executable], args: list[np.ndarray], meta: dict, repeat: int,
+                     device: str | None) -> dict[str, float]:
+    """Best time of each target (and variant), each timed alone in a child process."""
+    names = [*exes, *(f"{target}+{variant}" for variant in ("resident", "stream") for target in meta.get(variant, []))]
     with tempfile.TemporaryDirectory() as folder:
         for target, exe in exes.items():
             exe.save(Path(folder, f"{target}.nbc"))
-        best.update({f"{target}+{variant}": float("inf") for variant in ("resident", "stream")
-                     for target in meta.get(variant, [])})
         np.savez(Path(folder, "args.npz"), *args)
         Path(folder, "case.json").write_text(json.dumps(meta))
-        for _ in range(turns):
-            for target in best:
-                command = [sys.executable, __file__, "--threads", str(THREADS), "--child", target, folder,
-                           "--repeat", str(repeat)] + (["--device", device] if device else [])
-                out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-                best[target] = min(best[target], float(out.split()[-1]))
-    return best
+        return isolated(__file__, names, folder, THREADS, repeat, extra=["--device", device] if device else [])
 
 
 def kernel_case(name: str, text: str, args: list[np.ndarray], out_shape: tuple[int, ...], flops: float,
@@ -126,7 +106,7 @@ def kernel_case(name: str, text: str, args: list[np.ndarray], out_shape: tuple[i
         run()
         results[target] = result()
     np.testing.assert_allclose(results["opencl"], results["llvm"], rtol=1e-3, atol=1e-3)
-    times = isolated(exes, args, {"kind": "kernel", "out_shape": list(out_shape), "stream": ["opencl"]}, repeat,
+    times = targets_isolated(exes, args, {"kind": "kernel", "out_shape": list(out_shape), "stream": ["opencl"]}, repeat,
                      device)
     llvm, ocl, stream = times["llvm"], times["opencl"], times["opencl+stream"]
     print(f"{name:24s} llvm {llvm * 1e3:7.3f} ms {flops / llvm / 1e9:5.1f} GF/s   opencl {ocl * 1e3:7.3f} ms "
@@ -163,7 +143,7 @@ def model_case(name: str, args: list, repeat: int, device: str | None) -> None:
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
     # Weights kept on the device, as a server would: on `opencl` when every kernel is there.
     resident = ["opencl"] if all(k.device == "opencl" for k in exes["opencl"].program.kernels) else []
-    times = isolated(exes, args, {"kind": "model", "resident": resident}, repeat, device)
+    times = targets_isolated(exes, args, {"kind": "model", "resident": resident}, repeat, device)
     on_device = {t: sum(k.device == "opencl" for k in exe.program.kernels) for t, exe in exes.items()}
     weights = (f"   opencl, weights on the device {times['opencl+resident'] * 1e3:8.2f} ms "
                f"(x{times['llvm'] / times['opencl+resident']:4.2f})") if resident else ""
