@@ -83,6 +83,9 @@ class Flavor:
     local_size: str = ""  # the work-group's number of work-items
     local_space: str = ""  # address-space qualifier of work-group memory
     barrier: str = ""  # statement: every work-item of the group waits, memory then agrees
+    no_contract: str = ""
+    """A pragma opening a compound statement whose float ops are not contracted into
+    fused multiply-adds (`loop.EXACT_MARK` ops are emitted in one); empty: none needed."""
 
     def __post_init__(self) -> None:
         if self.tile is not None and (self.tile[0] < 1 or not any(self.tile[1] % w == 0 for w in self.vector_widths)):
@@ -270,6 +273,16 @@ class CEmitter:
         name = self.fresh()
         self.names[value] = name
         self.line(f"{self.ctype(value.type)} {name} = {expr};")
+
+    def define_exact(self, value: SSAValue, expr: str) -> None:
+        """`define`, in a compound statement where the float op is not contracted."""
+        name = self.fresh()
+        self.names[value] = name
+        self.line(f"{self.ctype(value.type)} {name};")
+        self.line("{")
+        self.lines.append(self.f.no_contract)
+        self.line(f"  {name} = {expr};")
+        self.line("}")
 
     # -- the kernel ---------------------------------------------------------------------
 
@@ -499,7 +512,10 @@ class CEmitter:
             handler(self, op)
             return
         if len(op.results) == 1 and (expr := self.expression(op)) is not None:
-            self.define(op.results[0], expr)
+            if loop.EXACT_MARK in op.attributes and self.f.no_contract:
+                self.define_exact(op.results[0], expr)
+            else:
+                self.define(op.results[0], expr)
             return
         raise NoDeviceLowering(f"'{op.name}' in @{self.name} has no {self.f.name} lowering")
 

@@ -38,6 +38,7 @@ OPENCL = Flavor(
     local_size="get_local_size(0)",
     local_space="__local",
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    no_contract="#pragma OPENCL FP_CONTRACT OFF",
 )
 EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
 """The extension a type needs; its pragma is emitted only where a kernel uses the type."""

@@ -47,6 +47,8 @@ matrix's kernel alone took 13.3 ms."""
 
 NMS_SOURCE = """
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+/* IoUs round like the reference's (numpy: no fused multiply-adds). */
+#pragma OPENCL FP_CONTRACT OFF
 static inline int nb_candidate(float s, int has_threshold, float threshold) {
   return has_threshold ? s > threshold : 1;
 }

@@ -239,3 +239,38 @@ func.func @index_ops(%a: memref<?xi64>, %b: memref<?xi1>) attributes {nimble.ker
   }
   func.return
 }
+
+// -----
+// `nimble.exact` float ops (a rounding the reference's comparisons depend on) sit in a
+// compound statement that turns contraction into fused multiply-adds off; the others
+// are plain. An i1 widened to an integer goes through `uchar`, not `uuchar`.
+// CHECK-LABEL: __kernel void exact_ops_p0(
+// CHECK: double [[P:v[0-9]+]];
+// CHECK-NEXT: {
+// CHECK-NEXT: #pragma OPENCL FP_CONTRACT OFF
+// CHECK-NEXT: [[P]] = {{v[0-9]+}} * {{v[0-9]+}};
+// CHECK-NEXT: }
+// CHECK-NEXT: double [[S:v[0-9]+]];
+// CHECK-NEXT: {
+// CHECK-NEXT: #pragma OPENCL FP_CONTRACT OFF
+// CHECK-NEXT: [[S]] = {{v[0-9]+}} + [[P]];
+// CHECK-NEXT: }
+// CHECK-NEXT: double [[Q:v[0-9]+]] = [[S]] * [[S]];
+// CHECK-NEXT: uchar [[B:v[0-9]+]] = ([[Q]] > [[S]]);
+// CHECK-NEXT: long [[W:v[0-9]+]] = (long)(uchar)[[B]];
+func.func @exact_ops(%a: memref<?xf64>, %out: memref<?xi64>) attributes {nimble.kernel = "exact_ops"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf64>
+  loop.foreach %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<?xf64>
+    %p = arith.mulf %x, %x {nimble.exact} : f64
+    %s = arith.addf %x, %p {nimble.exact} : f64
+    %q = arith.mulf %s, %s : f64
+    %b = arith.cmpf ogt, %q, %s : f64
+    %w = arith.extui %b : i1 to i64
+    memref.store %w, %out[%i] : memref<?xi64>
+    loop.yield
+  }
+  func.return
+}
