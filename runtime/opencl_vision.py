@@ -16,13 +16,14 @@ torchvision's CUDA kernel:
    operations), writing the kept indices and their count.
 
 When few outputs are wanted among many candidates (`max_output` x `GREEDY_RATIO` <= N),
-steps 2 and 3 are one work-group's greedy pass instead (`nms_greedy`): the IoUs of each
-kept candidate with the later ones only, computed by the group's work-items together.
+no order and no matrix: `nms_keys` gives each box an i64 order key (one work item per
+box), then one work-group picks `max_output` times the largest key left (a reduction)
+and removes the boxes overlapping it (`nms_pick`: max_output x N IoUs at most).
 
 The count is read back (8 bytes) to give the result its shape: the output is allocated
 at its upper bound `min(N, max_output)` and viewed at the count, like every
-data-dependent result. Devices without double precision, and inputs above `MAX_BOXES`
-(the bit matrix grows as N²/8 bytes), run the reference on the host instead.
+data-dependent result. Devices without double precision, and inputs to the bit matrix
+above `MAX_BOXES` (it grows as N²/8 bytes), run the reference on the host instead.
 """
 
 from __future__ import annotations
@@ -41,14 +42,15 @@ SORT_FROM = 512
 bitonic sort) instead of `nms_rank` (O(N^2) comparisons: 2.1 ms for 2304 boxes on
 pocl)."""
 GREEDY_RATIO = 4
-"""`nms_greedy` (one work-group, IoUs of kept candidates only) where at most one output
-is wanted per this many candidates: 2304 boxes, at most 50 kept, on pocl: the bit
-matrix's kernel alone took 13.3 ms."""
+"""`nms_keys` + `nms_pick` (one work-group, IoUs of kept candidates only) where at most
+one output is wanted per this many candidates: 2304 boxes, at most 50 kept, on pocl:
+the bit matrix's kernel alone took 13.3 ms."""
 
 NMS_SOURCE = """
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 /* IoUs round like the reference's (numpy: no fused multiply-adds). */
 #pragma OPENCL FP_CONTRACT OFF
+#define NB_NONE LONG_MIN
 static inline int nb_candidate(float s, int has_threshold, float threshold) {
   return has_threshold ? s > threshold : 1;
 }
@@ -151,28 +153,48 @@ __kernel void nms_scan(__global const long *order, long n, __global const uint *
   *count = kept;
 }
 
-/* Greedy NMS in one work-group, for few outputs among many candidates: each kept
-   candidate's IoUs with the later ones are computed by the group's work-items
-   together, and only those (max_output x N, not N x N / 2). Every work-item finds the
-   next candidate itself from the shared removed flags, so all take the same path
-   through the barriers. */
-__kernel void nms_greedy(__global const float *boxes, long boxes_off, __global const long *order, long n,
-                         long limit, double iou_threshold, __global uchar *removed, __global long *keep,
-                         __global long *count) {
+/* The order key of box i: the score's bits made to compare as integers (-0 as 0, NaN
+   below -inf) above the complement of the index, so the largest key is the next
+   candidate in the reference's order (as runtime/cpu_vision.py's kernel). */
+static inline long nb_key(float s, long i) {
+  int bits = as_int(s == 0.0f ? 0.0f : s);
+  int ordered = isnan(s) ? INT_MIN : (bits < 0 ? bits ^ 0x7fffffff : bits);
+  return as_long(((ulong)(uint)ordered << 32) | (ulong)(0xffffffffL - i));
+}
+
+__kernel void nms_keys(__global const float *scores, long scores_off, long n, int has_threshold, float threshold,
+                       __global long *keys) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  float s = scores[scores_off + i];
+  keys[i] = nb_candidate(s, has_threshold, threshold) ? nb_key(s, i) : NB_NONE;
+}
+
+/* Greedy NMS in one work-group, for few outputs among many candidates, with no sort:
+   each pick is the largest key left (the work-items' maxima, then a tree in local
+   memory: `items` is a power of two), kept; then the work-items together remove the
+   boxes whose IoU with it exceeds the threshold (max_output x N IoUs at most). */
+__kernel void nms_pick(__global const float *boxes, long boxes_off, long n, long limit, double iou_threshold,
+                       __global long *keys, __global long *keep, __global long *count, __local long *best) {
   long lid = get_local_id(0), items = get_local_size(0);
   boxes += boxes_off;
-  for (long b = lid; b < n; b += items) removed[b] = 0;
-  barrier(CLK_GLOBAL_MEM_FENCE);
   long kept = 0;
-  for (long a = 0; a < n && kept < limit; a++) {
-    long ia = order[a];
-    if (ia < 0) break;
-    if (removed[a]) continue;
-    if (lid == 0) keep[kept] = ia;
-    kept++;
-    for (long b = a + 1 + lid; b < n; b += items) {
-      long ib = order[b];
-      if (ib >= 0 && !removed[b] && nb_iou(boxes + 4 * ia, boxes + 4 * ib) > iou_threshold) removed[b] = 1;
+  for (; kept < limit; kept++) {
+    long mine = NB_NONE;
+    for (long j = lid; j < n; j += items) mine = max(mine, keys[j]);
+    best[lid] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long span = items / 2; span > 0; span /= 2) {
+      if (lid < span) best[lid] = max(best[lid], best[lid + span]);
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    long top = best[0];
+    barrier(CLK_LOCAL_MEM_FENCE);  /* all have read it before the next pick writes */
+    if (top == NB_NONE) break;
+    long i = 0xffffffffL - (top & 0xffffffffL);
+    if (lid == 0) keep[kept] = i;
+    for (long j = lid; j < n; j += items) {
+      if (keys[j] != NB_NONE && (j == i || nb_iou(boxes + 4 * i, boxes + 4 * j) > iou_threshold)) keys[j] = NB_NONE;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
   }
@@ -195,33 +217,36 @@ def nms(runtime: OpenCLRuntime, boxes: ClTensor, scores: ClTensor, iou_threshold
     limit = n if max_output is None else min(n, int(max_output))
     if boxes.shape != (n, 4) or boxes.dtype != np.float32 or scores.dtype != np.float32:
         raise ValueError(f"nms on the device takes f32 boxes [N, 4] and scores [N], got {boxes!r} and {scores!r}")
-    if n > MAX_BOXES or not supports(runtime) or n == 0 or limit == 0:
+    greedy = limit * GREEDY_RATIO <= n
+    if (n > MAX_BOXES and not greedy) or not supports(runtime) or n == 0 or limit == 0:
         kept = reference(boxes.to_host(), scores.to_host())
         return runtime.to_device(kept)
     kernels = _kernels(runtime)
     queue = runtime.queue
-    order = runtime.alloc(n * 8)
     count = runtime.alloc(8)
     keep = runtime.alloc(limit * 8)
-    cl.enqueue_fill_buffer(queue, order.buffer, np.int64(-1), 0, n * 8)
     has_threshold = score_threshold is not None
     threshold = score_threshold if has_threshold else 0.0
-    items = runtime.group_items
-    if n >= SORT_FROM:
-        padded = 1 << (n - 1).bit_length()
-        keys = runtime.alloc(padded * 8)
-        kernels["nms_sort"](queue, (items,), (items,), scores.storage.buffer, scores.offset // 4, n,
-                            int(has_threshold), threshold, padded, keys.buffer, order.buffer)
-        runtime.release(keys)
+    items = 1 << (runtime.group_items.bit_length() - 1)  # a power of two (the pick's tree)
+    if greedy:
+        keys = runtime.alloc(n * 8)
+        kernels["nms_keys"](queue, (n,), None, scores.storage.buffer, scores.offset // 4, n, int(has_threshold),
+                            threshold, keys.buffer)
+        kernels["nms_pick"](queue, (items,), (items,), boxes.storage.buffer, boxes.offset // 4, n, limit,
+                            iou_threshold, keys.buffer, keep.buffer, count.buffer, cl.LocalMemory(items * 8))
+        scratch = [keys, count]
     else:
-        kernels["nms_rank"](queue, (n,), None, scores.storage.buffer, scores.offset // 4, n, int(has_threshold),
-                            threshold, order.buffer)
-    if limit * GREEDY_RATIO <= n:
-        removed = runtime.alloc(n)
-        kernels["nms_greedy"](queue, (items,), (items,), boxes.storage.buffer, boxes.offset // 4, order.buffer, n,
-                              limit, iou_threshold, removed.buffer, keep.buffer, count.buffer)
-        scratch = [order, removed, count]
-    else:
+        order = runtime.alloc(n * 8)
+        cl.enqueue_fill_buffer(queue, order.buffer, np.int64(-1), 0, n * 8)
+        if n >= SORT_FROM:
+            padded = 1 << (n - 1).bit_length()
+            keys = runtime.alloc(padded * 8)
+            kernels["nms_sort"](queue, (items,), (items,), scores.storage.buffer, scores.offset // 4, n,
+                                int(has_threshold), threshold, padded, keys.buffer, order.buffer)
+            runtime.release(keys)
+        else:
+            kernels["nms_rank"](queue, (n,), None, scores.storage.buffer, scores.offset // 4, n,
+                                int(has_threshold), threshold, order.buffer)
         words = -(-n // WORD)
         mask = runtime.alloc(n * words * 4)
         removed = runtime.alloc(words * 4)
@@ -241,7 +266,8 @@ _SCALARS = {  # each kernel's scalar argument types (None: a buffer), so pyopenc
     "nms_rank": [None, np.int64, np.int64, np.int32, np.float32, None],
     "nms_mask": [None, np.int64, None, np.int64, np.int64, np.float64, None],
     "nms_scan": [None, np.int64, None, np.int64, np.int64, None, None, None],
-    "nms_greedy": [None, np.int64, None, np.int64, np.int64, np.float64, None, None, None],
+    "nms_keys": [None, np.int64, np.int64, np.int32, np.float32, None],
+    "nms_pick": [None, np.int64, np.int64, np.int64, np.float64, None, None, None, None],
     "nms_sort": [None, np.int64, np.int64, np.int32, np.float32, np.int64, None, None],
 }
 
