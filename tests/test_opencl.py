@@ -227,16 +227,16 @@ _UNDER_OCLGRIND = textwrap.dedent('''
     }
     import nimble.runtime.opencl as ocl
     import nimble.runtime.opencl_vision as vision
-    vision.SORT_FROM = 16  # the 15- and 35-box NMS runs sort their candidates in a work-group
+    vision.SORT_FROM = 8  # the 15-box NMS runs sort their candidates in a work-group
     runs = 0
     for name, (text, make) in models.items():
         exe = nimble.compile(text, target="opencl")
         module = nimble.parse(text)
         assert all(k.device == "opencl" for k in exe.program.kernels), (name, exe.program.kernels)
         assert not exe.fallbacks, (name, exe.fallbacks)
-        # Work-group phases (conv panels), the NMS sort and greedy pass (n = 35 boxes,
-        # at most 5 kept) with one work-item per group, then three sharing a group's
-        # buffers between barriers.
+        # Work-group phases (conv panels), the NMS sort (15 boxes) and keyed picks (35
+        # boxes, at most 5 kept) with one work-item per group, then three (two for the
+        # picks' tree) sharing a group's buffers between barriers.
         for ocl.CPU_GROUP_ITEMS in (1, 3) if name in ("conv", "nms") else (1,):
             exe = nimble.load(exe.to_bytes())  # a fresh plan: launch shapes are memoised
             for n in (1, 3, 7):
