@@ -139,8 +139,8 @@ class KernelBuilder:
         emitters take staging buffers at the kernel's top level only)."""
         self.device = device
         """Built for a device, whose emitter allocates the staged buffers before the launch:
-        their sizes must then be values the host computes (no loads); a member that would
-        size one by data (roi_align's sample tables) computes inline instead."""
+        their sizes must then be values the host computes (no loads): roi_align's sample
+        tables then hold a fixed number of samples a bin (`window_rules.DEVICE_TABLE_GRID`)."""
         self.group = group
         self.block = group.body.block
         yielded = self.block.last_op

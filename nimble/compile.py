@@ -139,12 +139,12 @@ class Executable:
 
     @property
     def fallbacks(self) -> list[str]:
-        """Ops the VM runs by their reference semantics (no kernel lowering, no device
-        implementation)."""
-        from nimble.runtime.vm import device_op
+        """Ops the VM runs by their reference semantics (no kernel lowering, no
+        implementation of their own where they are placed: `runtime.vm.native_op`)."""
+        from nimble.runtime.vm import native_op
 
         return [f"{f.sym_name.data}: {f.attributes[HOST_FUNCTION].data}" for f in self.vm.host_functions
-                if GROUP_OF not in f.attributes and device_op(f) is None]
+                if GROUP_OF not in f.attributes and native_op(f) is None]
 
     def to_device(self, array: Any) -> ClTensor:
         """`array` copied to this executable's OpenCL device, to pass as an argument of

@@ -16,7 +16,7 @@ kept). It is a greedy selection that needs no sort:
    Once a pick finds nothing the rest scan nothing.
 
 O(max_output x N) like the reference, in machine code. Inputs other than f32 boxes and
-scores run the reference.
+scores run the reference (`takes`).
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def _nms_op(op: Any, args: list[Any]) -> list[Any] | None:
     boxes, scores = args
     if not (isinstance(boxes, np.ndarray) and isinstance(scores, np.ndarray) and boxes.dtype == np.float32
             and scores.dtype == np.float32 and boxes.shape == (scores.shape[0], 4)):
-        return None
+        return None  # not host f32 arrays of these shapes (as `takes` checked the types)
     score_threshold = op.score_threshold.value.data if op.score_threshold is not None else None
     max_output = op.max_output.value.data if op.max_output is not None else None
     return [nms(boxes, scores, op.iou_threshold.value.data, score_threshold, max_output)]
@@ -205,3 +205,11 @@ def cpu_ops() -> dict[type, Any]:
     from nimble.dialects.graph.vision import NmsOp
 
     return {NmsOp: _nms_op}
+
+
+def takes(op: Any) -> bool:
+    """Whether the implementation here takes `op`'s operand types (f32 tensors); the
+    reference runs the others (listed by `Executable.fallbacks`)."""
+    from xdsl.dialects.builtin import Float32Type, TensorType
+
+    return all(isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type) for v in op.operands)

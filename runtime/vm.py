@@ -140,30 +140,27 @@ def outlined_op(function: Any) -> Any | None:
     return op
 
 
-def device_op(function: Any) -> tuple[Any, Any] | None:
-    """(op, its OpenCL implementation) when a host function is one op placed on OpenCL
-    that has one (`runtime.opencl_vision`); None otherwise."""
+def native_op(function: Any) -> tuple[str, Any, Any] | None:
+    """(device, op, run) when a host function outlines one op with an implementation of
+    its own where it is placed: on OpenCL (`runtime.opencl_vision`: `run(runtime, op,
+    args)`) or on the CPU for the operand types it takes (`runtime.cpu_vision`: `run(op,
+    args)`); None otherwise, when the reference runs it."""
     from nimble.dialects.device import placement_of
-    from nimble.runtime.opencl_vision import device_ops
 
     op = outlined_op(function)
-    if op is None or placement_of(op) != "opencl":
+    if op is None:
         return None
-    run = device_ops().get(type(op))
-    return (op, run) if run is not None else None
+    where = placement_of(op) or "cpu"
+    run = None
+    if where == "opencl":
+        from nimble.runtime.opencl_vision import device_ops
 
+        run = device_ops().get(type(op))
+    elif where == "cpu":
+        from nimble.runtime.cpu_vision import cpu_ops, takes
 
-def cpu_op(function: Any) -> tuple[Any, Any] | None:
-    """(op, its compiled CPU implementation) when a host function is one op left on the
-    CPU that has one (`runtime.cpu_vision`); None otherwise."""
-    from nimble.dialects.device import placement_of
-    from nimble.runtime.cpu_vision import cpu_ops
-
-    op = outlined_op(function)
-    if op is None or placement_of(op) not in (None, "cpu"):
-        return None
-    run = cpu_ops().get(type(op))
-    return (op, run) if run is not None else None
+        run = cpu_ops().get(type(op)) if takes(op) else None
+    return (where, op, run) if run is not None else None
 
 
 class VirtualMachine:
@@ -532,9 +529,9 @@ class VirtualMachine:
 
     def _i_invoke_host(self, dsts, host, args):
         function = self.host_functions[host]
-        on_device = device_op(function)
-        if on_device is not None:
-            op, run = on_device
+        native = native_op(function)
+        if native is not None and native[0] == "opencl":
+            _, op, run = native
             runtime = self.device_runtime()
 
             def device_step(r):
@@ -548,15 +545,13 @@ class VirtualMachine:
                 for d, v in zip(dsts, results):
                     r[d] = v
             return device_step
-
-        native = cpu_op(function)
         if native is not None:
-            op, run = native
+            _, op, run = native
 
             def native_step(r):
                 values = [r[a] for a in args]
                 results = run(op, values)
-                if results is None:  # arguments it does not take: the reference runs them
+                if results is None:  # arguments it does not take (in device memory): as the reference
                     results = self.run_host(function, values)
                 for d, v in zip(dsts, results):
                     r[d] = v

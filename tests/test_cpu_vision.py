@@ -32,6 +32,7 @@ def test_compiled_nms_matches_the_reference_and_numpy(n, iou, score_threshold, m
     either diagonal, empty ones; scores with ties, +-0, +-inf and NaN."""
     text = NMS.format(t="f32", iou=iou, extra=_extra(score_threshold, max_output))
     exe = nimble.compile(text, target="llvm")
+    assert not exe.fallbacks, exe.fallbacks
     xy = rng.integers(0, 12, (n, 2))
     boxes = np.concatenate([xy, xy + rng.integers(-2, 6, (n, 2))], 1).astype(np.float32)
     scores = rng.choice(SCORES, n) if n % 2 else rng.random(n).astype(np.float32)
@@ -51,6 +52,7 @@ def test_compiled_nms_on_many_boxes(rng):
 def test_other_dtypes_run_the_reference(rng):
     text = NMS.format(t="f64", iou=0.5, extra="")
     exe = nimble.compile(text, target="llvm")
+    assert exe.fallbacks == ["host_0: graph.nms"]
     boxes, scores = _detections(rng, 50)
     boxes, scores = boxes.astype(np.float64), scores.astype(np.float64)
     np.testing.assert_array_equal(exe(boxes, scores), nimble.interpret(nimble.parse(text), boxes, scores)[0])
