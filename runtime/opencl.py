@@ -306,6 +306,9 @@ class OpenCLKernelEntry(KernelEntry):
         for kernel in self.phases:
             kernel.set_scalar_arg_dtypes(scalars)
         self.grid = GridEvaluator(source)
+        self.recipe = [p.dims if p.kind == "buffer" else None for p in source.params if p.kind != "scratch"]
+        """Per argument of the kernel function: a buffer's `?` axes (pointer, offset in
+        elements, those dims), or None (an index): `cl_arguments` in one tight loop."""
         self.staging = [p.alloc for p in source.params if p.kind == "scratch"]
         self.scratch: list[ClStorage | None] = [None] * len(self.staging)
         """Device memory for the kernel's staging buffers (im2col), kept between launches
@@ -357,15 +360,18 @@ class OpenCLKernelEntry(KernelEntry):
 
     def cl_arguments(self, flat: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
-        for p, value in zip((p for p in self.source.params if p.kind != "scratch"), flat):
-            if p.kind == "buffer":
-                if not isinstance(value, ClTensor):
-                    raise self._fail(f"expected a tensor in device memory, got {type(value).__name__}")
-                out.append(value.storage.buffer)
-                out.append(value.offset // value.dtype.itemsize)
-                out += [value.shape[k] for k in p.dims]
-            else:
-                out.append(int(value))
+        append = out.append
+        for dims, value in zip(self.recipe, flat):
+            if dims is None:
+                append(int(value))
+                continue
+            if value.__class__ is not ClTensor:
+                raise self._fail(f"expected a tensor in device memory, got {type(value).__name__}")
+            append(value.storage.buffer)
+            append(value.offset // value.dtype.itemsize)
+            if dims:
+                shape = value.shape
+                out += [shape[k] for k in dims]
         return out
 
 
