@@ -341,15 +341,16 @@ class VirtualMachine:
             raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {type(e).__name__}: {e}") from None
 
     def start_profile(self) -> dict[str, list[float]]:
-        """Record the time of every kernel launch and count instructions from now on
-        (`profile_report`)."""
+        """Record the time of every kernel launch, device copy and op run by its own
+        implementation (`native_op`), and count instructions from now on (`profile_report`)."""
         self.profile = {}
         self.steps = 0
         self.max_steps = 1 << 62  # the counting dispatch loop
         return self.profile
 
     def profile_report(self, profile: dict[str, list[float]], total: float) -> str:
-        """Time per kernel, and the rest (VM overhead and host functions)."""
+        """Time per kernel (and device copy, and op run by its own implementation), and
+        the rest (VM overhead and host functions)."""
         lines = [f"{'kernel':<40} {'calls':>7} {'total ms':>10} {'mean us':>9}"]
         in_kernels = 0.0
         for name, times in sorted(profile.items(), key=lambda kv: -sum(kv[1])):
@@ -538,10 +539,13 @@ class VirtualMachine:
                 values = [r[a] for a in args]
                 if not all(isinstance(v, ClTensor) for v in values):
                     raise _Fatal(f"'{op.name}' placed on OpenCL was given a tensor in host memory")
+                t = time.perf_counter() if self.profile is not None else 0.0
                 try:
                     results = run(runtime, op, values)
                 except ValueError as e:
                     raise _Fatal(str(e)) from None
+                if self.profile is not None:
+                    self.profile.setdefault(f"{op.name} (opencl)", []).append(time.perf_counter() - t)
                 for d, v in zip(dsts, results):
                     r[d] = v
             return device_step
@@ -550,9 +554,12 @@ class VirtualMachine:
 
             def native_step(r):
                 values = [r[a] for a in args]
+                t = time.perf_counter() if self.profile is not None else 0.0
                 results = run(op, values)
                 if results is None:  # arguments it does not take (in device memory): as the reference
                     results = self.run_host(function, values)
+                elif self.profile is not None:
+                    self.profile.setdefault(f"{op.name} (cpu)", []).append(time.perf_counter() - t)
                 for d, v in zip(dsts, results):
                     r[d] = v
             return native_step
@@ -731,6 +738,18 @@ class VirtualMachine:
         opencl = self.device_runtime()
         constants = {id(c): c for c in self.program.constants}
         resident = self.resident_constants
+        label = f"copy {src_device} -> {dst_device}"
+
+        def profiled(r):
+            t = time.perf_counter()
+            step(r)
+            opencl.queue.finish()  # a copy to the device is asynchronous: time it whole
+            self.profile.setdefault(label, []).append(time.perf_counter() - t)
+
+        def copy(r):
+            if self.profile is not None:
+                return profiled(r)
+            return step(r)
 
         def step(r):
             v = r[src]
@@ -754,7 +773,7 @@ class VirtualMachine:
                 if not isinstance(v, np.ndarray):
                     raise _Fatal(f"device_copy from cpu: r{src} is not a host tensor")
                 r[dst] = opencl.to_device(v)
-        return step
+        return copy
 
     def _i_fatal(self, message, values):
         text = self.program.strings[message]

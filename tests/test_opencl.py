@@ -330,3 +330,18 @@ def test_constants_go_to_the_device_once(rng):
         x = rng.standard_normal((n, 4)).astype(np.float32)
         np.testing.assert_allclose(exe(x), x @ expected_w, rtol=1e-5, atol=1e-6)
     assert len(exe.vm.resident_constants) == 1
+
+
+def test_profile_times_copies_and_ops_run_by_their_own_implementation(rng):
+    """`--profile` lists device copies and nms (device or CPU implementation) beside the
+    kernels, so 'outside kernels' is the VM's own time."""
+    text = NMS.format(iou=0.5, extra=", max_output = 3 : i64")
+    boxes = np.concatenate([c := rng.uniform(0, 9, (40, 2)), c + 2], 1).astype(np.float32)
+    logits = rng.standard_normal(40).astype(np.float32)
+    for target, expected in (("opencl", {"copy cpu -> opencl", "copy opencl -> cpu", "graph.nms (opencl)"}),
+                             ("llvm", {"graph.nms (cpu)"})):
+        exe = nimble.compile(text, target=target)
+        profile = exe.vm.start_profile()
+        exe(boxes, logits)
+        assert expected <= set(profile), (target, sorted(profile))
+        assert all(len(times) >= 1 and min(times) > 0 for times in profile.values())
