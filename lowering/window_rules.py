@@ -452,10 +452,6 @@ a box with more (over 16 feature pixels a bin: 112 for 7 bins, twice the box an 
 level is chosen for) samples inline. 1000 boxes of 7 x 7 bins take 9 MB of tables.
 Measured on pocl, nimble-run's detection example (its random boxes span ~10 samples
 a bin): roi_align 3.8-4.4 ms with 8, 1.1-2.0 with 16, 1.6-1.8 with 32."""
-CPU_TABLE_GRID = 64
-"""The most samples per bin a CPU kernel's tables hold (they are sized by the call's
-largest grid, up to this): a box of absurd size (1e15 pixels) samples inline instead of
-asking for tables of petabytes."""
 
 
 def roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -> SSAValue:
@@ -463,8 +459,8 @@ def roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -
     like the reference. A sample's row (two source rows, their weights, whether it lies
     outside) depends on (box, output row, sample row) only, its column likewise: both
     are staged per box in tables (`_roi_tables`) that the output nest reads for every
-    channel instead of computing them again; a box with more samples a bin than the
-    tables hold (`CPU_TABLE_GRID`, a device's `DEVICE_TABLE_GRID`) samples inline. Measured, 50 boxes of 16-64 pixels at scale
+    channel instead of computing them again (a device kernel's tables hold
+    `DEVICE_TABLE_GRID` samples a bin). Measured, 50 boxes of 16-64 pixels at scale
     1/4, 64 channels, 7 x 7 bins, best of 30: LLVM 2.31 -> 0.74-0.76 ms, pocl 4.67 ->
     0.91 ms; with `sampling_ratio` 2, LLVM 1.69 -> 0.56, pocl 0.81."""
     k, c, ph, pw = idx
@@ -499,11 +495,10 @@ def roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -
     zero = const(e, 0.0, f64)
     # The tables' own bounds: never read past them.
     in_tables = [kb.ibinary("min", gh, rows.grid), kb.ibinary("min", gw, columns.grid)]
-    if op.sampling_ratio.value.data > 0:  # every box's grid is the tables'
+    if capacity is None:
         total = kb.reduce_nest(in_tables, zero, "add", from_tables)
     else:  # boxes over the tables' grid sample inline (one of the two nests runs no step)
-        fits = e(arith.AndIOp(*(e(arith.CmpiOp(kb.index(g), kb.index(t.grid), "sle"))
-                                for g, t in zip(box.grid, (rows, columns)))))
+        fits = e(arith.AndIOp(*(e(arith.CmpiOp(kb.index(g), kb.index(capacity), "sle")) for g in box.grid)))
         none = kb.index(0)
         tabled = kb.reduce_nest([e(arith.SelectOp(fits, kb.index(in_tables[0]), none)), in_tables[1]], zero, "add",
                                 from_tables)
@@ -591,8 +586,8 @@ class _RoiTable:
 
 
 def _roi_tables(kb: KernelBuilder, op: graph.RoiAlignOp, capacity: int | None) -> tuple[_RoiTable, _RoiTable]:
-    """The row and column tables of every box (`_RoiTable`), sized for the largest grid
-    (at most `CPU_TABLE_GRID`), or `capacity` samples a bin (a larger grid's first ones)."""
+    """The row and column tables of every box (`_RoiTable`), sized for the largest grid,
+    or `capacity` samples a bin (a larger grid's first ones)."""
     e = kb.emit
     count = kb.dims(op.rois)[0]
     _n, _c, h_, w_ = kb.dims(op.input)
@@ -603,7 +598,7 @@ def _roi_tables(kb: KernelBuilder, op: graph.RoiAlignOp, capacity: int | None) -
             return op.sampling_ratio.value.data or capacity
         [most] = kb.reduce(count, [const(e, 1, i64)], ["max"],
                            lambda k: [e(arith.IndexCastOp(kb.index(_roi_box(kb, op, k).grid[axis]), i64))])
-        return kb.ibinary("min", e(arith.IndexCastOp(most, IndexType())), CPU_TABLE_GRID)
+        return e(arith.IndexCastOp(most, IndexType()))
 
     tables = []
     for axis, (bins, size) in enumerate([(op.output_height.value.data, h_), (op.output_width.value.data, w_)]):

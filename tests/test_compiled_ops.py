@@ -112,8 +112,8 @@ def test_roi_align_compiled(ratio, size, target, rng):
     feat = rng.standard_normal((2, 5, h, w)).astype(np.float32)
     # Boxes inside, overhanging, outside the map, degenerate (zero size), one whose
     # first samples fall on exactly -1.0 (inside; once rounded below by a fused
-    # multiply-add) with grids over a device table's `DEVICE_TABLE_GRID`, and one with
-    # grids over `CPU_TABLE_GRID` (67 x 100 samples a bin: sampled inline).
+    # multiply-add) with grids over a device table's `DEVICE_TABLE_GRID`, and a large
+    # one (67 x 100 samples a bin).
     rois = np.array([[1, 2, 15, 12], [0, 0, 4, 4], [-6, -3, 2 * w + 5, 2 * h + 9], [3, 3, 3, 3],
                      [40, 40, 50, 60], [-30, -40, 90, 80], [0, 0, 400, 400]], np.float32)
     idx = np.array([0, 1, 1, 0, 1, 1, 0], np.int64)
