@@ -14,8 +14,13 @@
 // CHECK-DAG: %[[H:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<1x2x?x?xf32>
 // CHECK-DAG: %[[WIDTH:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<1x2x?x?xf32>
 // CHECK: %[[FLAT:[A-Za-z0-9_$.-]+]] = memref.collapse_shape %[[X]] {{\[\[}}0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x2x?x?xf32> into memref<1x2x?xf32>
-// CHECK: loop.foreach %[[N:[A-Za-z0-9_$.-]+]] =
-// CHECK-NEXT: loop.foreach %[[PANEL:[A-Za-z0-9_$.-]+]] =
+// The panel loop steps over the pixels 64 at a time (a split between chunks can then
+// tell whole panels from a short last one).
+// CHECK: %[[PIXELS:[A-Za-z0-9_$.-]+]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: loop.foreach %[[N:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: loop.foreach %[[PANEL:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[PIXELS]] step %[[C64:[A-Za-z0-9_$.-]+]] {
+// CHECK-NEXT: %{{.*}} = arith.subi %[[PIXELS]], %[[PANEL]] : index
+// CHECK-NEXT: %{{.*}} = arith.minsi %{{.*}}, %[[C64]] : index
 // CHECK: %[[COL:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<18x64xf32>
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[PLANE:[A-Za-z0-9_$.-]+]] = arith.muli %[[H]], %[[WIDTH]] : index
