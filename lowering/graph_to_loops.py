@@ -109,8 +109,9 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             continue
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
+        options = {"pixel_panels": _panels(group, where), "device": where != "cpu"}
         try:
-            kernel = KernelBuilder(group, name, pixel_panels=_panels(group, where), device=where != "cpu").build()
+            kernel = KernelBuilder(group, name, **options).build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
@@ -127,8 +128,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             # outputs whose dims come out of different broadcasts share one loop nest
             # (the LSTM cell's h and c would otherwise each recompute every gate);
             # chosen at run time when it holds.
-            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, pixel_panels=_panels(group, where),
-                                    device=where != "cpu").build()
+            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, **options).build()
             variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
             if where != "cpu":

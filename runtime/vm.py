@@ -740,40 +740,34 @@ class VirtualMachine:
         resident = self.resident_constants
         label = f"copy {src_device} -> {dst_device}"
 
-        def profiled(r):
-            t = time.perf_counter()
-            step(r)
-            opencl.queue.finish()  # a copy to the device is asynchronous: time it whole
-            self.profile.setdefault(label, []).append(time.perf_counter() - t)
-
-        def copy(r):
-            if self.profile is not None:
-                return profiled(r)
-            return step(r)
-
         def step(r):
+            t = time.perf_counter() if self.profile is not None else 0.0
             v = r[src]
             if dst_device == "cpu":
                 if not isinstance(v, ClTensor):
                     raise _Fatal(f"device_copy from {src_device}: r{src} is not in {src_device} memory")
-                r[dst] = opencl.to_host(v)
+                out = opencl.to_host(v)
             elif constants.get(id(v)) is v:
                 # The program's constants never change: each goes to the device once.
                 if id(v) not in resident:
                     resident[id(v)] = opencl.to_device(v)
-                r[dst] = resident[id(v)]
+                out = resident[id(v)]
             elif isinstance(v, ClTensor):
                 # An argument the caller keeps on the device (`Executable.to_device`): no
                 # copy. Safe to share: no kernel writes into a copy's buffer, and a kill
                 # does not return a tensor's storage to the pool.
                 if v.storage.runtime is not opencl:
                     raise _Fatal(f"device_copy to {dst_device}: r{src} is in the memory of another OpenCL device")
-                r[dst] = v
+                out = v
             else:
                 if not isinstance(v, np.ndarray):
                     raise _Fatal(f"device_copy from cpu: r{src} is not a host tensor")
-                r[dst] = opencl.to_device(v)
-        return copy
+                out = opencl.to_device(v)
+            r[dst] = out
+            if self.profile is not None:
+                opencl.queue.finish()  # a copy to the device is asynchronous: time it whole
+                self.profile.setdefault(label, []).append(time.perf_counter() - t)
+        return step
 
     def _i_fatal(self, message, values):
         text = self.program.strings[message]

@@ -77,3 +77,25 @@ def numpy_nms(boxes, scores, iou, score_threshold=None, max_output=None):
             keep.append(i)
             removed |= overlap[i]
     return np.array(keep, np.int64)
+
+
+NMS_SCORES = np.array([0.0, -0.0, 0.5, 0.9, 0.05, -1.0, np.inf, -np.inf, np.nan], np.float32)
+"""Scores that test an NMS's order: ties, +-0, +-inf, NaN."""
+
+
+def nms_text(iou: float, score_threshold: float | None = None, max_output: int | None = None,
+             dtype: str = "f32") -> str:
+    """A module whose `main` is one `graph.nms` over `dtype` boxes and scores."""
+    extra = ("" if score_threshold is None else f", score_threshold = {score_threshold} : f64") + \
+        ("" if max_output is None else f", max_output = {max_output} : i64")
+    return f"""func.func @main(%boxes: tensor<?x4x{dtype}>, %scores: tensor<?x{dtype}>) -> tensor<?xi64> {{
+  %keep = graph.nms %boxes, %scores {{iou_threshold = {iou} : f64{extra}}} : (tensor<?x4x{dtype}>, tensor<?x{dtype}>) -> tensor<?xi64>
+  func.return %keep : tensor<?xi64>
+}}"""
+
+
+def exact_overlap_boxes(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Integer boxes, either diagonal, some empty: IoUs of exactly 0.5 and 1.0 happen (an
+    NMS threshold's knife edge)."""
+    xy = rng.integers(0, 12, (n, 2))
+    return np.concatenate([xy, xy + rng.integers(-2, 6, (n, 2))], 1).astype(np.float32)

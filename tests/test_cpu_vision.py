@@ -9,33 +9,19 @@ import pytest
 import nimble
 from nimble.dialects.graph.vision import NmsOp
 from nimble.runtime import cpu_vision
-from conftest import numpy_nms
-
-NMS = """func.func @main(%boxes: tensor<?x4x{t}>, %scores: tensor<?x{t}>) -> tensor<?xi64> {{
-  %keep = graph.nms %boxes, %scores {{iou_threshold = {iou} : f64{extra}}} : (tensor<?x4x{t}>, tensor<?x{t}>) -> tensor<?xi64>
-  func.return %keep : tensor<?xi64>
-}}"""
-
-SCORES = np.array([0.0, -0.0, 0.5, 0.9, 0.05, -1.0, np.inf, -np.inf, np.nan], np.float32)
-
-
-def _extra(score_threshold, max_output) -> str:
-    return ("" if score_threshold is None else f", score_threshold = {score_threshold} : f64") + \
-        ("" if max_output is None else f", max_output = {max_output} : i64")
+from conftest import NMS_SCORES, exact_overlap_boxes, nms_text, numpy_nms
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 33, 100, 301])
 @pytest.mark.parametrize("iou", [0.0, 0.5, 1.0])
 @pytest.mark.parametrize("score_threshold, max_output", [(None, None), (0.05, 4), (-2.0, None), (None, 0)])
 def test_compiled_nms_matches_the_reference_and_numpy(n, iou, score_threshold, max_output, rng, monkeypatch):
-    """Integer boxes (IoUs of exactly 0.5 and 1.0 happen: the threshold's knife edge),
-    either diagonal, empty ones; scores with ties, +-0, +-inf and NaN."""
-    text = NMS.format(t="f32", iou=iou, extra=_extra(score_threshold, max_output))
+    """Boxes with IoUs exactly at the threshold; scores with ties, +-0, +-inf and NaN."""
+    text = nms_text(iou, score_threshold, max_output)
     exe = nimble.compile(text, target="llvm")
     assert not exe.fallbacks, exe.fallbacks
-    xy = rng.integers(0, 12, (n, 2))
-    boxes = np.concatenate([xy, xy + rng.integers(-2, 6, (n, 2))], 1).astype(np.float32)
-    scores = rng.choice(SCORES, n) if n % 2 else rng.random(n).astype(np.float32)
+    boxes = exact_overlap_boxes(rng, n)
+    scores = rng.choice(NMS_SCORES, n) if n % 2 else rng.random(n).astype(np.float32)
     expected = nimble.interpret(nimble.parse(text), boxes, scores)[0]
     monkeypatch.setattr(NmsOp, "reference", None)  # the run below cannot fall back to it
     got = exe(boxes, scores)
@@ -50,7 +36,7 @@ def test_compiled_nms_on_many_boxes(rng):
 
 
 def test_other_dtypes_run_the_reference(rng):
-    text = NMS.format(t="f64", iou=0.5, extra="")
+    text = nms_text(0.5, dtype="f64")
     exe = nimble.compile(text, target="llvm")
     assert exe.fallbacks == ["host_0: graph.nms"]
     boxes, scores = _detections(rng, 50)

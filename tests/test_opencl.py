@@ -19,7 +19,7 @@ from nimble.reference import InterpreterError
 from nimble.runtime.kernels import LaunchError
 from nimble.runtime.opencl import OpenCLError, OpenCLRuntime, choose_device, list_devices
 
-from conftest import numpy_nms
+from conftest import NMS_SCORES, exact_overlap_boxes, nms_text, numpy_nms
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -298,16 +298,11 @@ def test_nms_on_the_device_with_ties_and_exact_overlaps(n, greedy, rng):
     """Integer boxes (IoUs of exactly the threshold), scores with ties, +-0, +-inf, NaN;
     the bit matrix, or with `max_output` N / 4 the keyed greedy pass."""
     threshold, limit = (0.05, n // 4) if greedy else (None, None)
-    extra = f", score_threshold = {threshold} : f64, max_output = {limit} : i64" if greedy else ""
-    text = f"""func.func @main(%boxes: tensor<?x4xf32>, %scores: tensor<?xf32>) -> tensor<?xi64> {{
-  %keep = graph.nms %boxes, %scores {{iou_threshold = 0.5 : f64{extra}}} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
-  func.return %keep : tensor<?xi64>
-}}"""
+    text = nms_text(0.5, threshold, limit)
     exe = nimble.compile(text, target="opencl")
     assert not exe.fallbacks, exe.fallbacks
-    xy = rng.integers(0, 12, (n, 2))
-    boxes = np.concatenate([xy, xy + rng.integers(-2, 6, (n, 2))], 1).astype(np.float32)
-    scores = rng.choice(np.array([0.0, -0.0, 0.5, 0.9, 0.05, -1.0, np.inf, -np.inf, np.nan], np.float32), n)
+    boxes = exact_overlap_boxes(rng, n)
+    scores = rng.choice(NMS_SCORES, n)
     got = exe(boxes, scores)
     np.testing.assert_array_equal(got, nimble.interpret(nimble.parse(text), boxes, scores)[0])
     np.testing.assert_array_equal(got, numpy_nms(boxes, scores, 0.5, threshold, limit))
