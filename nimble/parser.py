@@ -18,9 +18,11 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 
 # xdsl 0.75's string-literal regex nests quantifiers, `"(?:[^"...]+|...)*"`, and
 # backtracks exponentially on an unterminated string: `nimble-opt` hung on truncated
-# input. The same language without the nested `+` matches in linear time.
+# input. The same language as a run of plain characters, then escapes each followed by
+# such a run, matches in linear time without trying an alternative per character (a
+# weight's 19 MB hex literal: 4.6 s -> 0.03 s).
 MLIRLexer._unescaped_characters_regex = re.compile(
-    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+    r'"[^"\\\n\v\f]*(?:\\(?:["nt\\]|[0-9A-Fa-f]{2})[^"\\\n\v\f]*)*"'
 )
 
 
@@ -31,7 +33,7 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self._name = StringAttr(name)
         self._line_offset = line_offset
-        self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start

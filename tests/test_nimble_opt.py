@@ -123,3 +123,41 @@ def test_interpret_cli_errors_are_messages(args, capsys):
     assert interpret_main([str(ROOT / args[0]), *args[1:]]) == 1
     err = capsys.readouterr().err
     assert err.startswith("nimble-interpret: error:") and "Traceback" not in err
+
+
+def test_string_literal_lexing_matches_its_definition():
+    """The lexer's string-literal pattern (`nimble.parser`: plain runs between escapes,
+    linear without an alternative per character) matches what the per-character
+    definition matches, on random strings of quotes, escapes, newlines and hex digits."""
+    import re
+
+    from xdsl.utils.mlir_lexer import MLIRLexer
+
+    import nimble.parser  # noqa: F401  (installs the pattern)
+
+    definition = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+    rnd = random.Random(7)
+    alphabet = ['"', "\\", "\n", "\f", "a", "n", "t", "q", "0", "F", "g", " "]
+    for _ in range(3000):
+        text = '"' + "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12)))
+        got, want = MLIRLexer._unescaped_characters_regex.match(text), definition.match(text)
+        assert (got and got.span()) == (want and want.span()), repr(text)
+
+
+def test_large_hex_constant_parses():
+    """A weight written as a hex literal (an imported layer's, several MB) parses to its values."""
+    import numpy as np
+
+    from nimble.api import interpret, parse
+
+    w = np.random.default_rng(0).standard_normal((512, 1024)).astype(np.float32)
+    text = f"""func.func @main() -> tensor<512x1024xf32> {{
+  %w = graph.constant dense<"0x{w.tobytes().hex().upper()}"> : tensor<512x1024xf32>
+  func.return %w : tensor<512x1024xf32>
+}}"""
+    np.testing.assert_array_equal(interpret(parse(text))[0], w)
+
+
+def test_unterminated_string_is_a_located_error(tmp_path, capsys):
+    code, _, err = run([], tmp_path, 'func.func @f() attributes {s = "abc\\"d\n  func.return\n}\n', capsys)
+    assert code == 1 and "in.mlir:1:" in err and "closing string literal" in err
