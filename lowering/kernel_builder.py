@@ -341,7 +341,7 @@ class KernelBuilder:
 
     # -- the kernel ---------------------------------------------------------------------
     def build(self) -> func.FuncOp:
-        from nimble.lowering.window_rules import INTO_OUTPUT
+        from nimble.lowering.index_rules import INTO_OUTPUT
 
         for out in self.outputs:
             self.dims(out)

@@ -100,7 +100,7 @@ def _inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: D
 
 def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | None = None) -> SSAValue:
     """The staged result `out[n, c, oh, ow]` of a max pool (a new buffer, or `out`: the
-    kernel's output buffer, see `INTO_OUTPUT`). Where the whole window lies
+    kernel's output buffer, see `index_rules.INTO_OUTPUT`). Where the whole window lies
     inside the input (all but the outputs next to the padding), all taps in one loop
     along `ow`, the maximum in a register (stride-2 windows read every other element:
     still vector loads); the outputs next to the padding take the taps inside their
@@ -156,21 +156,11 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
     return out
 
 
-def _max_pool_into(kb: KernelBuilder, op: graph.MaxPool2dOp, buffer: SSAValue) -> bool:
+def max_pool_into(kb: KernelBuilder, op: graph.MaxPool2dOp, buffer: SSAValue) -> bool:
     if op.input not in kb.buffers:
         return False
     kb.staged(("max_pool", op), lambda: _max_pool_rows(kb, op, buffer))
     return True
-
-
-INTO_OUTPUT: dict[type[Operation], Callable[[KernelBuilder, Operation, SSAValue], bool]] = {
-    graph.MaxPool2dOp: _max_pool_into,
-}
-"""Ops whose staged result can be the kernel's output buffer itself, when the op's result
-is an output (`KernelBuilder.build`): a max pool read from a kernel input then has no
-staged buffer to copy out of (ResNet-18's stem pool, 64 channels 112 x 112 -> 56 x 56,
-2 threads, min / median of 150 calls: 177 / 218 -> 164 / 193 us). The rule says whether
-it applies (False: the output nest computes the value as usual)."""
 
 
 PANEL_PIXELS = 64

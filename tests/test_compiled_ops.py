@@ -202,3 +202,35 @@ def test_float_casts_round_like_numpy(source, target, rng):
         got = exe(x[:n])
         assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected[:n])
+
+
+@pytest.mark.parametrize("target", ["llvm", "opencl"])
+def test_softmax_in_its_output_buffer(target, rng):
+    """A softmax that is its kernel's output is computed in the output buffer (the
+    exponentials stored while summed, then scaled: `index_rules.INTO_OUTPUT`); with a
+    prologue in its group (BERT's scaled scores), rows of 1 to 33 elements and rows
+    holding +-inf, NaN and huge values, against the reference. The second function reads
+    the softmax in its group as well (a second output): the per-element form."""
+    text = """func.func @main(%x: tensor<2x?x?xf32>) -> tensor<2x?x?xf32> {
+  %c = graph.constant dense<0.125> : tensor<f32>
+  %s = graph.mul %x, %c : (tensor<2x?x?xf32>, tensor<f32>) -> tensor<2x?x?xf32>
+  %p = graph.softmax %s {axis = -1 : i64} : tensor<2x?x?xf32> -> tensor<2x?x?xf32>
+  func.return %p : tensor<2x?x?xf32>
+}
+func.func @both(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %p = graph.softmax %x {axis = -1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %q = graph.mul %p, %p : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %p, %q : tensor<?x?xf32>, tensor<?x?xf32>
+}"""
+    exe, both = nimble.compile(text, target=target), nimble.compile(text, target=target, entry="both")
+    module = nimble.parse(text)
+    for rows, n in [(1, 1), (3, 7), (5, 16), (2, 33)]:
+        x = (rng.standard_normal((2, rows, n)) * 30).astype(np.float32)
+        x[0, 0, 0] = np.inf
+        x[1, -1, -1] = -np.inf
+        x[0, -1, n // 2] = np.nan
+        x[1, 0, :] = -np.inf
+        x[1, rows // 2, 0] = 3e38
+        np.testing.assert_allclose(exe(x), nimble.interpret(module, x)[0], rtol=1e-5, atol=1e-6, err_msg=f"{rows}x{n}")
+        for got, want in zip(both(x[0]), nimble.interpret(module, x[0], entry="both")):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"both {rows}x{n}")

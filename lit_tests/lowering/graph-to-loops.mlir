@@ -212,3 +212,47 @@ func.func @max_pool_then_relu(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
   }
   func.return %y : tensor<1x2x?x?xf32>
 }
+
+// -----
+
+// A softmax along the last axis whose result is the kernel's output: computed in the
+// output buffer, each exponential taken once (stored as it is summed, then scaled there).
+// CHECK-LABEL: func.func @softmax_rows_softmax_0
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>)
+// CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] =
+// CHECK: %[[MAX:[A-Za-z0-9_$.-]+]] = loop.reduce {{.*}} combine(max)
+// CHECK: %[[SUM:[A-Za-z0-9_$.-]+]] = loop.reduce %[[K:[A-Za-z0-9_$.-]+]] = {{.*}} combine(add)
+// CHECK-NEXT: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%[[I]], %[[K]]]
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = arith.subf %[[V]], %[[MAX]] : f32
+// CHECK-NEXT: %[[E:[A-Za-z0-9_$.-]+]] = math.exp %[[D]] : f32
+// CHECK-NEXT: memref.store %[[E]], %[[Y]][%[[I]], %[[K]]]
+// CHECK-NEXT: loop.yield %[[E]] : f32
+// CHECK: %[[INV:[A-Za-z0-9_$.-]+]] = arith.divf %{{.*}}, %[[SUM]] : f32
+// CHECK: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = memref.load %[[Y]][%[[I]], %[[J]]]
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = arith.mulf %[[S]], %[[INV]] : f32
+// CHECK-NEXT: memref.store %[[P]], %[[Y]][%[[I]], %[[J]]]
+// CHECK-NOT: math.exp
+// CHECK: func.return
+
+func.func @softmax_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %p = graph.softmax %x {axis = -1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+  func.return %p : tensor<?x?xf32>
+}
+
+// -----
+
+// Along another axis the output nest computes it per element (the sum's exponentials,
+// then the element's own).
+// CHECK-LABEL: func.func @softmax_columns_softmax_0
+// CHECK: %[[SUM:[A-Za-z0-9_$.-]+]] = loop.reduce {{.*}} combine(add)
+// CHECK: math.exp
+// CHECK: loop.yield
+// CHECK: math.exp
+// CHECK: arith.divf %{{.*}}, %[[SUM]] : f32
+// CHECK: func.return
+
+func.func @softmax_columns(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %p = graph.softmax %x {axis = 0 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
+  func.return %p : tensor<?x?xf32>
+}
