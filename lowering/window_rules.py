@@ -168,6 +168,12 @@ PANEL_PIXELS = 64
 64 channels x 3 x 3 taps make a 147 KB panel (L2 holds it)."""
 
 
+FEW_CHANNELS = 4
+"""Input channels up to which a panel's im2col row segments of one tap are filled for
+every channel in the same loops (an image's 3 channels: the segment's bounds, its zero
+fill and its masked tail computed once, not per channel)."""
+
+
 def _im2col_panel(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     """The staged im2col rows of the current panel, `col[k, column]` for k = (c, kh, kw)
     and the panel's pixels (columns past the panel's count are left unwritten: nothing
@@ -203,15 +209,20 @@ def _im2col_panel(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
         base2 = kb.iadd(base, kb.imul(kb.ibinary("sub", lo2, lo), s1))
         first_k = kb.iadd(kb.imul(kh, kw_), kw)
 
-        def channel(c: SSAValue) -> None:
-            k = kb.iadd(kb.imul(c, taps), first_k)
+        def segment(channels: Sequence[Dim]) -> None:
+            ks = [kb.iadd(kb.imul(c, taps), first_k) for c in channels]
 
             def put(ow: Dim, iw: Dim | None) -> None:
-                store(k, kb.iadd(dest, ow), zero if iw is None else kb.at(op.input, [panel.n, c, ih, iw]))
+                column = kb.iadd(dest, ow)
+                for c, k in zip(channels, ks):
+                    store(k, column, zero if iw is None else kb.at(op.input, [panel.n, c, ih, iw]))
 
             _im2col_segment(kb, (a, lo2, hi2, b), base2, s1, put)
 
-        kb.foreach(c_, channel)
+        if isinstance(c_, int) and c_ <= FEW_CHANNELS:  # every channel in the same loops
+            segment(range(c_))
+        else:
+            kb.foreach(c_, lambda c: segment([c]))
 
     _panel_rows(kb, ow_, row)
     return col

@@ -67,7 +67,8 @@ func.func @same(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x
 // -----
 
 // Any other conv (stride 2 here) fills the rows per output row the panel spans, kernel
-// tap and input channel: zeros / every second input column / zeros; no edge flags.
+// tap and input channel: zeros / every second input column / zeros; no edge flags. With
+// few input channels (2 here, an image's 3), one segment's loops fill every channel's row.
 
 // CHECK-LABEL: func.func @strided_conv2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<3x2x3x3xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x3x?x?xf32>)
@@ -78,17 +79,43 @@ func.func @same(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x
 // CHECK: loop.foreach %[[ROW:[A-Za-z0-9_$.-]+]] =
 // CHECK: loop.foreach %[[KH:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: loop.foreach %[[KW:[A-Za-z0-9_$.-]+]] =
-// CHECK: loop.foreach %[[C:[A-Za-z0-9_$.-]+]] =
-// CHECK: memref.store %[[ZERO]], %[[COL]]
+// CHECK: %[[K0:[A-Za-z0-9_$.-]+]] = arith.addi %{{.*}}, %[[KW]] : index
+// CHECK-NEXT: %[[K1:[A-Za-z0-9_$.-]+]] = arith.addi %{{.*}}, %[[K0]] : index
+// CHECK: loop.foreach
+// CHECK: memref.store %[[ZERO]], %[[COL]][%[[K0]], %[[Z:[A-Za-z0-9_$.-]+]]]
+// CHECK-NEXT: memref.store %[[ZERO]], %[[COL]][%[[K1]], %[[Z]]]
 // CHECK: loop.foreach %[[T:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[STEP:[A-Za-z0-9_$.-]+]] = arith.muli %[[T]], %{{.*}} : index
 // CHECK-NEXT: %[[IW:[A-Za-z0-9_$.-]+]] = arith.addi %[[STEP]], %{{.*}} : index
-// CHECK: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%{{.*}}, %[[C]], %{{.*}}, %[[IW]]] : memref<1x2x?x?xf32>
-// CHECK-NEXT: memref.store %[[V]], %[[COL]]
+// CHECK: %[[V0:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IW]]] : memref<1x2x?x?xf32>
+// CHECK-NEXT: memref.store %[[V0]], %[[COL]][%[[K0]], %[[J:[A-Za-z0-9_$.-]+]]]
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IW]]] : memref<1x2x?x?xf32>
+// CHECK-NEXT: memref.store %[[V1]], %[[COL]][%[[K1]], %[[J]]]
 // CHECK: memref.store %[[ZERO]], %[[COL]]
 // CHECK: loop.reduce
 // CHECK: memref.load %[[COL]]
 func.func @strided(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x?x?xf32> {
   %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x?x?xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x?x?xf32>
+  func.return %y : tensor<1x3x?x?xf32>
+}
+
+// -----
+
+// More input channels: a channel loop inside each tap, one segment's loops per channel.
+
+// CHECK-LABEL: func.func @strided_channels_conv2d_0
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x8x?x?xf32>,
+// CHECK: %[[COL:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<72x64xf32>
+// CHECK: loop.foreach %[[ROW:[A-Za-z0-9_$.-]+]] =
+// CHECK: loop.foreach %[[KH:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: loop.foreach %[[KW:[A-Za-z0-9_$.-]+]] =
+// CHECK: loop.foreach %[[C:[A-Za-z0-9_$.-]+]] =
+// CHECK: loop.foreach %[[T:[A-Za-z0-9_$.-]+]] =
+// CHECK: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[X]][%{{.*}}, %[[C]], %{{.*}}, %{{.*}}] : memref<1x8x?x?xf32>
+// CHECK-NEXT: memref.store %[[V]], %[[COL]]
+// CHECK-NOT: memref.load %[[X]]
+// CHECK: loop.reduce
+func.func @strided_channels(%x: tensor<1x8x?x?xf32>, %w: tensor<3x8x3x3xf32>) -> tensor<1x3x?x?xf32> {
+  %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x?x?xf32>, tensor<3x8x3x3xf32>) -> tensor<1x3x?x?xf32>
   func.return %y : tensor<1x3x?x?xf32>
 }
