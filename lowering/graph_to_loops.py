@@ -93,13 +93,16 @@ def kernel_groups(host: func.FuncOp) -> list[FusedOp]:
     return [op for op in _outside_groups(host) if isinstance(op, FusedOp)]
 
 
-def _panels(group: FusedOp, where: str) -> bool:
-    """Whether the group's nests over pixels run panel by panel (`KernelBuilder.pixel_panels`):
-    on the CPU always; on a device when a conv stages im2col rows, each panel then a
-    work-group's buffer (`c_groups`) instead of one image-wide buffer (other nests over
-    pixels keep the plain grid, whose register tiles cover channels x pixels)."""
-    return where == "cpu" or any(isinstance(op, Conv2dOp) and op.groups.value.data == 1
-                                 for op in group.body.block.ops)
+def kernel_options(group: FusedOp, where: str) -> dict[str, bool]:
+    """`KernelBuilder` options for the group's kernel on `where` (also what
+    `place-devices` probes with). Nests over pixels run panel by panel
+    (`KernelBuilder.pixel_panels`) on the CPU always; on a device when a conv stages im2col
+    rows, each panel then a work-group's buffer (`c_groups`) instead of one image-wide
+    buffer (other nests over pixels keep the plain grid, whose register tiles cover
+    channels x pixels)."""
+    panels = where == "cpu" or any(isinstance(op, Conv2dOp) and op.groups.value.data == 1
+                                   for op in group.body.block.ops)
+    return {"pixel_panels": panels, "device": where != "cpu"}
 
 
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None:
@@ -109,7 +112,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             continue
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
-        options = {"pixel_panels": _panels(group, where), "device": where != "cpu"}
+        options = kernel_options(group, where)
         try:
             kernel = KernelBuilder(group, name, **options).build()
         except NoLoopLowering as e:

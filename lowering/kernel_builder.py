@@ -136,7 +136,7 @@ class KernelBuilder:
         panel loop outside the channels: a member may then stage a buffer per panel (a
         conv's im2col rows for these pixels, `window_rules`) that stays in cache for every
         channel, instead of one buffer for the whole image. On a device only for a group
-        with a conv (`graph_to_loops._panels`: each panel a work-group's buffer)."""
+        with a conv (`graph_to_loops.kernel_options`: each panel a work-group's buffer)."""
         self.device = device
         """Built for a device, whose emitter allocates the staged buffers before the launch:
         their sizes must then be values the host computes (no loads): roi_align's sample

@@ -43,7 +43,7 @@ from nimble.dialects.graph.adt import MatchOp
 from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
 from nimble.dialects.graph.vision import NmsOp
 from nimble.lowering.c_emitter import NoDeviceLowering, emit_kernel
-from nimble.lowering.graph_to_loops import kernel_groups
+from nimble.lowering.graph_to_loops import kernel_groups, kernel_options
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.to_opencl import OPENCL
 from nimble.passes.manifest_alloc import is_view_group
@@ -68,7 +68,7 @@ def probe(group: FusedOp, where: str) -> tuple[str | None, int]:
     and, for a device, emitted), and its estimated work: output elements (a `?` dim
     counted as `ASSUMED_DIM`) times reduction steps per element."""
     try:
-        kernel = KernelBuilder(group, group_name(group), device=where != "cpu").build()
+        kernel = KernelBuilder(group, group_name(group), **kernel_options(group, where)).build()
     except NoLoopLowering as e:
         return str(e), 0
     elements = 0
