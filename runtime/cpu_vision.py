@@ -16,11 +16,12 @@ kept). It is a greedy selection that needs no sort:
    Once a pick finds nothing the rest scan nothing.
 
 O(max_output x N) like the reference, in machine code. Inputs other than f32 boxes and
-scores run the reference (`takes`).
+scores run the reference (`cpu_op`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -193,23 +194,20 @@ def _nms_op(op: Any, args: list[Any]) -> list[Any] | None:
     boxes, scores = args
     if not (isinstance(boxes, np.ndarray) and isinstance(scores, np.ndarray) and boxes.dtype == np.float32
             and scores.dtype == np.float32 and boxes.shape == (scores.shape[0], 4)):
-        return None  # not host f32 arrays of these shapes (as `takes` checked the types)
+        return None  # not host f32 arrays of these shapes (as `cpu_op` checked the types)
     score_threshold = op.score_threshold.value.data if op.score_threshold is not None else None
     max_output = op.max_output.value.data if op.max_output is not None else None
     return [nms(boxes, scores, op.iou_threshold.value.data, score_threshold, max_output)]
 
 
-def cpu_ops() -> dict[type, Any]:
-    """Graph ops with a compiled CPU implementation here: op class -> run(op, args),
-    which returns None for arguments it does not take (the reference runs them)."""
-    from nimble.dialects.graph.vision import NmsOp
-
-    return {NmsOp: _nms_op}
-
-
-def takes(op: Any) -> bool:
-    """Whether the implementation here takes `op`'s operand types (f32 tensors); the
-    reference runs the others (listed by `Executable.fallbacks`)."""
+def cpu_op(op: Any) -> Callable[[Any, list[Any]], list[Any] | None] | None:
+    """The compiled CPU implementation of `op` here, `run(op, args)`, when there is one for
+    its kind and operand types (f32 tensors); `run` returns None for arguments it does not
+    take. None otherwise: the reference runs it (listed by `Executable.fallbacks`)."""
     from xdsl.dialects.builtin import Float32Type, TensorType
 
-    return all(isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type) for v in op.operands)
+    from nimble.dialects.graph.vision import NmsOp
+
+    run = {NmsOp: _nms_op}.get(type(op))
+    f32 = all(isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type) for v in op.operands)
+    return run if f32 else None

@@ -157,9 +157,9 @@ def native_op(function: Any) -> tuple[str, Any, Any] | None:
 
         run = device_ops().get(type(op))
     elif where == "cpu":
-        from nimble.runtime.cpu_vision import cpu_ops, takes
+        from nimble.runtime.cpu_vision import cpu_op
 
-        run = cpu_ops().get(type(op)) if takes(op) else None
+        run = cpu_op(op)
     return (where, op, run) if run is not None else None
 
 
