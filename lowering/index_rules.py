@@ -341,9 +341,9 @@ def _softmax(kb: KernelBuilder, op: graph.SoftmaxOp, r: int, idx: list[Dim]) -> 
 def _softmax_into(kb: KernelBuilder, op: graph.SoftmaxOp, buffer: SSAValue) -> bool:
     """A softmax along the last axis that is a kernel output, computed in that buffer (see
     `INTO_OUTPUT`): per row the max, then `out[k] = exp(x[k] - max)` summed as it is
-    stored, then `out[k] *= 1 / sum`. The exponential is taken once per element instead
-    of twice (once for the sum, once for the output: `_softmax`, which a softmax read at
-    other indices in its group still takes)."""
+    stored, then `out[k] *= 1 / sum`: one exponential per element, where the per-element
+    form (`_softmax`, for a softmax its group reads on) takes it for the sum and again for
+    the element."""
     dims = kb.dims(op.result)
     t = op.result.type.get_element_type()
     if normalize_axis(op.axis.value.data, len(dims)) != len(dims) - 1 or not is_float(t):

@@ -209,5 +209,7 @@ def cpu_op(op: Any) -> Callable[[Any, list[Any]], list[Any] | None] | None:
     from nimble.dialects.graph.vision import NmsOp
 
     run = {NmsOp: _nms_op}.get(type(op))
-    f32 = all(isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type) for v in op.operands)
-    return run if f32 else None
+    if run is None or not all(isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type)
+                              for v in op.operands):
+        return None
+    return run
