@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from functools import cache
 
 from xdsl.dialects import arith, func, memref, scf, vector
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr, VectorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -62,6 +63,15 @@ siblings of the loops it strips (the LSTM cell's eight dot products, which add u
 alternatives that cover different elements (tiles and their remainders, which do not)."""
 SHARED_BUFFERS = 56
 """Most buffers a cooperative kernel's chunks can share (the mailbox's words for them)."""
+
+
+@cache
+def vector_type(element: Attribute, shape: tuple[int, ...]) -> VectorType:
+    """`vector<shape x element>`, built once per (element, shape): building a VectorType
+    makes and verifies the attributes of its shape, and vectorising asks for the same
+    few types over and over (an imported 4-layer BERT encoder, 52 kernels: 126,000 times;
+    its nimble-compile took 58.0 -> 54.4 s with the types shared)."""
+    return VectorType(element, shape)
 
 
 def kernels_of(module: Operation, device: str | None = None) -> list[func.FuncOp]:

@@ -614,7 +614,7 @@ class _FunctionLowering:
     def create_mask(self, op: vector.CreateMaskOp) -> None:
         """Lane l on when l < count: the lane numbers against the count, splatted."""
         width = op.mask_vector.type.get_shape()[0]
-        t = VectorType(i64, [width])
+        t = loop.vector_type(i64, (width,))
         lanes = self.emit(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, list(range(width))), t))
         undef = self.emit(llvm.UndefOp(t))
         first = self.emit(llvm.InsertElementOp(undef, self.v(op.mask_dim_sizes[0]), self.const(0, i32)))
@@ -629,7 +629,7 @@ class _FunctionLowering:
         compare = llvm.FCmpOp(a, b, predicate)
         if isinstance(a.type, VectorType):  # xdsl's builder assumes a scalar result
             compare = llvm.FCmpOp.create(operands=compare.operands,
-                                         result_types=[VectorType(IntegerType(1), a.type.get_shape())],
+                                         result_types=[loop.vector_type(IntegerType(1), tuple(a.type.get_shape()))],
                                          properties=dict(compare.properties))
         return self.emit(compare)
 
@@ -698,7 +698,7 @@ class _FunctionLowering:
         n = v.type.get_shape()[0]
         while n > 1:
             half = n // 2
-            t = VectorType(element, [half])
+            t = loop.vector_type(element, (half,))
             low = self.emit(llvm.ShuffleVectorOp(v, v, DenseArrayBase.from_list(i32, list(range(half))), t))
             high = self.emit(llvm.ShuffleVectorOp(v, v, DenseArrayBase.from_list(i32, list(range(half, n))), t))
             v = self.combine(kind, low, high)
@@ -720,7 +720,7 @@ class _FunctionLowering:
 
 
 def _bytes_of(t: VectorType) -> VectorType:
-    return VectorType(IntegerType(8), t.get_shape())
+    return loop.vector_type(IntegerType(8), tuple(t.get_shape()))
 
 
 def _byte_size(t: Attribute) -> int:

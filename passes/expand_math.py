@@ -68,7 +68,7 @@ class _Builder:
         return o.results[0]
 
     def const(self, v: float | int, element: Attribute = f32) -> SSAValue:
-        t = VectorType(element, self.t.get_shape()) if isinstance(self.t, VectorType) else element
+        t = loop.vector_type(element, tuple(self.t.get_shape())) if isinstance(self.t, VectorType) else element
         if isinstance(t, VectorType):
             return self.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [v] * t.get_shape()[0]), t))
         return self.add(arith.ConstantOp(FloatAttr(v, f32) if element == f32 else IntegerAttr(v, element)))
@@ -100,7 +100,7 @@ def _exp(b: _Builder, x0: SSAValue) -> Operation:
     y = b.add(arith.AddfOp(b.add(arith.AddfOp(b.add(arith.MulfOp(b.horner(r, EXP_POLY), r2)), r)), b.const(1.0)))
     # 2^n as 2^h * 2^(n-h), h = n >> 1: both factors have normal exponents for n in
     # [-150, 128] (a denormal or the largest finite result comes out of the product).
-    i32_t = VectorType(i32, b.t.get_shape()) if isinstance(b.t, VectorType) else i32
+    i32_t = loop.vector_type(i32, tuple(b.t.get_shape())) if isinstance(b.t, VectorType) else i32
     k = b.add(arith.FPToSIOp(n, i32_t))
     h = b.add(arith.ShRSIOp(k, b.const(1, i32)))
     for part in (h, b.add(arith.SubiOp(k, h))):

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Sequence
 
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import SSAValue
 
+from nimble.dialects.loop import vector_type
 from nimble.passes.tile_emitter import Emitter, split_at
 
 Loop = Callable[[SSAValue, SSAValue, int, Callable[[SSAValue], None]], None]
@@ -70,7 +71,7 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
         def row(k: SSAValue) -> None:
             for c in range(cols):
                 j = e.emit(arith.AddiOp(j0, e.const_index(c * width))).result if c else j0
-                v = e.emit(vector.LoadOp(load.memref, [*lead, k, j], VectorType(element, [width]))).result
+                v = e.emit(vector.LoadOp(load.memref, [*lead, k, j], vector_type(element, (width,)))).result
                 e.emit(vector.StoreOp(v, panel, [*at, k, e.const_index(c * width)]))
 
         loop(e.const_index(0), k_upper, 1, row)
@@ -83,7 +84,7 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
             rows = []
             for r in range(BLOCK):
                 j = e.emit(arith.AddiOp(first, e.const_index(r))).result if r else first
-                rows.append(e.emit(vector.LoadOp(load.memref, [*lead, j, k0], VectorType(element, [BLOCK]))).result)
+                rows.append(e.emit(vector.LoadOp(load.memref, [*lead, j, k0], vector_type(element, (BLOCK,)))).result)
             for t, v in enumerate(transpose_block(e, rows)):
                 k = e.emit(arith.AddiOp(k0, e.const_index(t))).result if t else k0
                 e.emit(vector.StoreOp(v, panel, [*at, k, c0]))

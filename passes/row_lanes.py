@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType, VectorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import loop
@@ -226,7 +226,7 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
             gather([b, e.emit(arith.AddiOp(b, e.const_index(1))).result], c0)
 
         def whole(b: SSAValue) -> None:
-            t = VectorType(element, [width])
+            t = loop.vector_type(element, (width,))
             i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
             sums = transpose_block(e, [e.emit(vector.LoadOp(gathered, [e.const_index(c), i0], t)).result
                                        for c in range(width)])
@@ -354,7 +354,7 @@ def _pack_part(e: Emitter, foreach: Foreach, ld: memref.LoadOp, panel: SSAValue,
 def _copy_row(e: Emitter, foreach: Foreach, w: SSAValue, j: SSAValue, staged: SSAValue, r: SSAValue,
               k_upper: SSAValue, width: int) -> None:
     """staged[r, :K] = w[j, :K]: whole vectors, then element by element."""
-    t = VectorType(w.type.element_type, [width])
+    t = loop.vector_type(w.type.element_type, (width,))
     whole = split_at(e, k_upper, width)
     foreach(e.const_index(0), whole, width, None,
             lambda k: e.emit(vector.StoreOp(e.emit(vector.LoadOp(w, [j, k], t)).result, staged, [r, k])))

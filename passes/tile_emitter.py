@@ -107,10 +107,10 @@ class Emitter:
 
     def lane_mask(self, count: SSAValue, width: int) -> SSAValue:
         """<width x i1>: lane l is on when l < count."""
-        return self.emit(vector.CreateMaskOp([count], VectorType(IntegerType(1), [width]))).results[0]
+        return self.emit(vector.CreateMaskOp([count], loop.vector_type(IntegerType(1), (width,)))).results[0]
 
     def broadcast(self, value: SSAValue, width: int) -> SSAValue:
-        t = VectorType(value.type, [width])
+        t = loop.vector_type(value.type, (width,))
         return self.memoized(("bcast", value, width), lambda: self.emit(vector.BroadcastOp(value, t)).vector)
 
     # -- one op, one copy ---------------------------------------------------------------
@@ -204,7 +204,7 @@ class Emitter:
                     raise NotVectorizable("an index value mixes with lane values")
                 new = self.broadcast(new, copy.width)
             operands.append(new)
-        result_type = VectorType(op.results[0].type, [copy.width])
+        result_type = loop.vector_type(op.results[0].type, (copy.width,))
         key = (type(op), tuple(operands), tuple(sorted(op.properties.items())))
         copy.subst[op.results[0]] = self.memoized(key, lambda: self.emit(type(op).create(
             operands=operands, result_types=[result_type], properties=dict(op.properties),
@@ -223,7 +223,7 @@ class Emitter:
         return stride
 
     def _load(self, op: memref.LoadOp, copy: Copy, varying: set[SSAValue]) -> None:
-        t = VectorType(op.res.type, [copy.width])
+        t = loop.vector_type(op.res.type, (copy.width,))
         if op in self.staged_columns and copy.lane is not None:
             staged, first = self.staged_columns[op]
             j = copy.subst.get(op.indices[-1], op.indices[-1])
@@ -269,7 +269,7 @@ class Emitter:
         if copy.mask is not None and op.res.type != f32:
             raise NotVectorizable(_F32_MASKS)
         width = copy.width
-        t = VectorType(op.res.type, [width])
+        t = loop.vector_type(op.res.type, (width,))
         buffer = copy.subst.get(op.memref, op.memref)
 
         def load(at: list[SSAValue], elements: SSAValue | None) -> SSAValue:
@@ -440,7 +440,7 @@ class Tile:
 
     def _identity_vector(self, kind: str, t: Attribute, width: int) -> SSAValue:
         value = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
-        vt = VectorType(t, [width])
+        vt = loop.vector_type(t, (width,))
         attr = DenseIntOrFPElementsAttr.from_list(vt, [value] * width)
         return self.e.memoized(("splat", kind, vt), lambda: self.e.emit(arith.ConstantOp(attr, vt)).result)
 
