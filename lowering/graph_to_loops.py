@@ -105,7 +105,29 @@ def kernel_options(group: FusedOp, where: str) -> dict[str, bool]:
     return {"pixel_panels": panels, "device": where != "cpu"}
 
 
-def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None:
+def _wants_variant(group: FusedOp) -> bool:
+    """Whether the group also gets a kernel assuming no `?` dim is stretched (see the
+    module docstring)."""
+    sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
+    return any(_on_last_axis(site) or _stretches_product(site) for site in sites) or (bool(sites) and len(group.outputs) > 1)
+
+
+def _kernel_text(kernel: func.FuncOp) -> str:
+    """The kernel's IR under a fixed name: equal texts make interchangeable kernels."""
+    name = kernel.sym_name
+    kernel.sym_name = StringAttr("kernel")
+    try:
+        return str(kernel)
+    finally:
+        kernel.sym_name = name
+
+
+def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
+                   built: dict[tuple[str, bool, str], tuple[str, str | None]]) -> None:
+    """Build the kernels of `host`'s groups. A group whose kernel would be one already
+    built (`built`: the same loop nest, placement and variants; an imported model's
+    repeated layers, weights being arguments) reuses it: every later stage, and LLVM,
+    then handles it once."""
     anchor: Operation = host
     for group in kernel_groups(host):
         if KERNEL_ATTR in group.attributes or HOST_ATTR in group.attributes:
@@ -118,14 +140,23 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
+        wants_variant = _wants_variant(group)
+        key = (where, wants_variant, _kernel_text(kernel))
+        if key in built:
+            kernel.erase()
+            kernel_name, variant_name = built[key]
+            group.attributes[KERNEL_ATTR] = SymbolRefAttr(kernel_name)
+            if variant_name is not None:
+                group.attributes[VARIANT_ATTR] = SymbolRefAttr(variant_name)
+            continue
         kernel.attributes[loop.KERNEL_MARK] = StringAttr(name)
         Rewriter.insert_op(kernel, InsertPoint.after(anchor))
         anchor = kernel
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
         if where != "cpu":
             kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
-        sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
-        if any(_on_last_axis(site) or _stretches_product(site) for site in sites) or (sites and len(group.outputs) > 1):
+        built[key] = (name, None)
+        if wants_variant:
             # Shape-specialised variant: `?` dims never stretched, so every access is
             # affine in the loop ivs (vectorisable; a product's rows in lanes), and
             # outputs whose dims come out of different broadcasts share one loop nest
@@ -139,6 +170,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str]) -> None
             Rewriter.insert_op(variant, InsertPoint.after(anchor))
             anchor = variant
             group.attributes[VARIANT_ATTR] = SymbolRefAttr(f"{name}_ns")
+            built[key] = (name, f"{name}_ns")
 
 
 @dataclass(frozen=True)
@@ -150,6 +182,7 @@ class LowerGraphToLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK not in f.attributes]
         taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        built: dict[tuple[str, bool, str], tuple[str, str | None]] = {}
         for host in hosts:
             if host.body.blocks:
-                lower_function(op, host, taken)
+                lower_function(op, host, taken, built)

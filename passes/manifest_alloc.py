@@ -238,8 +238,15 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
 
 def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
     """Move the group into a host function `<kernel>_group`: the VM checks every launch
-    against its ops' shape functions and runs it by reference on empty inputs."""
+    against its ops' shape functions and runs it by reference on empty inputs. Groups
+    sharing a kernel (`lower-graph-to-loops` builds one for identical groups) keep the
+    first one's."""
     name = f"{kernels[0].root_reference.data}_group"
+    module = group.get_toplevel_object()
+    assert isinstance(module, ModuleOp)
+    if any(isinstance(op, func.FuncOp) and op.sym_name.data == name for op in module.body.block.ops):
+        Rewriter.erase_op(group)
+        return
     block = group.body.block
     group.body.detach_block(block)
     yielded = block.last_op
@@ -248,9 +255,7 @@ def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
                            Region(block), visibility="private")
     function.attributes[device.HOST_FUNCTION] = StringAttr("graph.fused")
     function.attributes[device.GROUP_OF] = ArrayAttr(kernels)
-    module = group.get_toplevel_object()
     Rewriter.erase_op(group)
-    assert isinstance(module, ModuleOp)
     Rewriter.insert_op(function, InsertPoint.at_end(module.body.block))
 
 

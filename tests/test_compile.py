@@ -226,3 +226,39 @@ def test_compile_collects_young_objects_less_often_and_restores_the_collector():
     with pytest.raises(ValueError):
         nimble.compile("func.func @main() {\n  func.return\n}", target="nowhere")
     assert gc.get_threshold() == before
+
+
+def test_identical_groups_share_one_kernel(rng, tmp_path):
+    """Three dense + relu layers of one shape, their weights arguments (an imported model's
+    repeated layers): one kernel serves all three groups, and a fourth group of another
+    shape has its own; results match numpy at several row counts (none, one, odd), also
+    after a save and load."""
+    layer = "(tensor<?x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<?x16xf32>"
+    relu = "tensor<?x16xf32> -> tensor<?x16xf32>"
+    text = f"""func.func @main(%x: tensor<?x16xf32>, %w1: tensor<16x16xf32>, %b1: tensor<16xf32>, %w2: tensor<16x16xf32>, %b2: tensor<16xf32>, %w3: tensor<16x16xf32>, %b3: tensor<16xf32>, %w4: tensor<8x16xf32>) -> tensor<?x8xf32> {{
+  %d1 = graph.dense %x, %w1, %b1 : {layer}
+  %h1 = graph.relu %d1 : {relu}
+  %d2 = graph.dense %h1, %w2, %b2 : {layer}
+  %h2 = graph.relu %d2 : {relu}
+  %d3 = graph.dense %h2, %w3, %b3 : {layer}
+  %h3 = graph.relu %d3 : {relu}
+  %y = graph.dense %h3, %w4 : (tensor<?x16xf32>, tensor<8x16xf32>) -> tensor<?x8xf32>
+  func.return %y : tensor<?x8xf32>
+}}"""
+    exe = nimble.compile(text)
+    stems = {name.removesuffix("_ns") for name in exe.kernel_names}
+    assert len(stems) == 2, exe.kernel_names
+    params = []
+    for _ in range(3):
+        params += [rng.standard_normal((16, 16)).astype(np.float32) * 0.3, rng.standard_normal(16).astype(np.float32)]
+    w4 = rng.standard_normal((8, 16)).astype(np.float32)
+    path = tmp_path / "layers.nbc"
+    exe.save(path)
+    loaded = nimble.load(path)
+    for n in (0, 1, 7, 33):
+        x = rng.standard_normal((n, 16)).astype(np.float32)
+        h = x
+        for w, b in zip(params[::2], params[1::2]):
+            h = np.maximum(h @ w.T + b, 0)
+        for e in (exe, loaded):
+            np.testing.assert_allclose(e(x, *params, w4), h @ w4.T, rtol=1e-4, atol=1e-4)

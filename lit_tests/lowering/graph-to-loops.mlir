@@ -256,3 +256,27 @@ func.func @softmax_columns(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %p = graph.softmax %x {axis = 0 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
   func.return %p : tensor<?x?xf32>
 }
+
+// -----
+
+// Groups whose kernels would be the same loop nest (an imported model's repeated layers,
+// their weights arguments) share one kernel; a different one gets its own.
+// CHECK-LABEL: func.func @twice
+// CHECK: %[[X:[A-Za-z0-9_$.-]+]] = graph.fused
+// CHECK: } attributes {kernel = @[[RELU:twice_relu_[0-9]+]]}
+// CHECK: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused
+// CHECK: } attributes {kernel = @[[RELU]]}
+// CHECK: graph.fused (%{{.*}} = %[[X]], %{{.*}} = %[[Y]])
+// CHECK: } attributes {kernel = @twice_add_0}
+// CHECK: } attributes {kernel = @twice_tanh_0}
+// CHECK: func.func @[[RELU]](
+// CHECK-NOT: func.func @twice_relu_
+// CHECK: func.func @twice_add_0(
+
+func.func @twice(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %x = graph.relu %a : tensor<?x4xf32> -> tensor<?x4xf32>
+  %y = graph.relu %b : tensor<?x4xf32> -> tensor<?x4xf32>
+  %z = graph.add %x, %y : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %w = graph.tanh %z : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %w : tensor<?x4xf32>
+}
