@@ -109,7 +109,8 @@ def _wants_variant(group: FusedOp) -> bool:
     """Whether the group also gets a kernel assuming no `?` dim is stretched (see the
     module docstring)."""
     sites = [site for o in group.body.block.ops for site in broadcast_sites(o)]
-    return any(_on_last_axis(site) or _stretches_product(site) for site in sites) or (bool(sites) and len(group.outputs) > 1)
+    return (any(_on_last_axis(site) or _stretches_product(site) for site in sites)
+            or (bool(sites) and len(group.outputs) > 1))
 
 
 def _kernel_text(kernel: func.FuncOp) -> str:
@@ -155,22 +156,23 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
         if where != "cpu":
             kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
-        built[key] = (name, None)
+        variant_name = None
         if wants_variant:
             # Shape-specialised variant: `?` dims never stretched, so every access is
             # affine in the loop ivs (vectorisable; a product's rows in lanes), and
             # outputs whose dims come out of different broadcasts share one loop nest
             # (the LSTM cell's h and c would otherwise each recompute every gate);
             # chosen at run time when it holds.
-            variant = KernelBuilder(group, f"{name}_ns", no_stretch=True, **options).build()
-            variant.attributes[loop.KERNEL_MARK] = StringAttr(f"{name}_ns")
+            variant_name = f"{name}_ns"
+            variant = KernelBuilder(group, variant_name, no_stretch=True, **options).build()
+            variant.attributes[loop.KERNEL_MARK] = StringAttr(variant_name)
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
             if where != "cpu":
                 variant.attributes[loop.DEVICE_MARK] = StringAttr(where)
             Rewriter.insert_op(variant, InsertPoint.after(anchor))
             anchor = variant
-            group.attributes[VARIANT_ATTR] = SymbolRefAttr(f"{name}_ns")
-            built[key] = (name, f"{name}_ns")
+            group.attributes[VARIANT_ATTR] = SymbolRefAttr(variant_name)
+        built[key] = (name, variant_name)
 
 
 @dataclass(frozen=True)

@@ -346,12 +346,12 @@ def _softmax_into(kb: KernelBuilder, op: graph.SoftmaxOp, buffer: SSAValue) -> b
     the element."""
     dims = kb.dims(op.result)
     t = op.result.type.get_element_type()
-    if normalize_axis(op.axis.value.data, len(dims)) != len(dims) - 1 or not is_float(t):
+    n, last = dims[-1], len(dims) - 1
+    if normalize_axis(op.axis.value.data, len(dims)) != last or not is_float(t):
         return False
-    n = dims[-1]
 
     def row(outer: list[SSAValue]) -> None:
-        row_max = kb.reduce(n, [kb._identity("max", t)], ["max"], lambda k: [kb.at(op.input, [*outer, k])])[0]
+        row_max = _reduce_axes(kb, op.input, [*outer, 0], [last], True, "max")
 
         def exp_stored(k: SSAValue) -> list[SSAValue]:
             e = kb.emit(xmath.ExpOp(kb.emit(arith.SubfOp(kb.at(op.input, [*outer, k]), row_max))))
@@ -364,7 +364,7 @@ def _softmax_into(kb: KernelBuilder, op: graph.SoftmaxOp, buffer: SSAValue) -> b
                                                 buffer, [*outer, k]))
 
     def level(outer: list[SSAValue]) -> None:
-        if len(outer) == len(dims) - 1:
+        if len(outer) == last:
             row(outer)
         else:
             kb.foreach(dims[len(outer)], lambda i: level([*outer, i]))

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr,
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 
 from nimble.diagnostics import OpError
 from nimble.dialects import device, loop, shape
@@ -244,7 +245,7 @@ def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
     name = f"{kernels[0].root_reference.data}_group"
     module = group.get_toplevel_object()
     assert isinstance(module, ModuleOp)
-    if any(isinstance(op, func.FuncOp) and op.sym_name.data == name for op in module.body.block.ops):
+    if SymbolTable.lookup_symbol(module, name) is not None:
         Rewriter.erase_op(group)
         return
     block = group.body.block
