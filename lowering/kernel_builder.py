@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import loop
-from nimble.dialects.graph import FusedOp, GraphOp, YieldOp
+from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp, YieldOp
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import INT_BINARY, ReifyDims, ShapeError
 from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
@@ -122,6 +122,8 @@ class Panel:
     n: SSAValue
     start: Dim
     count: Dim
+    pairs: bool = False
+    """Columns of the pair-flattened map (pairs of output rows: `winograd`), not pixels."""
 
 
 class KernelBuilder:
@@ -163,6 +165,8 @@ class KernelBuilder:
         self.panel: Panel | None = None
         self._panel_staging: Block | None = None
         self._panel_nests = 0  # keys buffers staged per panel apart from one nest to the next
+        self.pairs_when: SSAValue | None = None
+        """The run-time flag choosing the Winograd form of a conv (`winograd`) when both are built."""
         self.b = Builder(InsertPoint.at_end(entry))
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.scalars: dict[SSAValue, SSAValue] = {}
@@ -362,7 +366,12 @@ class KernelBuilder:
             self.flatten = self._flatten_pixels(dims)
             order = self._loop_order(len(dims))
             if self.flatten and self.pixel_panels and order == list(range(len(dims))):
-                self._panel_nest(dims, members)
+                pairs = self._pairs_of(dims)
+                if pairs is not False:
+                    self.pairs_when = None if pairs is True else pairs
+                    self._pair_panel_nest(dims, members, self._when(pairs, dims[0], 0))
+                if pairs is not True:
+                    self._panel_nest(dims, members, self._when(pairs, 0, dims[0]))
             else:
                 self._nest(dims, members, [], order)
             self.flatten = False
@@ -416,7 +425,7 @@ class KernelBuilder:
             return
         self.foreach(dims[order[len(ivs)]], lambda iv: self._nest(dims, members, [*ivs, iv], order))
 
-    def _panel_nest(self, dims: list[Dim], members: list[int]) -> None:
+    def _panel_nest(self, dims: list[Dim], members: list[int], batch: Dim) -> None:
         """`foreach n { foreach panel { staging; foreach c { foreach column {...} } } }`:
         the nest over (n, c, pixels) with the pixels in panels of `PANEL_PIXELS` (the last
         one shorter), buffers staged for a panel (`staged`) made at its start. The panel
@@ -442,7 +451,78 @@ class KernelBuilder:
                 op.detach()
                 channels.parent_block().insert_op_before(op, channels)
 
-        self.foreach(dims[0], lambda n: self.foreach(pixels, lambda start: panel(n, start), step=PANEL_PIXELS))
+        self.foreach(batch, lambda n: self.foreach(pixels, lambda start: panel(n, start), step=PANEL_PIXELS))
+
+    def _pairs_of(self, dims: list[Dim]) -> bool | SSAValue:
+        """Whether the nest's one conv takes the Winograd form (`winograd.applies`: its
+        panels are then panels of pairs of rows), or the flag saying so at run time when
+        the map's size is known only then (both forms built; `winograd.MIN_PIXELS`)."""
+        from nimble.lowering import winograd
+
+        convs = [op for op in self.block.ops if isinstance(op, Conv2dOp)]
+        if len(convs) != 1 or not winograd.applies(self, convs[0]) or \
+                not all(a is b or (isinstance(a, int) and a == b) for a, b in zip(self.dims(convs[0].result), dims)):
+            return False
+        pixels = self.imul(dims[-2], dims[-1]) if all(isinstance(d, int) for d in dims[-2:]) else None
+        if pixels is not None:
+            return pixels >= winograd.MIN_PIXELS
+        flag: list[SSAValue] = []
+        self._in_block(self.prologue, lambda: flag.append(self.emit(arith.CmpiOp(
+            self.index(self.imul(dims[-2], dims[-1])), self.index(winograd.MIN_PIXELS), "sge"))))
+        return flag[0]
+
+    def _when(self, flag: bool | SSAValue, then: Dim, otherwise: Dim) -> Dim:
+        """`then` if `flag` (known now or at run time), else `otherwise`."""
+        if isinstance(flag, bool):
+            return then if flag else otherwise
+        selected: list[SSAValue] = []
+        self._in_block(self.prologue, lambda: selected.append(self.emit(arith.SelectOp(
+            flag, self.index(then), self.index(otherwise)))))
+        return selected[0]
+
+    def _pair_panel_nest(self, dims: list[Dim], members: list[int], batch: Dim) -> None:
+        """`_panel_nest` over the pair-flattened map (`winograd`): a panel is
+        `PANEL_PIXELS` columns (pair r, column ow) -> r * W + ow; the output nest of a
+        panel runs, per channel, over each pair it spans, its one or two rows, the pair's
+        columns in the panel (contiguous: a pixel's column `dest + ow`)."""
+        from nimble.lowering.window_rules import PANEL_PIXELS, panel_rows
+
+        h, w = dims[-2], dims[-1]
+        columns = self.imul(self.ibinary("div", self.iadd(h, 1), 2), w)
+        order = list(range(4))
+
+        def pair(n: SSAValue, c: SSAValue, r: Dim, a: Dim, b: Dim, dest: Dim) -> None:
+            def row(dy: SSAValue) -> None:
+                oh = self.emit(arith.AddiOp(self.index(self.imul(r, 2)), dy))
+
+                def pixel(t: SSAValue) -> None:
+                    ow = self.emit(arith.AddiOp(t, self.index(a)))
+                    p = self.emit(arith.AddiOp(ow, self.index(self.imul(oh, w))))
+                    self.pixels = _Pixels(p, oh, ow, h, w, self.emit(arith.AddiOp(ow, self.index(dest))))
+                    try:
+                        self._nest(dims, members, [n, c, oh, ow], order)
+                    finally:
+                        self.pixels = None
+
+                self.foreach(self.ibinary("sub", b, a), pixel)
+
+            self.foreach(self.ibinary("min", self.ibinary("sub", h, self.imul(r, 2)), 2), row)
+
+        def panel(n: SSAValue, start: SSAValue) -> None:
+            count = self.ibinary("min", self.ibinary("sub", columns, start), PANEL_PIXELS)
+            self.panel = Panel(n, start, count, pairs=True)
+            self._panel_staging = Block()
+            self._panel_nests += 1
+            try:
+                channels = self.foreach(dims[1], lambda c: panel_rows(self, w, lambda *rows: pair(n, c, *rows)))
+            finally:
+                self.panel = None
+                staging, self._panel_staging = self._panel_staging, None
+            for op in list(staging.ops):
+                op.detach()
+                channels.parent_block().insert_op_before(op, channels)
+
+        self.foreach(batch, lambda n: self.foreach(columns, lambda start: panel(n, start), step=PANEL_PIXELS))
 
     # -- staged buffers ----------------------------------------------------------------------
     def staged(self, key: object, make: Callable[[], SSAValue], per_panel: bool = False) -> SSAValue:

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, IndexType, Integer
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nimble.dialects import graph, loop
+from nimble.lowering import winograd
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
 from nimble.lowering.scalar import const, convert
 
@@ -58,7 +59,7 @@ def _tap_span(kb: KernelBuilder, op: Operation, oh: Dim, kh: Dim, kw: Dim, h_: D
                                   kb.emit(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
     ih_safe = kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1))
     off = kb.ibinary("sub", kb.imul(kw, d1), pads[1])
-    lo, hi = _inside_range(kb, off, off, s1, w_, ow_)
+    lo, hi = inside_range(kb, off, off, s1, w_, ow_)
     lo = kb.emit(arith.SelectOp(row_ok, kb.index(lo), kb.index(0)))
     hi = kb.emit(arith.SelectOp(row_ok, kb.index(hi), kb.index(0)))
     return ih_safe, lo, hi, kb.iadd(kb.imul(lo, s1), off)
@@ -88,7 +89,7 @@ def _im2col_segment(kb: KernelBuilder, span: tuple[Dim, Dim, Dim, Dim], base: Di
     kb.foreach(kb.ibinary("sub", b, hi), lambda t_: put(kb.iadd(hi, t_), None))
 
 
-def _inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: Dim, out: Dim) -> tuple[Dim, Dim]:
+def inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: Dim, out: Dim) -> tuple[Dim, Dim]:
     """The outputs [lo, hi) (of `out`) whose taps `o * stride + offset`, offsets `first`
     to `last`, all lie in [0, size)."""
     lo = kb.emit(arith.CeilDivSIOp(kb.index(kb.ibinary("sub", 0, first)), kb.index(stride)))
@@ -120,8 +121,8 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
     low = const(kb.emit, float("-inf"), t)
     rows = [kh * d0 - pads[0] for kh in range(kh_)]
     columns = [kw * d1 - pads[1] for kw in range(kw_)]
-    top, bottom = _inside_range(kb, min(rows), max(rows), s0, h_, oh_)
-    left, right = _inside_range(kb, min(columns), max(columns), s1, w_, ow_)
+    top, bottom = inside_range(kb, min(rows), max(rows), s0, h_, oh_)
+    left, right = inside_range(kb, min(columns), max(columns), s1, w_, ow_)
 
     def edge(n: SSAValue, c: SSAValue, oh: Dim, ow: Dim) -> None:
         acc = low
@@ -190,7 +191,7 @@ def _im2col_panel(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     # Rows of PANEL_PIXELS even when the map has fewer pixels: a row stride known when
     # compiling (with `min(pixels, 64)`, LLVM spilled the register tile's accumulators:
     # 64 channels at 56 x 56, `?` channels, 2.34 -> 2.71 ms, measured).
-    col = _dram_buffer(kb, [kb.imul(c_, taps), PANEL_PIXELS], t)
+    col = dram_buffer(kb, [kb.imul(c_, taps), PANEL_PIXELS], t)
     zero = const(kb.emit, 0.0, t)
 
     def store(k: Dim, column: Dim, value: SSAValue) -> None:
@@ -224,11 +225,11 @@ def _im2col_panel(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
         else:
             kb.foreach(c_, lambda c: segment([c]))
 
-    _panel_rows(kb, ow_, row)
+    panel_rows(kb, ow_, row)
     return col
 
 
-def _dram_buffer(kb: KernelBuilder, dims: list[Dim], t: Attribute) -> SSAValue:
+def dram_buffer(kb: KernelBuilder, dims: list[Dim], t: Attribute) -> SSAValue:
     """A `dram` buffer of `dims` (its dims known to the builder), allocated here."""
     col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
     buf = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
@@ -236,7 +237,7 @@ def _dram_buffer(kb: KernelBuilder, dims: list[Dim], t: Attribute) -> SSAValue:
     return buf
 
 
-def _panel_rows(kb: KernelBuilder, ow_: Dim, body: Callable[[Dim, Dim, Dim, Dim], None]) -> None:
+def panel_rows(kb: KernelBuilder, ow_: Dim, body: Callable[[Dim, Dim, Dim, Dim], None]) -> None:
     """`body(oh, a, b, dest)` for each output row the current panel spans: its pixels
     `ow` in [a, b) sit at panel columns `dest + ow`."""
     panel = kb.panel
@@ -280,7 +281,7 @@ def _shifted_rows(kb: KernelBuilder, op: graph.Conv2dOp, store: Callable[[Dim, D
     plane = kb.imul(h_, w_)
     taps = kb.imul(kh_, kw_)
     one = const(kb.emit, 1.0, t)
-    edge = _dram_buffer(kb, [kw_, PANEL_PIXELS], t)
+    edge = dram_buffer(kb, [kw_, PANEL_PIXELS], t)
 
     def edges(oh: Dim, a: Dim, b: Dim, dest: Dim) -> None:
         def column(t_: SSAValue) -> None:
@@ -294,7 +295,7 @@ def _shifted_rows(kb: KernelBuilder, op: graph.Conv2dOp, store: Callable[[Dim, D
 
         kb.foreach(kb.ibinary("sub", b, a), column)
 
-    _panel_rows(kb, ow_, edges)
+    panel_rows(kb, ow_, edges)
 
     def tap(kh: SSAValue, kw: SSAValue) -> None:
         shift = kb.ibinary("sub", kb.iadd(kb.imul(kb.ibinary("sub", kb.imul(kh, d0), pads[0]), w_), kb.imul(kw, d1)),
@@ -375,6 +376,8 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
         _o, c_, kh_, kw_ = kb.dims(op.weight)
         ckk = kb.imul(c_, kb.imul(kh_, kw_))
         t = op.result.type.get_element_type()
+        if _panel_of(kb, op, idx) and kb.panel.pairs:
+            return winograd.conv2d(kb, op, idx)
         if _panel_of(kb, op, idx):
             col = kb.staged(("im2col", op), lambda: _im2col_panel(kb, op), per_panel=True)
             column = kb.pixels.column
@@ -605,7 +608,7 @@ def _roi_tables(kb: KernelBuilder, op: graph.RoiAlignOp, capacity: int | None) -
     for axis, (bins, size) in enumerate([(op.output_height.value.data, h_), (op.output_width.value.data, w_)]):
         grid = largest(axis)
         dims = [count, bins, grid]
-        buffers = [_dram_buffer(kb, dims, t) for t in (i64, i64, f64, f64, i64)]
+        buffers = [dram_buffer(kb, dims, t) for t in (i64, i64, f64, f64, i64)]
         tables.append(_RoiTable(*buffers, grid))
 
         def box(k: SSAValue, axis=axis, bins=bins, size=size, buffers=buffers, grid=grid) -> None:

@@ -280,6 +280,11 @@ def _sole_loops(nest: loop.ForeachOp) -> Iterator[loop.ForeachOp]:
         yield nest
 
 
+def _writes_staged(nest: loop.ForeachOp, panels: loop.ForeachOp) -> bool:
+    """Whether the nest stores into a buffer allocated inside an iteration of `panels`."""
+    return any(_outermost_buffer(s, panels) is None for s in nest.walk() if isinstance(s, memref.StoreOp | vector.StoreOp))
+
+
 def _panel_loop(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> loop.ForeachOp | None:
     """The loop whose iterations stage the panels a register tile reads along its lanes
     (a conv's im2col rows for a panel of pixels, `window_rules`), read as `X[k, j]`:
@@ -482,7 +487,10 @@ class ScheduleLoopsPass(ModulePass):
             # Already panels: read in place. Split by panels when there are enough of
             # them, else by rows, each chunk staging the panels itself (`bounds`).
             strategy, packs = _first(unpacked, kernel, outer, inner, remainder), None
-            parallel = self.parallel
+            # Rows split between chunks only when they are the kernel's: a product into a
+            # panel's own buffer (a Winograd conv's, lowering/winograd.py), read whole by
+            # the nest after it, is the chunk's entire panel.
+            parallel = self.parallel and not _writes_staged(outer or inner, panels)
             if parallel:
                 panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN))
             if remainder == "auto" and strategy is not None:  # a panel's pixels left by whole

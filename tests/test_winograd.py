@@ -1,0 +1,72 @@
+"""The Winograd form of 3 x 3 stride-1 convs (lowering/winograd.py) against the reference
+interpreter: map sizes around its pairs of rows and panels, padding on any side, an
+epilogue that reads other tensors, one and two threads, and maps below
+`winograd.MIN_PIXELS` (the direct form, chosen at run time, in the same kernel)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble.lowering import winograd
+
+
+def _conv(cin: int, cout: int, pads: tuple[int, int, int, int], map_type: str, out_type: str) -> str:
+    pad = ", ".join(map(str, pads))
+    return f"""func.func @main(%x: tensor<{map_type.format(cin)}>, %w: tensor<{cout}x{cin}x3x3xf32>, %b: tensor<{cout}xf32>, %r: tensor<{out_type.format(cout)}>) -> tensor<{out_type.format(cout)}> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: 1, 1>, padding = array<i64: {pad}>}} : (tensor<{map_type.format(cin)}>, tensor<{cout}x{cin}x3x3xf32>, tensor<{cout}xf32>) -> tensor<{out_type.format(cout)}>
+  %s = graph.add %y, %r : (tensor<{out_type.format(cout)}>, tensor<{out_type.format(cout)}>) -> tensor<{out_type.format(cout)}>
+  %z = graph.relu %s : tensor<{out_type.format(cout)}> -> tensor<{out_type.format(cout)}>
+  func.return %z : tensor<{out_type.format(cout)}>
+}}"""
+
+
+def _check(exe, text: str, rng, batch: int, cin: int, cout: int, h: int, w: int, pads) -> None:
+    oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    if oh < 1 or ow < 1:  # (a map smaller than the window without padding)
+        return
+    x = rng.standard_normal((batch, cin, h, w)).astype(np.float32)
+    wt = (rng.standard_normal((cout, cin, 3, 3)) / np.sqrt(9 * cin)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    r = rng.standard_normal((batch, cout, oh, ow)).astype(np.float32)
+    want = nimble.interpret(nimble.parse(text), x, wt, b, r)[0]
+    np.testing.assert_allclose(exe(x, wt, b, r), want, rtol=1e-4, atol=1e-5, err_msg=f"{h} x {w}")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("pads", [(1, 1, 1, 1), (0, 0, 0, 0), (2, 0, 1, 2)])
+def test_dynamic_maps_match_the_reference(pads, threads, rng):
+    """One kernel for every map: Winograd from MIN_PIXELS output pixels, direct below;
+    odd heights (a last pair of one row), widths not multiples of the panel, panels
+    spanning pairs, few panels split between two threads."""
+    text = _conv(32, 40, pads, "?x{}x?x?xf32", "?x{}x?x?xf32")
+    exe = nimble.compile(text, threads=threads)
+    for batch, h, w in [(1, 3, 3), (1, 1, 30), (2, 5, 7), (1, 20, 22), (1, 21, 21), (2, 23, 19), (1, 9, 70),
+                        (1, 30, 28)]:
+        _check(exe, text, rng, batch, 32, 40, h, w, pads)
+
+
+def test_static_map_matches_the_reference(rng):
+    text = _conv(48, 32, (1, 1, 1, 1), "1x{}x25x17xf32", "1x{}x25x17xf32")
+    _check(nimble.compile(text), text, rng, 1, 48, 32, 25, 17, (1, 1, 1, 1))
+
+
+def test_run_time_choice_builds_both_forms():
+    """With the map's size known only at run time, the kernel holds both forms; known and
+    large enough, only the Winograd form; known and small, only the direct one."""
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    def kernel_text(map_type: str) -> str:
+        module = nimble.parse(_conv(32, 32, (1, 1, 1, 1), map_type, map_type))
+        PassPipeline.parse_spec(all_passes(), "fuse-ops,lower-graph-to-loops").apply(make_context(), module)
+        return str(module)
+
+    dynamic, large, small = (kernel_text(t) for t in ("1x{}x?x?xf32", "1x{}x32x32xf32", "1x{}x8x8xf32"))
+    winograd_panel, im2col_panel = "memref<4x96x64xf32>", "memref<288x64xf32>"
+    assert winograd_panel in dynamic and im2col_panel in dynamic
+    assert winograd_panel in large and im2col_panel not in large
+    assert winograd_panel not in small and im2col_panel in small
+    assert 8 * 8 < winograd.MIN_PIXELS <= 32 * 32
