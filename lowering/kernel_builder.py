@@ -454,22 +454,15 @@ class KernelBuilder:
         self.foreach(batch, lambda n: self.foreach(pixels, lambda start: panel(n, start), step=PANEL_PIXELS))
 
     def _pairs_of(self, dims: list[Dim]) -> bool | SSAValue:
-        """Whether the nest's one conv takes the Winograd form (`winograd.applies`: its
-        panels are then panels of pairs of rows), or the flag saying so at run time when
-        the map's size is known only then (both forms built; `winograd.MIN_PIXELS`)."""
+        """Whether the nest's one conv takes the Winograd form (`winograd.wanted`: its
+        panels are then panels of pairs of rows), or the flag saying so at run time."""
         from nimble.lowering import winograd
 
         convs = [op for op in self.block.ops if isinstance(op, Conv2dOp)]
-        if len(convs) != 1 or not winograd.applies(self, convs[0]) or \
+        if len(convs) != 1 or \
                 not all(a is b or (isinstance(a, int) and a == b) for a, b in zip(self.dims(convs[0].result), dims)):
             return False
-        pixels = self.imul(dims[-2], dims[-1]) if all(isinstance(d, int) for d in dims[-2:]) else None
-        if pixels is not None:
-            return pixels >= winograd.MIN_PIXELS
-        flag: list[SSAValue] = []
-        self._in_block(self.prologue, lambda: flag.append(self.emit(arith.CmpiOp(
-            self.index(self.imul(dims[-2], dims[-1])), self.index(winograd.MIN_PIXELS), "sge"))))
-        return flag[0]
+        return winograd.wanted(self, convs[0])
 
     def _when(self, flag: bool | SSAValue, then: Dim, otherwise: Dim) -> Dim:
         """`then` if `flag` (known now or at run time), else `otherwise`."""

@@ -38,23 +38,44 @@ MIN_CHANNELS = 32
 """Input and output channels from which a conv takes the Winograd form (fewer: the
 transforms' share of the work grows, the products' tiles shrink)."""
 
-MIN_PIXELS = 400
+MIN_PIXELS = 576
 """Output pixels from which a conv takes the Winograd form (decided at run time when the
 map's size is only known then: both forms are built). Its weights' transform is made
 per call, ~2-8 ns per (output, input) channel pair, and repays ~0.02 ns per pair and pixel:"""
 
 
 def applies(kb: KernelBuilder, op: Operation) -> bool:
-    """Whether `op` is a conv the Winograd form computes: on the CPU, 3 x 3 taps, stride
-    and dilation 1, one group, its input and weights kernel inputs, at least
-    `MIN_CHANNELS` channels in and out (when known)."""
+    """Whether the Winograd form computes `op`: a conv on the CPU with 3 x 3 taps, stride
+    and dilation 1, one group, its input and weights kernel inputs."""
     if not isinstance(op, graph.Conv2dOp) or kb.device or op.groups.value.data != 1:
         return False
     strides, _pads, dilations = op.window()
-    o_, c_, kh_, kw_ = kb.dims(op.weight)
-    few = [d for d in (o_, c_) if isinstance(d, int) and d < MIN_CHANNELS]
-    return (tuple(strides) == (1, 1) and tuple(dilations) == (1, 1) and (kh_, kw_) == (3, 3) and not few
+    return (tuple(strides) == (1, 1) and tuple(dilations) == (1, 1) and tuple(kb.dims(op.weight)[2:]) == (3, 3)
             and op.input in kb.buffers and op.weight in kb.buffers)
+
+
+def wanted(kb: KernelBuilder, op: Operation) -> bool | SSAValue:
+    """Whether the conv takes the Winograd form: where it `applies`, with at least
+    `MIN_CHANNELS` channels in and out and `MIN_PIXELS` output pixels. Decided now for
+    the sizes known now; when any is known only at run time, the flag (an `i1` in the
+    kernel's prologue) that decides then (both forms built)."""
+    if not applies(kb, op):
+        return False
+    o_, c_ = kb.dims(op.weight)[:2]
+    oh_, ow_ = kb.dims(op.result)[2:]
+    pixels = kb.imul(oh_, ow_) if isinstance(oh_, int) and isinstance(ow_, int) else None
+    if pixels is None:
+        pixels = kb.entry.insert(arith.MuliOp(kb.index(oh_), kb.index(ow_))).result
+    tests = [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (pixels, MIN_PIXELS)]
+    if any(isinstance(size, int) and size < least for size, least in tests):
+        return False
+    flag: SSAValue | None = None
+    for size, least in tests:
+        if isinstance(size, int):
+            continue
+        test = kb.entry.insert(arith.CmpiOp(size, kb.index(least), "sge")).result
+        flag = test if flag is None else kb.entry.insert(arith.AndIOp(flag, test)).result
+    return True if flag is None else flag
 
 
 def _weights(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
@@ -105,25 +126,27 @@ def _inputs(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
                                     e(arith.CmpiOp(kb.index(ih), kb.index(h_), "slt"))))
             sources.append((kb.ibinary("min", kb.ibinary("max", ih, 0), kb.ibinary("sub", h_, 1)), inside))
 
-        def channel(c: SSAValue) -> None:
-            for kw in range(3):
-                off = kw - pads[1]
-                lo, hi = inside_range(kb, off, off, 1, w_, ow_)
-                lo = kb.ibinary("min", kb.ibinary("max", lo, a), b)
-                hi = kb.ibinary("max", kb.ibinary("min", hi, b), lo)
-                k = kb.iadd(kb.imul(c, 3), kw)
-                put = _storer(kb, v, k, dest)
+        def tap(kw: SSAValue) -> None:  # the columns whose tap kw lies inside the input: [lo, hi)
+            off = kb.ibinary("sub", kw, pads[1])
+            lo, hi = inside_range(kb, off, off, 1, w_, ow_)
+            lo = kb.ibinary("min", kb.ibinary("max", lo, a), b)
+            hi = kb.ibinary("max", kb.ibinary("min", hi, b), lo)
+
+            def channel(c: SSAValue) -> None:
+                put = _storer(kb, v, kb.iadd(kb.imul(c, 3), kw), dest)
                 kb.foreach(kb.ibinary("sub", lo, a), lambda s: put(kb.iadd(a, s), [zero] * 4))
                 kb.foreach(kb.ibinary("sub", hi, lo), lambda s: copy(c, kb.emit(arith.AddiOp(s, kb.index(lo))), off, put))
                 kb.foreach(kb.ibinary("sub", b, hi), lambda s: put(kb.iadd(hi, s), [zero] * 4))
 
-        def copy(c: SSAValue, ow: SSAValue, off: int, put) -> None:
+            kb.foreach(c_, channel)
+
+        def copy(c: SSAValue, ow: SSAValue, off: Dim, put) -> None:
             iw = kb.iadd(ow, off)
             d = [e(arith.SelectOp(inside, kb.at(op.input, [panel.n, c, ih, iw]), zero)) for ih, inside in sources]
             put(ow, [e(arith.SubfOp(d[0], d[2])), e(arith.AddfOp(d[1], d[2])), e(arith.SubfOp(d[2], d[1])),
                      e(arith.SubfOp(d[1], d[3]))])
 
-        kb.foreach(c_, channel)
+        kb.foreach(3, tap)
 
     panel_rows(kb, ow_, pair)
     return v

@@ -1,13 +1,13 @@
 // RUN: nimble-opt %s --split-input-file -p lower-graph-to-loops | filecheck %s
 
-// A 3 x 3 stride-1 conv with 32 channels or more and at least 400 output pixels takes
+// A 3 x 3 stride-1 conv with 32 channels or more and at least 576 output pixels takes
 // the Winograd form, F(2, 3) along the rows: U[i, o, (c, kw)] = (G g)_i once per call,
-// then per panel of 64 columns of the pair-flattened map (pair r, column) -> r * 20 +
+// then per panel of 64 columns of the pair-flattened map (pair r, column) -> r * 24 +
 // column: V[i, (c, kw), column] = (B^T d)_i for the pair's four input rows d, the four
 // products M[i] = U[i] V[i] over (c, kw), and each pixel of the pair's rows from M.
 
 // CHECK-LABEL: func.func @winograd_conv2d_0
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x32x20x20xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<32x32x3x3xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x32x20x20xf32>)
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x32x24x24xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<32x32x3x3xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x32x24x24xf32>)
 // CHECK-DAG: %[[C2:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
 // CHECK: %[[U:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<4x32x96xf32>
 // CHECK-NEXT: %[[HALF:[A-Za-z0-9_$.-]+]] = arith.constant 5.000000e-01 : f32
@@ -26,7 +26,7 @@
 // CHECK-NEXT: memref.store %[[U1]], %[[U]][%{{.*}}, %[[O]], %[[AT]]] : memref<4x32x96xf32>
 // CHECK-NEXT: memref.store %[[U2]], %[[U]][%{{.*}}, %[[O]], %[[AT]]] : memref<4x32x96xf32>
 // CHECK-NEXT: memref.store %[[G2]], %[[U]][%{{.*}}, %[[O]], %[[AT]]] : memref<4x32x96xf32>
-// 11 pairs of 20 columns: 220 columns, 64 a panel.
+// 12 pairs of 24 columns: 288 columns, 64 a panel.
 // CHECK: %[[PAIRS:[A-Za-z0-9_$.-]+]] = arith.divsi %{{.*}}, %{{.*}} : index
 // CHECK-NEXT: %[[COLUMNS:[A-Za-z0-9_$.-]+]] = arith.muli %[[PAIRS]], %{{.*}} : index
 // CHECK-NEXT: loop.foreach %[[N:[A-Za-z0-9_$.-]+]] =
@@ -38,13 +38,17 @@
 // CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = arith.addi %{{.*}}, %[[PR]] : index
 // CHECK: %[[TWICE:[A-Za-z0-9_$.-]+]] = arith.muli %[[R]], %[[C2]] : index
 // CHECK-NEXT: %[[TOP:[A-Za-z0-9_$.-]+]] = arith.subi %[[TWICE]], %{{.*}} : index
+// Per tap kw, the columns where it lies inside the image; per input channel, zeros
+// left of them, d0 - d2, d1 + d2, d2 - d1, d1 - d3 there, zeros right of them.
+// CHECK: loop.foreach %[[KW:[A-Za-z0-9_$.-]+]] =
 // CHECK: loop.foreach %[[CH:[A-Za-z0-9_$.-]+]] =
-// Tap kw = 0: zeros where it lies left of the image, then the columns where it lies
-// inside: d0 - d2, d1 + d2, d2 - d1, d1 - d3.
-// CHECK: loop.foreach %[[Z:[A-Za-z0-9_$.-]+]] =
+// CHECK-NEXT: %[[C3:[A-Za-z0-9_$.-]+]] = arith.muli %[[CH]], %{{.*}} : index
+// CHECK-NEXT: %[[ROW:[A-Za-z0-9_$.-]+]] = arith.addi %[[C3]], %[[KW]] : index
+// CHECK-NEXT: %{{.*}} = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: loop.foreach %[[Z:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[ZOW:[A-Za-z0-9_$.-]+]] = arith.addi %{{.*}}, %[[Z]] : index
 // CHECK-NEXT: %[[ZCOL:[A-Za-z0-9_$.-]+]] = arith.addi %{{.*}}, %[[ZOW]] : index
-// CHECK-NEXT: memref.store %[[ZERO:[A-Za-z0-9_$.-]+]], %[[V]][%{{.*}}, %{{.*}}, %[[ZCOL]]] : memref<4x96x64xf32>
+// CHECK-NEXT: memref.store %[[ZERO:[A-Za-z0-9_$.-]+]], %[[V]][%{{.*}}, %[[ROW]], %[[ZCOL]]] : memref<4x96x64xf32>
 // CHECK: loop.foreach %[[T:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[OW:[A-Za-z0-9_$.-]+]] = arith.addi %[[T]], %{{.*}} : index
 // CHECK-NEXT: %[[IW:[A-Za-z0-9_$.-]+]] = arith.addi %[[OW]], %{{.*}} : index
@@ -61,10 +65,10 @@
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.subf %[[D2]], %[[D1]] : f32
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.subf %[[D1]], %[[D3]] : f32
 // CHECK-NEXT: %[[COL:[A-Za-z0-9_$.-]+]] = arith.addi %{{.*}}, %[[OW]] : index
-// CHECK-NEXT: memref.store %[[V0]], %[[V]][%{{.*}}, %{{.*}}, %[[COL]]] : memref<4x96x64xf32>
-// CHECK-NEXT: memref.store %[[V1]], %[[V]][%{{.*}}, %{{.*}}, %[[COL]]] : memref<4x96x64xf32>
-// CHECK-NEXT: memref.store %[[V2]], %[[V]][%{{.*}}, %{{.*}}, %[[COL]]] : memref<4x96x64xf32>
-// CHECK-NEXT: memref.store %[[V3]], %[[V]][%{{.*}}, %{{.*}}, %[[COL]]] : memref<4x96x64xf32>
+// CHECK-NEXT: memref.store %[[V0]], %[[V]][%{{.*}}, %[[ROW]], %[[COL]]] : memref<4x96x64xf32>
+// CHECK-NEXT: memref.store %[[V1]], %[[V]][%{{.*}}, %[[ROW]], %[[COL]]] : memref<4x96x64xf32>
+// CHECK-NEXT: memref.store %[[V2]], %[[V]][%{{.*}}, %[[ROW]], %[[COL]]] : memref<4x96x64xf32>
+// CHECK-NEXT: memref.store %[[V3]], %[[V]][%{{.*}}, %[[ROW]], %[[COL]]] : memref<4x96x64xf32>
 // The four products: the register tile's reduction over (c, kw), V read in place.
 // CHECK: %[[M:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<4x32x64xf32>
 // CHECK-NEXT: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] =
@@ -95,22 +99,22 @@
 // CHECK-NEXT: %[[PARITY:[A-Za-z0-9_$.-]+]] = arith.remsi %[[OH]], %{{.*}} : index
 // CHECK-NEXT: %[[EVEN:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[PARITY]], %{{.*}} : index
 // CHECK-NEXT: %[[OUTV:[A-Za-z0-9_$.-]+]] = arith.select %[[EVEN]], %[[UPPER]], %[[LOWER]] : f32
-// CHECK-NEXT: memref.store %[[OUTV]], %{{.*}}[%[[N]], %[[OC]], %{{.*}}] : memref<1x32x400xf32>
+// CHECK-NEXT: memref.store %[[OUTV]], %{{.*}}[%[[N]], %[[OC]], %{{.*}}] : memref<1x32x576xf32>
 // CHECK-NOT: memref<288x64xf32>
-func.func @winograd(%x: tensor<1x32x20x20xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x32x20x20xf32> {
-  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x20x20xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x20x20xf32>
-  func.return %y : tensor<1x32x20x20xf32>
+func.func @winograd(%x: tensor<1x32x24x24xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x32x24x24xf32> {
+  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x24x24xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x24x24xf32>
+  func.return %y : tensor<1x32x24x24xf32>
 }
 
 // -----
 
 // A map of the size known only at run time: both forms, each nest's batch loop run
-// when the flag (output pixels >= 400) picks it, the weights' transform too.
+// when the flag (output pixels >= 576) picks it, the weights' transform too.
 
 // CHECK-LABEL: func.func @dynamic_conv2d_0
 // CHECK: %[[PIXELS:[A-Za-z0-9_$.-]+]] = arith.muli %{{.*}}, %{{.*}} : index
-// CHECK-NEXT: %[[C400:[A-Za-z0-9_$.-]+]] = arith.constant 400 : index
-// CHECK-NEXT: %[[FLAG:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[PIXELS]], %[[C400]] : index
+// CHECK-NEXT: %[[C576:[A-Za-z0-9_$.-]+]] = arith.constant 576 : index
+// CHECK-NEXT: %[[FLAG:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[PIXELS]], %[[C576]] : index
 // CHECK-DAG: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-DAG: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK: %[[PAIRED:[A-Za-z0-9_$.-]+]] = arith.select %[[FLAG]], %[[ONE]], %[[ZERO]] : index
@@ -129,7 +133,7 @@ func.func @dynamic(%x: tensor<1x32x?x?xf32>, %w: tensor<32x32x3x3xf32>) -> tenso
 
 // -----
 
-// Fewer than 400 output pixels, or 16 channels: the im2col form only.
+// Fewer than 576 output pixels, or 16 channels: the im2col form only.
 
 // CHECK-LABEL: func.func @small_conv2d_0
 // CHECK-NOT: memref<4x
@@ -139,9 +143,9 @@ func.func @dynamic(%x: tensor<1x32x?x?xf32>, %w: tensor<32x32x3x3xf32>) -> tenso
 // CHECK-NOT: memref<4x
 // CHECK: loop.alloc dram : memref<144x64xf32>
 // CHECK-NOT: memref<4x
-func.func @small(%x: tensor<1x32x19x21xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x32x19x21xf32> {
-  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x19x21xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x19x21xf32>
-  func.return %y : tensor<1x32x19x21xf32>
+func.func @small(%x: tensor<1x32x23x25xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x32x23x25xf32> {
+  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x23x25xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x23x25xf32>
+  func.return %y : tensor<1x32x23x25xf32>
 }
 
 func.func @narrow(%x: tensor<1x16x32x32xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x32x32xf32> {
