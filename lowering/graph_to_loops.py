@@ -25,8 +25,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import device, loop
-from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp
+from nimble.dialects.graph import ConstantOp, Conv2dOp, FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
+from nimble.lowering import winograd
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.passes.fuse_ops import outline
@@ -124,7 +125,8 @@ def _kernel_text(kernel: func.FuncOp) -> str:
 
 
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
-                   built: dict[tuple[str, bool, str], tuple[str, str | None]]) -> None:
+                   built: dict[tuple[str, bool, str], tuple[str, str | None]],
+                   folded: dict[ConstantOp, ConstantOp]) -> None:
     """Build the kernels of `host`'s groups. A group whose kernel would be one already
     built (`built`: the same loop nest, placement and variants; an imported model's
     repeated layers, weights being arguments) reuses it: every later stage, and LLVM,
@@ -135,6 +137,8 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
             continue
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
+        if where == "cpu":
+            winograd.fold_weights(group, folded)
         options = kernel_options(group, where)
         try:
             kernel = KernelBuilder(group, name, **options).build()
@@ -185,6 +189,7 @@ class LowerGraphToLoopsPass(ModulePass):
         hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK not in f.attributes]
         taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         built: dict[tuple[str, bool, str], tuple[str, str | None]] = {}
+        folded: dict[ConstantOp, ConstantOp] = {}
         for host in hosts:
             if host.body.blocks:
-                lower_function(op, host, taken, built)
+                lower_function(op, host, taken, built, folded)

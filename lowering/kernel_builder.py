@@ -433,25 +433,31 @@ class KernelBuilder:
         tell whole panels (`grain`: 4 panels of 64 split 2 + 2) from a short last one (14
         x 14 = 3 panels and 4 pixels: 128 + 68 pixels left one core idle a fifth of a call;
         split by rows instead, 256 channels on 2 threads took 0.573 -> 0.496 ms)."""
+        pixels = self.imul(dims[-2], dims[-1])
+        self._panels(batch, pixels, dims[1], False, lambda n, c: self._nest(dims, members, [n, c], list(range(4))))
+
+    def _panels(self, batch: Dim, columns: Dim, channels: Dim, pairs: bool,
+                body: Callable[[SSAValue, SSAValue], None]) -> None:
+        """`foreach n { foreach panel { staging; foreach c { body(n, c) } } }` over
+        `columns` (pixels, or the pair-flattened map's columns) in panels of
+        `PANEL_PIXELS`, the buffers staged for a panel made at its start."""
         from nimble.lowering.window_rules import PANEL_PIXELS
 
-        pixels = self.imul(dims[-2], dims[-1])
-
         def panel(n: SSAValue, start: SSAValue) -> None:
-            count = self.ibinary("min", self.ibinary("sub", pixels, start), PANEL_PIXELS)
-            self.panel = Panel(n, start, count)
+            count = self.ibinary("min", self.ibinary("sub", columns, start), PANEL_PIXELS)
+            self.panel = Panel(n, start, count, pairs)
             self._panel_staging = Block()
             self._panel_nests += 1
             try:
-                channels = self.foreach(dims[1], lambda c: self._nest(dims, members, [n, c], list(range(4))))
+                nest = self.foreach(channels, lambda c: body(n, c))
             finally:
                 self.panel = None
                 staging, self._panel_staging = self._panel_staging, None
             for op in list(staging.ops):
                 op.detach()
-                channels.parent_block().insert_op_before(op, channels)
+                nest.parent_block().insert_op_before(op, nest)
 
-        self.foreach(batch, lambda n: self.foreach(pixels, lambda start: panel(n, start), step=PANEL_PIXELS))
+        self.foreach(batch, lambda n: self.foreach(columns, lambda start: panel(n, start), step=PANEL_PIXELS))
 
     def _pairs_of(self, dims: list[Dim]) -> bool | SSAValue:
         """Whether the nest's one conv takes the Winograd form (`winograd.wanted`: its
@@ -478,7 +484,7 @@ class KernelBuilder:
         `PANEL_PIXELS` columns (pair r, column ow) -> r * W + ow; the output nest of a
         panel runs, per channel, over each pair it spans, its one or two rows, the pair's
         columns in the panel (contiguous: a pixel's column `dest + ow`)."""
-        from nimble.lowering.window_rules import PANEL_PIXELS, panel_rows
+        from nimble.lowering.window_rules import panel_rows
 
         h, w = dims[-2], dims[-1]
         columns = self.imul(self.ibinary("div", self.iadd(h, 1), 2), w)
@@ -501,21 +507,8 @@ class KernelBuilder:
 
             self.foreach(self.ibinary("min", self.ibinary("sub", h, self.imul(r, 2)), 2), row)
 
-        def panel(n: SSAValue, start: SSAValue) -> None:
-            count = self.ibinary("min", self.ibinary("sub", columns, start), PANEL_PIXELS)
-            self.panel = Panel(n, start, count, pairs=True)
-            self._panel_staging = Block()
-            self._panel_nests += 1
-            try:
-                channels = self.foreach(dims[1], lambda c: panel_rows(self, w, lambda *rows: pair(n, c, *rows)))
-            finally:
-                self.panel = None
-                staging, self._panel_staging = self._panel_staging, None
-            for op in list(staging.ops):
-                op.detach()
-                channels.parent_block().insert_op_before(op, channels)
-
-        self.foreach(batch, lambda n: self.foreach(columns, lambda start: panel(n, start), step=PANEL_PIXELS))
+        self._panels(batch, columns, dims[1], True,
+                     lambda n, c: panel_rows(self, w, lambda *rows: pair(n, c, *rows)))
 
     # -- staged buffers ----------------------------------------------------------------------
     def staged(self, key: object, make: Callable[[], SSAValue], per_panel: bool = False) -> SSAValue:

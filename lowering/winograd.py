@@ -14,23 +14,33 @@ reduction 3C instead of 9C per output row: 2/3 of the multiplies. (The 2-D form,
 F(2 x 2, 3 x 3), saves more but its tiles interleave columns: its outputs would be
 stride-2 stores, which the tile emitter does not make.)
 
-The nest (`KernelBuilder.pair_panels`) runs over panels of `PANEL_PIXELS` columns of
-the *pair-flattened* map (pair r, output column ow) -> r * OW + ow, so a panel spans
+The nest (`KernelBuilder._pair_panel_nest`) runs over panels of `PANEL_PIXELS` columns
+of the *pair-flattened* map (pair r, output column ow) -> r * OW + ow, so a panel spans
 parts of several pairs as a pixel panel spans rows. Per panel the input transform
-stages `V[(i, c, kw), column]` (`PANEL_PIXELS` columns: read in place by the register
-tile, like im2col rows), the four products stage `M[(i, o), column]`, and the output
-nest reads its pixel's two or three `M` rows. `U[(i, o), (c, kw)]` is computed once per
-call, before the panels.
+stages `V[i, (c, kw), column]` (`PANEL_PIXELS` columns: read in place by the register
+tile, like im2col rows), the four products stage `M[i, o, column]`, and the output nest
+(per channel, pair, row of the pair, column) combines its pixel's `M` values.
+`U[i, o, (c, kw)]` is made once per call, before the panels (the kernel is then
+cooperative: its chunks share U).
+
+Measured against the im2col form in one process (conv + bias + relu, `?` height and
+width, min ms), 1 thread: 64 channels 56 x 56 0.773 vs 1.022 (PyTorch 1.067), 128 at
+28 x 28 0.780 vs 1.020, 32 at 56 x 56 0.314 vs 0.369, 256 at 28 x 28 3.39 vs 4.37;
+2 threads: 0.433 vs 0.570 (PyTorch 0.578), 0.443 vs 0.550, 0.175 vs 0.193.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects import arith, memref
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, TensorType, i64
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import graph
+from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
 from nimble.lowering.scalar import const
 
@@ -39,9 +49,20 @@ MIN_CHANNELS = 32
 transforms' share of the work grows, the products' tiles shrink)."""
 
 MIN_PIXELS = 576
-"""Output pixels from which a conv takes the Winograd form (decided at run time when the
-map's size is only known then: both forms are built). Its weights' transform is made
-per call, ~2-8 ns per (output, input) channel pair, and repays ~0.02 ns per pair and pixel:"""
+"""Output pixels from which a conv takes the Winograd form. The weights' transform per
+call costs ~2-8 ns per (output, input) channel pair (memory-bound: 0.5 ms at 256 x 256,
+whose U is 3 MB) and the products save ~0.02 ns per pair and pixel. Measured, min ms,
+Winograd vs im2col: 256 channels 14 x 14 (196 pixels) 1.23-1.36 vs 0.95-1.13; 400
+pixels (20 x 20) gain at 1 thread (64 channels 0.166 vs 0.176, 128 0.445 vs 0.562) and
+lose at 2 (0.150 vs 0.117, 0.377 vs 0.352: 4 panels of 64, 64, 64 and 8 columns split
+2 + 2, and a panel's rows are not split); 28 x 28 gains at both."""
+
+MIN_PIXELS_FOLDED = 196
+"""`MIN_PIXELS` for a conv whose U is made at compile time (`fold_weights`)."""
+
+FOLDED_ATTR = "nimble.winograd_weights"
+"""On a conv in a group: the index of the group's block argument holding its weights'
+transform U, made at compile time from a constant weight (`fold_weights`)."""
 
 
 def applies(kb: KernelBuilder, op: Operation) -> bool:
@@ -66,7 +87,7 @@ def wanted(kb: KernelBuilder, op: Operation) -> bool | SSAValue:
     pixels = kb.imul(oh_, ow_) if isinstance(oh_, int) and isinstance(ow_, int) else None
     if pixels is None:
         pixels = kb.entry.insert(arith.MuliOp(kb.index(oh_), kb.index(ow_))).result
-    tests = [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (pixels, MIN_PIXELS)]
+    tests = [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (pixels, MIN_PIXELS_FOLDED if FOLDED_ATTR in op.attributes else MIN_PIXELS)]
     if any(isinstance(size, int) and size < least for size, least in tests):
         return False
     flag: SSAValue | None = None
@@ -78,9 +99,55 @@ def wanted(kb: KernelBuilder, op: Operation) -> bool | SSAValue:
     return True if flag is None else flag
 
 
+def transformed(w: np.ndarray) -> np.ndarray:
+    """`U[i, o, 3c + kw] = (G g)_i` for `g = w[o, c, :, kw]`, in `w`'s type and with the
+    kernel's operations (`_weights`), so a folded U equals the one made per call."""
+    g0, g1, g2 = w[:, :, 0, :], w[:, :, 1, :], w[:, :, 2, :]
+    ends = g0 + g2
+    half = w.dtype.type(0.5)
+    u = np.stack([g0, (ends + g1) * half, (ends - g1) * half, g2])  # [4, K, C, 3]
+    return np.ascontiguousarray(u.reshape(4, w.shape[0], 3 * w.shape[1]))
+
+
+def fold_weights(fused: graph.FusedOp, folded: dict[graph.ConstantOp, graph.ConstantOp]) -> None:
+    """Pass `fused` the transform U of each constant 3 x 3 weight its one conv could take
+    the Winograd form with (one group, stride and dilation 1, `MIN_CHANNELS` channels),
+    made once here (one per constant, in `folded`) instead of once per call: a new
+    argument of the group, named on the conv by `FOLDED_ATTR`."""
+    block = fused.body.block
+    convs = [op for op in block.ops if isinstance(op, graph.Conv2dOp)]
+    if len(convs) != 1:
+        return
+    (conv,) = convs
+    strides, _pads, dilations = conv.window()
+    weight = conv.weight
+    if (conv.groups.value.data != 1 or tuple(strides) != (1, 1) or tuple(dilations) != (1, 1)
+            or not isinstance(weight, BlockArgument) or weight.block is not block):
+        return
+    value = fused.operands[weight.index]
+    const = value.owner
+    shape = value.type.get_shape()
+    if (not isinstance(const, graph.ConstantOp) or len(shape) != 4 or tuple(shape[2:]) != (3, 3)
+            or min(shape[:2]) < MIN_CHANNELS or not isinstance(value.type.get_element_type(), AnyFloat)):
+        return
+    if const not in folded:
+        u = transformed(dense_to_array(const.value))
+        folded[const] = graph.ConstantOp(array_to_dense(u, TensorType(value.type.get_element_type(), u.shape)))
+        folded[const].result.name_hint = f"{value.name_hint or 'w'}_winograd"
+        Rewriter.insert_op(folded[const], InsertPoint.after(const))
+    u_value = folded[const].result
+    fused.operands = [*fused.operands, u_value]
+    arg = block.insert_arg(u_value.type, len(block.args))
+    conv.attributes[FOLDED_ATTR] = IntegerAttr(arg.index, i64)
+
+
 def _weights(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """`U[(i, o), (c, kw)] = (G g)_i` for `g = w[o, c, :, kw]`, once per call."""
+    """`U[i, o, (c, kw)] = (G g)_i` for `g = w[o, c, :, kw]`: the group's argument when
+    folded (`fold_weights`), else made once per call."""
     from nimble.lowering.window_rules import dram_buffer
+
+    if FOLDED_ATTR in op.attributes:
+        return kb.buffers[kb.block.args[op.attributes[FOLDED_ATTR].value.data]]
 
     o_, c_, _kh, _kw = kb.dims(op.weight)
     t = op.result.type.get_element_type()
@@ -103,7 +170,7 @@ def _weights(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
 
 def _inputs(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """The panel's `V[(i, c, kw), column] = (B^T d)_i` for `d` the four input rows of the
+    """The panel's `V[i, (c, kw), column] = (B^T d)_i` for `d` the four input rows of the
     column's pair at its tap kw (zeros outside the input)."""
     from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer, inside_range, panel_rows
 
@@ -163,7 +230,7 @@ def _storer(kb: KernelBuilder, v: SSAValue, k: Dim, dest: Dim):
 
 
 def _products(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """The panel's `M[(i, o), column]`: four matrix products over (c, kw), which
+    """The panel's `M[i, o, column]`: four matrix products over (c, kw), which
     `schedule-loops` tiles like a conv's im2col product (V read in place)."""
     from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer
 

@@ -85,3 +85,48 @@ def test_run_time_choice_builds_both_forms():
     assert winograd_panel in large and im2col_panel not in large
     assert winograd_panel not in small and im2col_panel in small
     assert 8 * 8 < winograd.MIN_PIXELS <= 32 * 32
+
+
+def _constant_weight_conv(w: np.ndarray, size: int | str) -> str:
+    cout, cin = w.shape[:2]
+    hexed = "0x" + w.astype("<f4").tobytes().hex().upper()
+    m = f"1x{cin}x{size}x{size}xf32"
+    o = f"1x{cout}x{size}x{size}xf32"
+    return f"""func.func @main(%x: tensor<{m}>) -> tensor<{o}> {{
+  %w = graph.constant dense<"{hexed}"> : tensor<{cout}x{cin}x3x3xf32>
+  %y = graph.conv2d %x, %w {{strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>}} : (tensor<{m}>, tensor<{cout}x{cin}x3x3xf32>) -> tensor<{o}>
+  %z = graph.relu %y : tensor<{o}> -> tensor<{o}>
+  func.return %z : tensor<{o}>
+}}"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_constant_weights_are_transformed_once(threads, rng):
+    """A constant weight's transform U is made at compile time and passed to the kernel
+    (no per-call transform: maps from MIN_PIXELS_FOLDED pixels take the Winograd form);
+    it equals the per-call one bit for bit."""
+    w = (rng.standard_normal((40, 32, 3, 3)) / np.sqrt(288)).astype(np.float32)
+    static = _constant_weight_conv(w, 14)
+    module = nimble.parse(static)
+    from xdsl.passes import PassPipeline
+
+    from nimble.registry import all_passes, make_context
+
+    PassPipeline.parse_spec(all_passes(), "fuse-ops,lower-graph-to-loops").apply(make_context(), module)
+    text = str(module)
+    assert "(tensor<1x32x14x14xf32>, tensor<40x32x3x3xf32>, tensor<4x40x96xf32>)" in text
+    assert "loop.alloc dram : memref<4x40x96xf32>" not in text and "memref<4x96x64xf32>" in text
+    assert winograd.MIN_PIXELS_FOLDED <= 14 * 14 < winograd.MIN_PIXELS
+    folded, dynamic = nimble.compile(static, threads=threads), nimble.compile(_constant_weight_conv(w, "?"), threads=threads)
+    for size in (14, 24, 31):
+        x = rng.standard_normal((1, 32, size, size)).astype(np.float32)
+        want = nimble.interpret(nimble.parse(_constant_weight_conv(w, "?")), x)[0]
+        got = dynamic(x)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        if size == 14:
+            np.testing.assert_allclose(folded(x), want, rtol=1e-4, atol=1e-5)
+    # The same conv with its weight an argument makes U per call: the same numbers.
+    per_call = nimble.compile(_conv(32, 40, (1, 1, 1, 1), "1x{}x?x?xf32", "1x{}x?x?xf32"), threads=threads)
+    x = rng.standard_normal((1, 32, 24, 24)).astype(np.float32)
+    zero = np.zeros((1, 40, 24, 24), np.float32)
+    np.testing.assert_array_equal(dynamic(x), per_call(x, w, np.zeros(40, np.float32), zero))

@@ -152,3 +152,25 @@ func.func @narrow(%x: tensor<1x16x32x32xf32>, %w: tensor<32x16x3x3xf32>) -> tens
   %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x32x32xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x32x32xf32>
   func.return %y : tensor<1x32x32x32xf32>
 }
+
+// -----
+
+// A constant weight's transform is made at compile time: a new constant the group takes
+// as one more input, named on the conv; the kernel reads it (no transform per call), so
+// maps from 196 pixels take the Winograd form.
+
+// CHECK-LABEL: func.func @folded
+// CHECK: %[[W:[A-Za-z0-9_$.-]+]] = graph.constant dense<1.000000e+00> : tensor<32x32x3x3xf32>
+// CHECK-NEXT: %[[U:[A-Za-z0-9_$.-]+]] = graph.constant dense<"0x{{[0-9A-F]+}}"> : tensor<4x32x96xf32>
+// CHECK-NEXT: graph.fused (%{{.*}} = %{{.*}}, %{{.*}} = %[[W]], %{{.*}} = %[[U]])
+// CHECK-NEXT: graph.conv2d %{{.*}}, %{{.*}} {nimble.winograd_weights = 2 : i64,
+// CHECK-LABEL: func.func @folded_conv2d_0
+// CHECK-SAME: %[[UK:[A-Za-z0-9_$.-]+]]: memref<4x32x96xf32>
+// CHECK-NOT: loop.alloc dram : memref<4x32x96xf32>
+// CHECK: loop.alloc dram : memref<4x96x64xf32>
+// CHECK: memref.load %[[UK]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x32x96xf32>
+func.func @folded(%x: tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x32x3x3xf32>
+  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x14x14xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x14x14xf32>
+  func.return %y : tensor<1x32x14x14xf32>
+}
