@@ -371,14 +371,15 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
     if op.groups.value.data == 1 and op.weight in kb.buffers:
         # im2col: a staged patch buffer, then a matrix product over (c, kh, kw), which
         # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
+        in_panel = _panel_of(kb, op, idx)
+        if in_panel and kb.panel.pairs:  # a panel of pairs of rows: the Winograd form
+            return winograd.conv2d(kb, op, idx)
         n, o, oh, ow = idx
         weights = kb.collapsed(op.weight, [[0], [1, 2, 3]])
         _o, c_, kh_, kw_ = kb.dims(op.weight)
         ckk = kb.imul(c_, kb.imul(kh_, kw_))
         t = op.result.type.get_element_type()
-        if _panel_of(kb, op, idx) and kb.panel.pairs:
-            return winograd.conv2d(kb, op, idx)
-        if _panel_of(kb, op, idx):
+        if in_panel:
             col = kb.staged(("im2col", op), lambda: _im2col_panel(kb, op), per_panel=True)
             column = kb.pixels.column
             patch = lambda k: kb.load_buffer(col, [k, column])  # noqa: E731

@@ -489,10 +489,11 @@ class ScheduleLoopsPass(ModulePass):
             strategy, packs = _first(unpacked, kernel, outer, inner, remainder), None
             # Rows split between chunks only when they are the kernel's: a product into a
             # panel's own buffer (a Winograd conv's, lowering/winograd.py), read whole by
-            # the nest after it, is the chunk's entire panel.
-            parallel = self.parallel and not _writes_staged(outer or inner, panels)
-            if parallel:
-                panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN))
+            # the nest after it, is the chunk's entire panel (split by panels only).
+            rows = not _writes_staged(outer or inner, panels)
+            parallel = self.parallel and rows
+            if self.parallel:
+                panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN if rows else 0))
             if remainder == "auto" and strategy is not None:  # a panel's pixels left by whole
                 strategy = replace(strategy, masks=True)  # vectors: masked where not dot products
         if packs and _row_lanes_work(kernel, inner, lanes):
