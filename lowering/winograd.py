@@ -21,7 +21,8 @@ stages `V[i, (c, kw), column]` (`PANEL_PIXELS` columns: read in place by the reg
 tile, like im2col rows), the four products stage `M[i, o, column]`, and the output nest
 (per channel, pair, row of the pair, column) combines its pixel's `M` values.
 `U[i, o, (c, kw)]` is made once per call, before the panels (the kernel is then
-cooperative: its chunks share U).
+cooperative: its chunks share U), or, for a constant weight, once when compiling
+(`fold_weights`: an imported model's weights).
 
 Measured against the im2col form in one process (conv + bias + relu, `?` height and
 width, min ms), 1 thread: 64 channels 56 x 56 0.773 vs 1.022 (PyTorch 1.067), 128 at
@@ -87,7 +88,8 @@ def wanted(kb: KernelBuilder, op: Operation) -> bool | SSAValue:
     pixels = kb.imul(oh_, ow_) if isinstance(oh_, int) and isinstance(ow_, int) else None
     if pixels is None:
         pixels = kb.entry.insert(arith.MuliOp(kb.index(oh_), kb.index(ow_))).result
-    tests = [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (pixels, MIN_PIXELS_FOLDED if FOLDED_ATTR in op.attributes else MIN_PIXELS)]
+    least_pixels = MIN_PIXELS_FOLDED if FOLDED_ATTR in op.attributes else MIN_PIXELS
+    tests = [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (pixels, least_pixels)]
     if any(isinstance(size, int) and size < least for size, least in tests):
         return False
     flag: SSAValue | None = None
@@ -110,10 +112,12 @@ def transformed(w: np.ndarray) -> np.ndarray:
 
 
 def fold_weights(fused: graph.FusedOp, folded: dict[graph.ConstantOp, graph.ConstantOp]) -> None:
-    """Pass `fused` the transform U of each constant 3 x 3 weight its one conv could take
-    the Winograd form with (one group, stride and dilation 1, `MIN_CHANNELS` channels),
-    made once here (one per constant, in `folded`) instead of once per call: a new
-    argument of the group, named on the conv by `FOLDED_ATTR`."""
+    """Pass `fused` the transform U of the constant 3 x 3 weight of its one conv when the
+    conv could take the Winograd form (one group, stride and dilation 1, `MIN_CHANNELS`
+    channels, `MIN_PIXELS_FOLDED` output pixels or a size known only at run time), made
+    once here (one per constant, in `folded`) instead of once per call: a new argument
+    of the group, named on the conv by `FOLDED_ATTR`. (U is 4/3 the weight's size; the
+    weight stays, for the im2col form.)"""
     block = fused.body.block
     convs = [op for op in block.ops if isinstance(op, graph.Conv2dOp)]
     if len(convs) != 1:
@@ -121,8 +125,10 @@ def fold_weights(fused: graph.FusedOp, folded: dict[graph.ConstantOp, graph.Cons
     (conv,) = convs
     strides, _pads, dilations = conv.window()
     weight = conv.weight
+    oh, ow = conv.result.type.get_shape()[2:]
     if (conv.groups.value.data != 1 or tuple(strides) != (1, 1) or tuple(dilations) != (1, 1)
-            or not isinstance(weight, BlockArgument) or weight.block is not block):
+            or not isinstance(weight, BlockArgument) or weight.block is not block
+            or (oh >= 0 and ow >= 0 and oh * ow < MIN_PIXELS_FOLDED)):  # (known, and too few pixels)
         return
     value = fused.operands[weight.index]
     const = value.owner

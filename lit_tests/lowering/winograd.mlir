@@ -174,3 +174,16 @@ func.func @folded(%x: tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32> {
   %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x14x14xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x14x14xf32>
   func.return %y : tensor<1x32x14x14xf32>
 }
+
+// A map known to have fewer pixels keeps its weight as it is.
+
+// CHECK-LABEL: func.func @few_pixels
+// CHECK-NOT: tensor<4x32x96xf32>
+// CHECK: graph.fused
+// CHECK-NOT: tensor<4x32x96xf32>
+// CHECK: func.return
+func.func @few_pixels(%x: tensor<1x32x13x15xf32>) -> tensor<1x32x13x15xf32> {
+  %w = graph.constant dense<1.0> : tensor<32x32x3x3xf32>
+  %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x13x15xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x13x15xf32>
+  func.return %y : tensor<1x32x13x15xf32>
+}
