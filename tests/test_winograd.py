@@ -130,3 +130,29 @@ def test_constant_weights_are_transformed_once(threads, rng):
     x = rng.standard_normal((1, 32, 24, 24)).astype(np.float32)
     zero = np.zeros((1, 40, 24, 24), np.float32)
     np.testing.assert_array_equal(dynamic(x), per_call(x, w, np.zeros(40, np.float32), zero))
+
+
+def test_folded_weights_survive_saving_and_loading(rng, tmp_path):
+    """The folded U is one more constant of the saved module; a loaded module runs the
+    same kernels on it."""
+    w = (rng.standard_normal((32, 32, 3, 3)) / np.sqrt(288)).astype(np.float32)
+    text = _constant_weight_conv(w, "?")
+    exe = nimble.compile(text)
+    exe.save(tmp_path / "conv.nbc")
+    again = nimble.load(tmp_path / "conv.nbc")
+    for size in (12, 25):  # (the im2col form, then the Winograd form)
+        x = rng.standard_normal((1, 32, size, size)).astype(np.float32)
+        np.testing.assert_array_equal(again(x), exe(x))
+        np.testing.assert_allclose(again(x), nimble.interpret(nimble.parse(text), x)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_device_groups_keep_their_weights(rng):
+    """On the OpenCL target the conv's group runs on the device, whose kernels have no
+    Winograd form: its weight is not folded, and the result is the reference's."""
+    w = (rng.standard_normal((32, 32, 3, 3)) / np.sqrt(288)).astype(np.float32)
+    text = _constant_weight_conv(w, "?")
+    exe = nimble.compile(text, target="opencl")
+    assert all(k.device == "opencl" for k in exe.program.kernels)
+    assert "tensor<4x32x96xf32>" not in str(exe.module)
+    x = rng.standard_normal((1, 32, 24, 24)).astype(np.float32)
+    np.testing.assert_allclose(exe(x), nimble.interpret(nimble.parse(text), x)[0], rtol=1e-4, atol=1e-5)
