@@ -124,6 +124,15 @@ def _kernel_text(kernel: func.FuncOp) -> str:
         kernel.sym_name = name
 
 
+def _insert_kernel(kernel: func.FuncOp, where: str, anchor: Operation) -> func.FuncOp:
+    """Mark `kernel` a kernel (for `where`) and put it after `anchor`; the new anchor."""
+    kernel.attributes[loop.KERNEL_MARK] = StringAttr(kernel.sym_name.data)
+    if where != "cpu":
+        kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
+    Rewriter.insert_op(kernel, InsertPoint.after(anchor))
+    return kernel
+
+
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
                    built: dict[tuple[str, bool, str], tuple[str, str | None]],
                    folded: dict[ConstantOp, ConstantOp]) -> None:
@@ -154,12 +163,8 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
             if variant_name is not None:
                 group.attributes[VARIANT_ATTR] = SymbolRefAttr(variant_name)
             continue
-        kernel.attributes[loop.KERNEL_MARK] = StringAttr(name)
-        Rewriter.insert_op(kernel, InsertPoint.after(anchor))
-        anchor = kernel
+        anchor = _insert_kernel(kernel, where, anchor)
         group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
-        if where != "cpu":
-            kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
         variant_name = None
         if wants_variant:
             # Shape-specialised variant: `?` dims never stretched, so every access is
@@ -169,12 +174,8 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
             # chosen at run time when it holds.
             variant_name = f"{name}_ns"
             variant = KernelBuilder(group, variant_name, no_stretch=True, **options).build()
-            variant.attributes[loop.KERNEL_MARK] = StringAttr(variant_name)
             variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
-            if where != "cpu":
-                variant.attributes[loop.DEVICE_MARK] = StringAttr(where)
-            Rewriter.insert_op(variant, InsertPoint.after(anchor))
-            anchor = variant
+            anchor = _insert_kernel(variant, where, anchor)
             group.attributes[VARIANT_ATTR] = SymbolRefAttr(variant_name)
         built[key] = (name, variant_name)
 

@@ -474,10 +474,8 @@ class KernelBuilder:
         """`then` if `flag` (known now or at run time), else `otherwise`."""
         if isinstance(flag, bool):
             return then if flag else otherwise
-        selected: list[SSAValue] = []
-        self._in_block(self.prologue, lambda: selected.append(self.emit(arith.SelectOp(
-            flag, self.index(then), self.index(otherwise)))))
-        return selected[0]
+        then, otherwise = self.index(then), self.index(otherwise)
+        return self.entry.insert(arith.SelectOp(flag, then, otherwise)).result
 
     def _pair_panel_nest(self, dims: list[Dim], members: list[int], batch: Dim) -> None:
         """`_panel_nest` over the pair-flattened map (`winograd`): a panel is

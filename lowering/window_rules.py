@@ -24,7 +24,6 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, IndexType, Integer
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nimble.dialects import graph, loop
-from nimble.lowering import winograd
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
 from nimble.lowering.scalar import const, convert
 
@@ -373,6 +372,8 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
         # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
         in_panel = _panel_of(kb, op, idx)
         if in_panel and kb.panel.pairs:  # a panel of pairs of rows: the Winograd form
+            from nimble.lowering import winograd  # (which builds on this module's helpers)
+
             return winograd.conv2d(kb, op, idx)
         n, o, oh, ow = idx
         weights = kb.collapsed(op.weight, [[0], [1, 2, 3]])

@@ -44,6 +44,7 @@ from nimble.dialects import graph
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
 from nimble.lowering.scalar import const
+from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer, inside_range, panel_rows
 
 MIN_CHANNELS = 32
 """Input and output channels from which a conv takes the Winograd form (fewer: the
@@ -150,8 +151,6 @@ def fold_weights(fused: graph.FusedOp, folded: dict[graph.ConstantOp, graph.Cons
 def _weights(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     """`U[i, o, (c, kw)] = (G g)_i` for `g = w[o, c, :, kw]`: the group's argument when
     folded (`fold_weights`), else made once per call."""
-    from nimble.lowering.window_rules import dram_buffer
-
     if FOLDED_ATTR in op.attributes:
         return kb.buffers[kb.block.args[op.attributes[FOLDED_ATTR].value.data]]
 
@@ -178,8 +177,6 @@ def _weights(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 def _inputs(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     """The panel's `V[i, (c, kw), column] = (B^T d)_i` for `d` the four input rows of the
     column's pair at its tap kw (zeros outside the input)."""
-    from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer, inside_range, panel_rows
-
     panel = kb.panel
     _n, c_, h_, w_ = kb.dims(op.input)
     ow_ = kb.dims(op.result)[3]
@@ -238,8 +235,6 @@ def _storer(kb: KernelBuilder, v: SSAValue, k: Dim, dest: Dim):
 def _products(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     """The panel's `M[i, o, column]`: four matrix products over (c, kw), which
     `schedule-loops` tiles like a conv's im2col product (V read in place)."""
-    from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer
-
     o_, c_, _kh, _kw = kb.dims(op.weight)
     t = op.result.type.get_element_type()
     u = kb.staged(("winograd_weights", op), lambda: _weights(kb, op))
