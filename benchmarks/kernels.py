@@ -3,7 +3,8 @@
     python benchmarks/kernels.py [--threads 1|2] [--quick] [--remainder auto|peeled|masked|all]
 
 Prints, per workload: Nimble's time, the reference's, the ratio (>1: Nimble faster),
-GFLOP/s, and the compile time of the kernel. BLAS threads are pinned to `--threads`
+GFLOP/s, and the compile time: the passes (`nimble.compile`) and the JIT of the kernels
+the calls launched (each compiled on its first launch), with their number. BLAS threads are pinned to `--threads`
 before numpy loads, so both sides use the same number of cores.
 """
 
@@ -50,10 +51,11 @@ def interleaved(fns: dict[str, object], repeat: int = 9, turn: int = 3) -> dict[
     return best
 
 
-def report(name: str, flops: float, nimble_s: float, refs: dict[str, float], compile_s: float) -> None:
+def report(name: str, flops: float, nimble_s: float, refs: dict[str, float], compile_s: float,
+           exe: nimble.Executable) -> None:
     ratios = "  ".join(f"{k} {v * 1e3:8.3f} ms (x{v / nimble_s:5.2f})" for k, v in refs.items())
     print(f"{name:34s} nimble {nimble_s * 1e3:8.3f} ms {flops / nimble_s / 1e9:7.1f} GF/s  {ratios}  "
-          f"compile {compile_s:.2f} s", flush=True)
+          f"compile {compile_s:.2f} s + JIT {exe.seconds_jit:.2f} s ({len(exe.code.compiled)} kernels)", flush=True)
 
 
 def gemm(m: int, k: int, n: int) -> None:
@@ -73,7 +75,7 @@ def gemm(m: int, k: int, n: int) -> None:
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         fns["torch"] = lambda: ta @ tb
     times = interleaved(fns)
-    report(f"gemm {m}x{k}x{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s)
+    report(f"gemm {m}x{k}x{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s, exe)
 
 
 DENSE_LAYERS = [(32, 256, 1024), (128, 256, 768), (128, 256, 1024), (128, 1024, 256), (128, 768, 3072),
@@ -104,7 +106,7 @@ def dense(m: int, k: int, n: int) -> None:
         tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b)
         fns["torch"] = lambda: torch.nn.functional.linear(tx, tw, tb)
     times = interleaved(fns)
-    report(f"dense {m}x{k}->{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s)
+    report(f"dense {m}x{k}->{n}", 2.0 * m * k * n, times.pop("nimble"), times, compile_s, exe)
 
 
 def lstm_cell(hidden: int) -> None:
@@ -157,7 +159,7 @@ def lstm_cell(hidden: int) -> None:
 
         fns["torch"] = torch_cell
     times = interleaved(fns, 21)
-    report(f"lstm cell hidden {hidden} batch 1", 2.0 * 2 * 4 * hidden * hidden, times.pop("nimble"), times, compile_s)
+    report(f"lstm cell hidden {hidden} batch 1", 2.0 * 2 * 4 * hidden * hidden, times.pop("nimble"), times, compile_s, exe)
 
 
 # ResNet-18's convolutions at batch 1, 224 x 224: (in, out, kernel, stride, input size).
@@ -197,7 +199,7 @@ def conv(cin: int, cout: int, kernel: int, stride: int, size: int) -> None:
     flops = 2.0 * cout * cin * kernel * kernel * out * out
     times = interleaved(fns)
     name = f"conv{kernel}x{kernel}/{stride} {cin}->{cout} {size}x{size}"
-    report(name, flops, times.pop("nimble"), times, compile_s)
+    report(name, flops, times.pop("nimble"), times, compile_s, exe)
 
 
 def main() -> None:

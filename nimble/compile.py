@@ -12,13 +12,11 @@ a loop lowering run on the host by their reference semantics (a CPU fallback, li
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -31,11 +29,15 @@ from nimble.dialects.graph.types import numpy_dtype
 from nimble.passes.schedule_loops import REMAINDERS
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
+from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.vm import VirtualMachine, VMError
+
+if TYPE_CHECKING:
+    from nimble.runtime.llvm_jit import KernelCode
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "matmul-to-dense", "fuse-ops"],
@@ -92,23 +94,21 @@ def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] 
 class CompileStats:
     kernels: int
     seconds_passes: float
-    seconds_llvm: float
 
 
 class Executable:
     """A compiled model: call it on numpy arrays (`exe(a, b)`, any sizes for `?` dims),
     save it as one bytecode file (`exe.save(path)`, `nimble.load(path)`)."""
 
-    def __init__(self, program: Program, jit: Any, entry: str, stats: CompileStats | None = None,
+    def __init__(self, program: Program, code: KernelCode, entry: str, stats: CompileStats | None = None,
                  threads: int | None = None, base_dir: str = ".", opencl_device: str | None = None):
         self.program = program
-        self.jit = jit
+        self.code = code
         self.module: ModuleOp | None = None  # the compiled module, when compiled in this process
         self.entry = entry
         self.stats = stats
         self.opencl = _opencl_module(program, opencl_device)
-        self.vm = VirtualMachine(program, jit.addresses, threads, base_dir, keep_alive=jit, opencl=self.opencl,
-                                 opencl_device=opencl_device)
+        self.vm = VirtualMachine(program, code, threads, base_dir, opencl=self.opencl, opencl_device=opencl_device)
         self.signatures = self.vm.signatures
         if entry not in self.vm.index:
             raise ValueError(f"the module has no function @{entry}")
@@ -116,22 +116,25 @@ class Executable:
     @classmethod
     def from_program(cls, program: Program, module: ModuleOp, entry: str | None = None, threads: int | None = None,
                      base_dir: str = ".", opencl_device: str | None = None) -> Executable:
-        """JIT-compile the CPU kernels of `module` that `program` uses (and build its
-        OpenCL kernels); the executable."""
+        """The executable of `program`: its CPU kernels (those of `module` that it launches)
+        JIT-compiled each when first launched; its OpenCL kernels built now."""
         from nimble.lowering.loops_to_llvm import lower_kernels
-        from nimble.runtime.llvm_jit import JitModule
+        from nimble.runtime.llvm_jit import KernelCode
 
-        t0 = time.perf_counter()
         used = {k.name for k in program.kernels if k.device == "cpu"}
-        kernels = [f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used]
-        jit = JitModule.compile(lower_kernels(ModuleOp(kernels))) if kernels else _NoKernels()
+        code = KernelCode([f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used], lower_kernels)
         names = [f.name for f in program.functions]
         if entry is None:
             entry = "main" if "main" in names or len(names) != 1 else names[0]
-        exe = cls(program, jit, entry, CompileStats(len(program.kernels), 0.0, time.perf_counter() - t0), threads,
-                  base_dir, opencl_device)
+        exe = cls(program, code, entry, CompileStats(len(program.kernels), 0.0), threads, base_dir, opencl_device)
         exe.module = module
         return exe
+
+    @property
+    def seconds_jit(self) -> float:
+        """Time spent so far JIT-compiling this executable's kernels (each on its first
+        launch)."""
+        return self.code.seconds
 
     @property
     def kernel_names(self) -> list[str]:
@@ -170,8 +173,14 @@ class Executable:
         return results[0] if len(results) == 1 else tuple(results)
 
     def to_bytes(self) -> bytes:
-        if not self.program.object_code and self.program.kernels:
-            self.program.object_code = self.jit.object_code()
+        """The bytecode file's bytes, with every CPU kernel's object code (those not yet
+        launched compiled now)."""
+        objects = self.code.objects()
+        self.program.object_code = [data for _names, data in objects]
+        holder = {name: i for i, (names, _data) in enumerate(objects) for name in names}
+        for k in self.program.kernels:
+            if k.device == "cpu":
+                k.code = holder[k.name]
         return encode(self.program)
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -184,7 +193,7 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
          opencl_device: str | None = None) -> Executable:
     """An executable from a bytecode file written by `Executable.save` or `nimble-compile`.
     The whole file is validated first (`BytecodeError` if it is malformed)."""
-    from nimble.runtime.llvm_jit import JitModule
+    from nimble.runtime.llvm_jit import KernelCode
 
     if isinstance(path_or_bytes, bytes):
         data = path_or_bytes
@@ -192,20 +201,19 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
         with open(path_or_bytes, "rb") as f:
             data = f.read()
     program = decode(data)
-    names = [k.name for k in program.kernels if k.device == "cpu"]
-    if names:
-        if not program.object_code.startswith(b"\x7fELF"):
-            raise BytecodeError("the kernels section does not hold ELF object code")
-        try:
-            jit = JitModule.from_object(program.object_code, names)
-        except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
-            raise BytecodeError(f"the kernels' object code does not load: {e}") from None
-    else:
-        jit = _NoKernels()
+    objects = [([k.name for k in program.kernels if k.device == "cpu" and k.code == i], blob)
+               for i, blob in enumerate(program.object_code)]
+    for i, (_names, blob) in enumerate(objects):
+        if not blob.startswith(b"\x7fELF"):
+            raise BytecodeError(f"object {i} of the kernels section does not hold ELF object code")
+    try:
+        code = KernelCode.from_objects([o for o in objects if o[0]])
+    except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
+        raise BytecodeError(f"the kernels' object code does not load: {e}") from None
     functions = [f.name for f in program.functions]
     if entry not in functions and len(functions) == 1:
         entry = functions[0]
-    return Executable(program, jit, entry, None, threads, opencl_device=opencl_device)
+    return Executable(program, code, entry, None, threads, opencl_device=opencl_device)
 
 
 def _opencl_module(program: Program, device: str | None) -> Any:
@@ -220,33 +228,6 @@ def _opencl_module(program: Program, device: str | None) -> Any:
         raise
     except Exception as e:  # noqa: BLE001 (a damaged kernels text fails to parse in many ways)
         raise BytecodeError(f"device kernels: {type(e).__name__}: {e}") from None
-
-
-class _NoKernels:
-    addresses: dict[str, int] = {}
-
-    def object_code(self) -> bytes:
-        return b""
-
-
-COMPILE_GC_THRESHOLD = 10_000
-"""Allocations between the collector's young-generation passes while compiling (Python's
-default is 700). Compiling builds and drops IR by the hundred thousand ops, each pass
-of the collector walking the young objects and every tenth the older ones: BERT 4 x 256
-took 14.5-15.7 s with the default, 11.1-11.8 s at 10,000 (the process's peak memory
-+16 MB), 11.1-11.9 s at 20,000 (+130 MB) and 9.1 s with no collection at all (+210
-MB, and a 2.5 s collection after it)."""
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Run the garbage collector's young generation less often (`COMPILE_GC_THRESHOLD`)."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], COMPILE_GC_THRESHOLD), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,

@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         on_device = sum(k.device == "opencl" for k in exe.program.kernels)
         what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
     warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
-    print(f"{what} in {t_compile:.2f} s; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
+    jit = "" if bytecode else f" ({len(exe.code.compiled)} launched, JIT-compiled at first launch in {exe.seconds_jit:.2f} s)"
+    print(f"{what} in {t_compile:.2f} s{jit}; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
           f"host fallbacks: {len(exe.fallbacks)}")
     if profile is not None:
         print(exe.vm.profile_report(profile, sum(times)))

@@ -28,7 +28,7 @@ from nimble.dialects.graph.adt import AdtOp
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -68,6 +68,7 @@ class Kernel:
     The VM checks it against the group's types: the shapes a launch is checked with are
     the shapes the machine code was compiled for."""
     device: str = "cpu"  # `cpu`: in the object code; otherwise in `Program.device_kernels`
+    code: int = 0  # a CPU kernel's object in `Program.object_code`
 
 
 def kernel_abi(kernel: func.FuncOp) -> list[tuple[str, tuple[int, ...]] | None]:
@@ -85,7 +86,8 @@ class Program:
     host_text: str  # an MLIR module holding the host functions
     constructors: list[tuple[str, int]]  # (name, tag within its ADT)
     strings: list[str] = field(default_factory=list)  # fatal messages
-    object_code: bytes = b""
+    object_code: list[bytes] = field(default_factory=list)
+    """ELF objects holding the CPU kernels (each kernel names its own: `Kernel.code`)."""
     producer: str = ""
     device_kernels: str = ""
     """An MLIR module of the loop-level kernels of other devices (OpenCL), from which
@@ -336,12 +338,14 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
         ctors.raw(_strings([name])[4:])
         ctors.put("I", tag)
     kernels = _Writer()
-    kernels.put("Q", len(p.object_code))
-    kernels.raw(p.object_code)
+    kernels.put("I", len(p.object_code))
+    for blob in p.object_code:
+        kernels.put("Q", len(blob))
+        kernels.raw(blob)
     kernels.put("I", len(p.kernels))
     for k in p.kernels:
         kernels.raw(_strings([k.name])[4:])
-        kernels.put("IBBHQ", k.group, k.parallel, k.variant, vm.VM_DEVICES.index(k.device), k.work)
+        kernels.put("IBBHQI", k.group, k.parallel, k.variant, vm.VM_DEVICES.index(k.device), k.work, k.code)
         kernels.put("H", len(k.abi))
         for arg in k.abi:
             if arg is None:
@@ -502,13 +506,15 @@ def decode(data: bytes) -> Program:
     if not host:
         raise BytecodeError("host functions section holds no module text")
     r = _Reader(s[S_KERNELS], "kernels")
-    object_code = r.raw(r.one("Q"))
+    object_code = [r.raw(r.one("Q")) for _ in range(r.count(8, "objects"))]
     kernels = []
-    for _ in range(r.count(24, "kernels")):
+    for _ in range(r.count(28, "kernels")):
         name = r.string()
-        group, parallel, variant, device_code, work = r.get("IBBHQ")
+        group, parallel, variant, device_code, work, held_in = r.get("IBBHQI")
         if device_code >= len(vm.VM_DEVICES):
             raise BytecodeError(f"kernel '{name}': unknown device code {device_code}")
+        if device_code == vm.VM_DEVICES.index("cpu") and held_in >= len(object_code):
+            raise BytecodeError(f"kernel '{name}': object {held_in} is not in the kernels section")
         abi: list[tuple[str, tuple[int, ...]] | None] = []
         for _ in range(r.one("H")):
             kind, code, rank = r.get("BBH")
@@ -518,7 +524,8 @@ def decode(data: bytes) -> Program:
             if kind != 1 or code >= len(vm.DTYPES) or rank > MAX_RANK:
                 raise BytecodeError(f"kernel '{name}': bad argument descriptor at byte {r.pos - 4}")
             abi.append((vm.DTYPES[code], tuple(r.get(f"{rank}q"))))
-        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi, vm.VM_DEVICES[device_code]))
+        kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi, vm.VM_DEVICES[device_code],
+                              held_in))
     device_kernels = r.string()
     r = _Reader(s[S_FUNCTIONS], "functions")
     functions = []

@@ -15,7 +15,7 @@ an error naming the op and the kernel, never an out-of-bounds access.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
@@ -107,10 +107,12 @@ class KernelEntry:
     tensor_class: type = np.ndarray
     """What a tensor argument of this kernel is (device kernels take device tensors)."""
 
-    def __init__(self, name: str, address: int, group: func.FuncOp, parallel: bool, variant: bool, work: int):
+    def __init__(self, name: str, address: int | Callable[[], int], group: func.FuncOp, parallel: bool,
+                 variant: bool, work: int):
         self.name = name
-        self.fn = KERNEL_FN(address) if address else None
-        self.address = ctypes.c_void_p(address)
+        self._resolve = address if callable(address) else None
+        """Where the address comes from when the kernel is compiled on its first launch."""
+        self._bind(0 if callable(address) else address)
         self.group = group
         self.parallel = parallel
         self.work = work
@@ -131,6 +133,10 @@ class KernelEntry:
         """The last checked launch, if it can take the fast path (CPU, arrays)."""
         self._fast_path = LAUNCH is not None and self.device == "cpu"
         self._statics = [i for i, k in enumerate(self.kinds) if k is not Arg.TENSOR]
+
+    def _bind(self, address: int) -> None:
+        self.fn = KERNEL_FN(address) if address else None
+        self.address = ctypes.c_void_p(address)
 
     def _abi(self) -> list[tuple[str, tuple[int, ...]] | None]:
         """The kernel arguments the group's types call for (compare `Kernel.abi`)."""
@@ -156,6 +162,9 @@ class KernelEntry:
             return found
         if len(args) + len(outputs) != self.arity:
             raise self._fail(f"takes {self.arity} arguments, got {len(args) + len(outputs)}")
+        if self._resolve is not None:  # the first launch: compile the kernel now
+            self._bind(self._resolve())
+            self._resolve = None
         shapes: dict[SSAValue, tuple[int, ...]] = {}
         scalars: dict[SSAValue, Any] = {}
         for i, (param, arg) in enumerate(zip(self.params, args)):

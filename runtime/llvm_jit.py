@@ -6,7 +6,8 @@ never overlap: the caller allocates every output) and each kernel body `alwaysin
 into its wrapper, optimises at O3 for the host CPU (name and features, e.g. AVX-512),
 generates object code once and JIT-loads it. `JitModule.object_code()` gives those bytes
 (a saved model holds the very code that ran); `JitModule.from_object(...)` loads them
-back without recompiling.
+back without recompiling. `KernelCode` holds a program's kernels: compiled one at a time
+when first launched, or loaded from a saved model's object code.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ import ctypes
 import ctypes.util
 import re
 import threading
+import time
+from collections.abc import Callable
 from functools import cache
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.lowering.llvm_extras  # noqa: F401  (casts xdsl's converter lacks)
 from nimble.runtime import sync
+from nimble.runtime.collector import fewer_collections
 
 _LOCK = threading.Lock()
 _LIBM = ("tanhf", "tanh", "erff", "erf")
@@ -162,3 +167,63 @@ class JitModule:
             engine.add_object_file(llvm.ObjectFileRef.from_data(data))
             engine.finalize_object()
             return cls(engine, data, names)
+
+
+class KernelCode:
+    """The machine code of a program's CPU kernels, by name. A compiled model's kernels
+    are JIT-compiled one at a time when first launched (`address`): a kernel no run
+    launches (the form of a conv for sizes it never sees, a variant whose condition
+    never holds) costs no LLVM time, and a kernel's first call waits for its own code
+    only. `objects()` compiles the rest for a saved model; a loaded one has every kernel
+    from its object code (`from_objects`)."""
+
+    def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp]):
+        self._pending = {k.sym_name.data: k for k in kernels}
+        self._lower = lower  # loop-level kernels -> the `llvm` dialect
+        self._modules: list[JitModule] = []
+        self._addresses: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.seconds = 0.0
+        """Time spent compiling kernels so far."""
+
+    @classmethod
+    def from_objects(cls, objects: list[tuple[list[str], bytes]]) -> KernelCode:
+        """Every kernel loaded from object code: (kernel names, ELF object) per object."""
+        code = cls([], lambda m: m)
+        for names, data in objects:
+            code._add(JitModule.from_object(data, names))
+        return code
+
+    @property
+    def compiled(self) -> list[str]:
+        """The kernels compiled (or loaded) so far."""
+        return sorted(self._addresses)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._addresses or name in self._pending
+
+    def address(self, name: str) -> int:
+        """Kernel `name`'s entry address, compiling it first if it is not yet."""
+        with self._lock:
+            if name not in self._addresses:
+                self._compile([name])
+            return self._addresses[name]
+
+    def objects(self) -> list[tuple[list[str], bytes]]:
+        """The object code of every kernel (the ones not yet compiled, compiled now as one
+        object), as (kernel names, ELF object) per object."""
+        with self._lock:
+            if self._pending:
+                self._compile(sorted(self._pending))
+            return [(list(m.addresses), m.object_code()) for m in self._modules]
+
+    def _compile(self, names: list[str]) -> None:
+        t0 = time.perf_counter()
+        kernels = [self._pending.pop(n) for n in names]
+        with fewer_collections():
+            self._add(JitModule.compile(self._lower(ModuleOp(kernels))))
+        self.seconds += time.perf_counter() - t0
+
+    def _add(self, module: JitModule) -> None:
+        self._modules.append(module)
+        self._addresses.update(module.addresses)

@@ -15,6 +15,7 @@ function and instruction.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import sys
@@ -166,12 +167,12 @@ def native_op(function: Any) -> tuple[str, Any, Any] | None:
 class VirtualMachine:
     """Runs the functions of one program."""
 
-    def __init__(self, program: Program, kernel_addresses: dict[str, int], threads: int | None = None,
-                 base_dir: str = ".", keep_alive: Any = None, opencl: Any = None, opencl_device: str | None = None):
+    def __init__(self, program: Program, code: Any, threads: int | None = None, base_dir: str = ".",
+                 opencl: Any = None, opencl_device: str | None = None):
 
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 500))
         self.program = program
-        self.keep_alive = keep_alive  # the machine code the kernel addresses point into
+        self.code = code  # the CPU kernels' machine code (`llvm_jit.KernelCode`), alive as long as the VM
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
@@ -190,7 +191,7 @@ class VirtualMachine:
         self.tags = {name: tag for name, tag in program.constructors}
         self.index = {f.name: i for i, f in enumerate(program.functions)}
         try:
-            self._load_host(program, base_dir, kernel_addresses)
+            self._load_host(program, base_dir, code)
         except BytecodeError:
             raise
         except Exception as e:  # noqa: BLE001 (whatever a malformed section makes fail)
@@ -214,7 +215,7 @@ class VirtualMachine:
             self.registers.append(registers)
             self.origins.append(origins)
 
-    def _load_host(self, program: Program, base_dir: str, kernel_addresses: dict[str, int]) -> None:
+    def _load_host(self, program: Program, base_dir: str, code: Any) -> None:
         """Parse the host functions (CPU fallbacks, kernel groups, signatures) and bind
         the kernels, checking each against its group."""
         from xdsl.dialects import func
@@ -250,12 +251,11 @@ class VirtualMachine:
                     raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
                 self.kernels.append(entry)
                 continue
-            address = kernel_addresses.get(k.name, 0)
-            if not address:
+            if k.name not in code:
                 raise BytecodeError(f"kernel '{k.name}' is not in the object code")
             group = self.host_functions[k.group]
             kind = RecurrenceEntry if holds_recurrence(group) else KernelEntry
-            entry = kind(k.name, address, group, k.parallel, k.variant, k.work)
+            entry = kind(k.name, functools.partial(code.address, k.name), group, k.parallel, k.variant, k.work)
             if entry.abi != k.abi:
                 raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
             self.kernels.append(entry)

@@ -84,6 +84,24 @@ def test_object_code_reloads_without_recompiling(rng, tmp_path):
     np.testing.assert_array_equal(again(*args), exe(*args))
 
 
+def test_kernels_compile_on_their_first_launch(rng, tmp_path):
+    """`nimble.compile` JIT-compiles no kernel; a call compiles the ones it launches (here
+    the no-stretch variant, the residual's rows equal to the product's), and a save
+    compiles the rest: the file holds the three objects, and its kernels run as they did."""
+    exe = nimble.compile(CELL)
+    assert exe.seconds_jit == 0.0
+    args = inputs(rng, 13)
+    first = exe(*args)
+    assert exe.seconds_jit > 0.0
+    assert exe.code.compiled == ["main_dense_0_ns", "main_softmax_0"]
+    exe.save(tmp_path / "cell.nbc")
+    again = nimble.load(tmp_path / "cell.nbc")
+    assert len(again.program.object_code) == 3  # one per launched kernel, one for the rest
+    np.testing.assert_array_equal(again(*args), first)
+    stretched = inputs(rng, 13, 1)  # the residual's one row stretched: the general kernel
+    np.testing.assert_array_equal(again(*stretched), exe(*stretched))
+
+
 def test_unknown_target_and_entry():
     with pytest.raises(ValueError, match="unknown target 'cuda'"):
         nimble.compile(CELL, target="cuda")

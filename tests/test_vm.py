@@ -616,6 +616,15 @@ def test_bad_indices_are_rejected_by_validation(lstm_bytes, tree_bytes):
     main.code[call] = (OPCODES["invoke"], (dsts, callee, args[:-1]))
     with pytest.raises(BytecodeError, match="takes 7 arguments, got 6"):
         decode(encode(program))
+    program = decode(lstm_bytes)
+    program.kernels[0].code = 1  # the file holds one object
+    with pytest.raises(BytecodeError, match=f"kernel '{program.kernels[0].name}': object 1 is not in the kernels"):
+        decode(encode(program))
+    program = decode(lstm_bytes)
+    program.object_code.append(b"not ELF")
+    program.kernels[0].code = 1
+    with pytest.raises(BytecodeError, match="object 1 of the kernels section does not hold ELF object code"):
+        nimble.load(encode(program))
 
 
 def test_fuzzed_modules_fail_cleanly(lstm_bytes):
@@ -625,8 +634,9 @@ def test_fuzzed_modules_fail_cleanly(lstm_bytes):
     rng = np.random.default_rng(1)
     data = lstm_bytes
     program = decode(data)
-    code_start = data.index(program.object_code) if program.object_code else len(data)
-    code_end = code_start + len(program.object_code)
+    (blob,) = program.object_code  # saved before running: one object
+    code_start = data.index(blob)
+    code_end = code_start + len(blob)
     outcomes = {"rejected": 0, "loaded": 0}
     args = [rng.standard_normal(s).astype(np.float32) for s in [(3, 2, 64), (2, 128), (2, 128), (512, 192), (512,)]]
     for trial in range(3000):
