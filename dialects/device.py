@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1
+from xdsl.dialects.builtin import I64, ArrayAttr, IndexType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -27,7 +27,6 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -154,37 +153,46 @@ class ViewOp(IRDLOperation):
 class LaunchOp(IRDLOperation):
     """Run kernel `@kernel` on `inputs`, writing `outputs` (allocated by the caller).
 
-    With `variant` and `specialize`, the variant kernel runs when `specialize` is true
-    (the shape-specialised kernel for calls where no `?` dim is broadcast).
+    With `variants` and as many `conditions`, the first variant whose condition is true
+    runs instead (kernels specialised for the shapes of a call: where no `?` dim is
+    broadcast, where a conv's sizes ask for its Winograd form).
 
-    Example: `device.launch @k(%x, %w) outs(%y) on "cpu" : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>`
+    Example: `device.launch @k(%x, %w) outs(%y) variants [@k_ns] if %c on "cpu" :
+    (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>`
     """
 
     name = "device.launch"
     kernel = prop_def(SymbolRefAttr)
-    variant = opt_prop_def(SymbolRefAttr)
+    variants = opt_prop_def(ArrayAttr[SymbolRefAttr])
     device = prop_def(StringAttr)
     inputs = var_operand_def()
     outputs = var_operand_def(TensorType)
-    specialize = opt_operand_def(i1)
+    conditions = var_operand_def(i1)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$kernel `(` $inputs `)` `outs` `(` $outputs `)` (`variant` $variant^ `if` $specialize)? "
+        "$kernel `(` $inputs `)` `outs` `(` $outputs `)` (`variants` $variants^ `if` $conditions)? "
         "`on` $device attr-dict `:` functional-type($inputs, $outputs)"
     )
 
     def __init__(self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], device: str = "cpu",
-                 variant: str | None = None, specialize: SSAValue | None = None):
+                 variants: Sequence[tuple[str, SSAValue]] = ()):
         properties: dict[str, Attribute] = {"kernel": SymbolRefAttr(kernel), "device": StringAttr(device)}
-        if variant is not None:
-            properties["variant"] = SymbolRefAttr(variant)
-        super().__init__(operands=[inputs, outputs, [] if specialize is None else [specialize]],
-                         properties=properties)
+        if variants:
+            properties["variants"] = ArrayAttr([SymbolRefAttr(name) for name, _ in variants])
+        super().__init__(operands=[inputs, outputs, [c for _, c in variants]], properties=properties)
+
+    @property
+    def choices(self) -> list[tuple[str, SSAValue]]:
+        """(variant kernel, its condition), in the order they are tried."""
+        names = [] if self.variants is None else [v.root_reference.data for v in self.variants.data]
+        return list(zip(names, self.conditions))
 
     def verify_(self) -> None:
         _check_device(self, self.device)
-        if (self.variant is None) != (self.specialize is None):
-            raise _error(self, "needs both a variant kernel and its 'if' condition, or neither")
+        count = 0 if self.variants is None else len(self.variants.data)
+        if count != len(self.conditions) or (self.variants is not None and not count):
+            raise _error(self, f"needs one 'if' condition per variant kernel: {count} variants, "
+                               f"{len(self.conditions)} conditions")
 
 
 @irdl_op_definition

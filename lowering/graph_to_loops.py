@@ -2,11 +2,13 @@
 
 Each `graph.fused` op (and each fusable graph op outside a group, as a group of one)
 gets a kernel `func.func` in the module built by `KernelBuilder` (or the kernel of an
-earlier group it would duplicate), and records its name in its `kernel` attribute (plus, where `?` dims meet in numpy broadcasting along the
-last axis — the one kernels vectorise along — or in a group with several outputs, a
-variant assuming no `?` dim is stretched from 1, in `nimble.no_stretch_kernel`, which the host
-picks when the actual shapes allow); the host code keeps the group (its shapes, its place in the
-control flow) and later stages turn it into a kernel launch. A group with a member that
+earlier group it would duplicate), and records its name in its `kernel` attribute (plus,
+where `?` dims meet in numpy broadcasting along the last axis — the one kernels vectorise
+along — or in a group with several outputs, a variant assuming no `?` dim is stretched
+from 1, in `nimble.no_stretch_kernel`, which the host picks when the actual shapes allow;
+and where a conv's form depends on sizes known only at run time, its kernels in the
+Winograd form, in `nimble.winograd_kernel` and `nimble.winograd_no_stretch_kernel`); the host code keeps the group (its shapes,
+its place in the control flow) and later stages turn it into a kernel launch. A group with a member that
 has no loop lowering keeps no kernel and gets a `nimble.host` attribute saying why: it
 runs on the host through the reference semantics (a CPU fallback, reported by
 `nimble.compile`).
@@ -34,6 +36,13 @@ from nimble.passes.fuse_ops import outline
 
 KERNEL_ATTR = "kernel"
 VARIANT_ATTR = "nimble.no_stretch_kernel"
+WINOGRAD_ATTR = "nimble.winograd_kernel"
+WINOGRAD_VARIANT_ATTR = "nimble.winograd_no_stretch_kernel"
+"""On a group with a conv whose form sizes known only at run time decide
+(`winograd.wanted`): its kernel in the Winograd form, and the no-stretch variant's, where
+that form applies (a conv whose output is stretched by a broadcast after it takes it
+only in the no-stretch variant). The host launches them where `winograd.host_condition`
+holds (`manifest-alloc`); the group's other kernels compute the conv from im2col rows."""
 HOST_ATTR = "nimble.host"
 
 
@@ -133,8 +142,29 @@ def _insert_kernel(kernel: func.FuncOp, where: str, anchor: Operation) -> func.F
     return kernel
 
 
-def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
-                   built: dict[tuple[str, bool, str], tuple[str, str | None]],
+@dataclass(frozen=True)
+class _Kernels:
+    """The kernels built for a group (names; see the group attributes above)."""
+
+    kernel: str
+    variant: str | None = None
+    winograd: str | None = None
+    winograd_variant: str | None = None
+
+    def mark(self, group: FusedOp) -> None:
+        for attr, name in ((KERNEL_ATTR, self.kernel), (VARIANT_ATTR, self.variant), (WINOGRAD_ATTR, self.winograd),
+                           (WINOGRAD_VARIANT_ATTR, self.winograd_variant)):
+            if name is not None:
+                group.attributes[attr] = SymbolRefAttr(name)
+
+
+def _undecided(group: FusedOp) -> bool:
+    """Whether a conv of the group takes the Winograd form or not by sizes known only at
+    run time (`winograd.wanted`)."""
+    return any(winograd.shaped_for(op) and winograd.wanted(op) is None for op in group.body.block.ops)
+
+
+def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: dict[tuple[str, bool, str], _Kernels],
                    folded: dict[ConstantOp, ConstantOp]) -> None:
     """Build the kernels of `host`'s groups. A group whose kernel would be one already
     built (`built`: the same loop nest, placement and variants; an imported model's
@@ -155,29 +185,43 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str],
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
         wants_variant = _wants_variant(group)
-        key = (where, wants_variant, _kernel_text(kernel))
+        text = _kernel_text(kernel)
+        key = (where, wants_variant, text)
         if key in built:
             kernel.erase()
-            kernel_name, variant_name = built[key]
-            group.attributes[KERNEL_ATTR] = SymbolRefAttr(kernel_name)
-            if variant_name is not None:
-                group.attributes[VARIANT_ATTR] = SymbolRefAttr(variant_name)
+            built[key].mark(group)
             continue
         anchor = _insert_kernel(kernel, where, anchor)
-        group.attributes[KERNEL_ATTR] = SymbolRefAttr(name)
-        variant_name = None
-        if wants_variant:
-            # Shape-specialised variant: `?` dims never stretched, so every access is
-            # affine in the loop ivs (vectorisable; a product's rows in lanes), and
-            # outputs whose dims come out of different broadcasts share one loop nest
-            # (the LSTM cell's h and c would otherwise each recompute every gate);
-            # chosen at run time when it holds.
-            variant_name = f"{name}_ns"
-            variant = KernelBuilder(group, variant_name, no_stretch=True, **options).build()
-            variant.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
-            anchor = _insert_kernel(variant, where, anchor)
-            group.attributes[VARIANT_ATTR] = SymbolRefAttr(variant_name)
-        built[key] = (name, variant_name)
+
+        def place(suffix: str, unless: str | None = None, **form: bool) -> func.FuncOp | None:
+            """Build and place the group's kernel of this `form`, unless its text is
+            `unless` (the Winograd form does not apply there: the im2col kernel again)."""
+            nonlocal anchor
+            other = KernelBuilder(group, f"{name}{suffix}", **form, **options).build()
+            if form.get("no_stretch"):
+                other.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
+            if unless is not None and _kernel_text(other) == unless:
+                other.erase()
+                return None
+            anchor = _insert_kernel(other, where, anchor)
+            return other
+
+        def named(built_kernel: func.FuncOp | None) -> str | None:
+            return None if built_kernel is None else built_kernel.sym_name.data
+
+        # Shape-specialised variant: `?` dims never stretched, so every access is affine
+        # in the loop ivs (vectorisable; a product's rows in lanes), and outputs whose dims
+        # come out of different broadcasts share one loop nest (the LSTM cell's h and c
+        # would otherwise each recompute every gate); chosen at run time when it holds.
+        variant = place("_ns", no_stretch=True) if wants_variant else None
+        kernels = _Kernels(name, named(variant))
+        if where == "cpu" and _undecided(group):
+            general = place("_wg", unless=text, winograd=True)
+            special = None if variant is None else \
+                place("_wg_ns", unless=_kernel_text(variant), no_stretch=True, winograd=True)
+            kernels = _Kernels(name, named(variant), named(general), named(special))
+        built[key] = kernels
+        built[key].mark(group)
 
 
 @dataclass(frozen=True)
@@ -189,7 +233,7 @@ class LowerGraphToLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK not in f.attributes]
         taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
-        built: dict[tuple[str, bool, str], tuple[str, str | None]] = {}
+        built: dict[tuple[str, bool, str], _Kernels] = {}
         folded: dict[ConstantOp, ConstantOp] = {}
         for host in hosts:
             if host.body.blocks:

@@ -130,9 +130,12 @@ class KernelBuilder:
     """Turns one fused group into one kernel function (see the module docstring)."""
 
     def __init__(self, group: FusedOp, name: str, no_stretch: bool = False, pixel_panels: bool = False,
-                 device: bool = False):
+                 device: bool = False, winograd: bool = False):
         self.no_stretch = no_stretch
         """Assume no `?` dim is stretched by broadcasting (see `index_rules.broadcast_sites`)."""
+        self.winograd = winograd
+        """Compute a conv whose form sizes known only at run time decide (`winograd.wanted`)
+        in the Winograd form: the host launches this kernel when they ask for it."""
         self.pixel_panels = pixel_panels
         """Run nests over flattened pixels panel by panel, `PANEL_PIXELS` at a time, the
         panel loop outside the channels: a member may then stage a buffer per panel (a
@@ -165,8 +168,6 @@ class KernelBuilder:
         self.panel: Panel | None = None
         self._panel_staging: Block | None = None
         self._panel_nests = 0  # keys buffers staged per panel apart from one nest to the next
-        self.pairs_when: SSAValue | None = None
-        """The run-time flag choosing the Winograd form of a conv (`winograd`) when both are built."""
         self.b = Builder(InsertPoint.at_end(entry))
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.scalars: dict[SSAValue, SSAValue] = {}
@@ -366,12 +367,10 @@ class KernelBuilder:
             self.flatten = self._flatten_pixels(dims)
             order = self._loop_order(len(dims))
             if self.flatten and self.pixel_panels and order == list(range(len(dims))):
-                pairs = self._pairs_of(dims)
-                if pairs is not False:
-                    self.pairs_when = None if pairs is True else pairs
-                    self._pair_panel_nest(dims, members, self._when(pairs, dims[0], 0))
-                if pairs is not True:
-                    self._panel_nest(dims, members, self._when(pairs, 0, dims[0]))
+                if self._pairs_of(dims):
+                    self._pair_panel_nest(dims, members, dims[0])
+                else:
+                    self._panel_nest(dims, members, dims[0])
             else:
                 self._nest(dims, members, [], order)
             self.flatten = False
@@ -459,23 +458,20 @@ class KernelBuilder:
 
         self.foreach(batch, lambda n: self.foreach(columns, lambda start: panel(n, start), step=PANEL_PIXELS))
 
-    def _pairs_of(self, dims: list[Dim]) -> bool | SSAValue:
-        """Whether the nest's one conv takes the Winograd form (`winograd.wanted`: its
-        panels are then panels of pairs of rows), or the flag saying so at run time."""
+    def _pairs_of(self, dims: list[Dim]) -> bool:
+        """Whether the nest's one conv takes the Winograd form (`winograd.wanted`, or
+        `self.winograd` where run-time sizes decide): its panels are then panels of pairs
+        of rows."""
         from nimble.lowering import winograd
 
         convs = [op for op in self.block.ops if isinstance(op, Conv2dOp)]
         if len(convs) != 1 or \
                 not all(a is b or (isinstance(a, int) and a == b) for a, b in zip(self.dims(convs[0].result), dims)):
             return False
-        return winograd.wanted(self, convs[0])
-
-    def _when(self, flag: bool | SSAValue, then: Dim, otherwise: Dim) -> Dim:
-        """`then` if `flag` (known now or at run time), else `otherwise`."""
-        if isinstance(flag, bool):
-            return then if flag else otherwise
-        then, otherwise = self.index(then), self.index(otherwise)
-        return self.entry.insert(arith.SelectOp(flag, then, otherwise)).result
+        if not winograd.applies(self, convs[0]):
+            return False
+        wanted = winograd.wanted(convs[0])
+        return self.winograd if wanted is None else wanted
 
     def _pair_panel_nest(self, dims: list[Dim], members: list[int], batch: Dim) -> None:
         """`_panel_nest` over the pair-flattened map (`winograd`): a panel is

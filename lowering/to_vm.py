@@ -272,15 +272,15 @@ class FunctionEmitter:
         kernel = op.kernel.root_reference.data
         inputs = [self.reg(v) for v in op.inputs]
         outputs = [self.reg(v) for v in op.outputs]
-        if op.variant is None:
-            self.emit("invoke_kernel", kernel=kernel, inputs=inputs, outputs=outputs)
-            return
-        branch = self.emit("if", cond=self.reg(op.specialize), then=self.pc + 1, **{"else": 0})
-        self.emit("invoke_kernel", kernel=op.variant.root_reference.data, inputs=inputs, outputs=outputs)
-        end = self.emit("goto", target=0)
-        self.patch(branch, "else", self.pc)
+        ends = []
+        for variant, condition in op.choices:  # the first variant whose condition holds
+            branch = self.emit("if", cond=self.reg(condition), then=self.pc + 1, **{"else": 0})
+            self.emit("invoke_kernel", kernel=variant, inputs=inputs, outputs=outputs)
+            ends.append(self.emit("goto", target=0))
+            self.patch(branch, "else", self.pc)
         self.emit("invoke_kernel", kernel=kernel, inputs=inputs, outputs=outputs)
-        self.patch(end, "target", self.pc)
+        for end in ends:
+            self.patch(end, "target", self.pc)
 
 
 def _simple(mnemonic: str, **fields: Callable[[Operation], Any]) -> Callable[[FunctionEmitter, Operation], None]:

@@ -32,7 +32,8 @@ width, min ms), 1 thread: 64 channels 56 x 56 0.773 vs 1.022 (PyTorch 1.067), 12
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 from xdsl.dialects import arith, memref
@@ -42,9 +43,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import graph
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
+from nimble.dialects.shape_functions import ReifyDims
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
 from nimble.lowering.scalar import const
 from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer, inside_range, panel_rows
+
+T = TypeVar("T")
 
 MIN_CHANNELS = 32
 """Input and output channels from which a conv takes the Winograd form (fewer: the
@@ -67,39 +71,57 @@ FOLDED_ATTR = "nimble.winograd_weights"
 transform U, made at compile time from a constant weight (`fold_weights`)."""
 
 
-def applies(kb: KernelBuilder, op: Operation) -> bool:
-    """Whether the Winograd form computes `op`: a conv on the CPU with 3 x 3 taps, stride
-    and dilation 1, one group, its input and weights kernel inputs."""
-    if not isinstance(op, graph.Conv2dOp) or kb.device or op.groups.value.data != 1:
+def shaped_for(op: Operation) -> bool:
+    """A conv with the Winograd form's shape: 3 x 3 taps, stride and dilation 1, one group."""
+    if not isinstance(op, graph.Conv2dOp) or op.groups.value.data != 1:
         return False
     strides, _pads, dilations = op.window()
-    return (tuple(strides) == (1, 1) and tuple(dilations) == (1, 1) and tuple(kb.dims(op.weight)[2:]) == (3, 3)
-            and op.input in kb.buffers and op.weight in kb.buffers)
+    return (tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
+            and tuple(op.weight.type.get_shape()[2:]) == (3, 3))
 
 
-def wanted(kb: KernelBuilder, op: Operation) -> bool | SSAValue:
-    """Whether the conv takes the Winograd form: where it `applies`, with at least
-    `MIN_CHANNELS` channels in and out and `MIN_PIXELS` output pixels. Decided now for
-    the sizes known now; when any is known only at run time, the flag (an `i1` in the
-    kernel's prologue) that decides then (both forms built)."""
-    if not applies(kb, op):
-        return False
-    o_, c_ = kb.dims(op.weight)[:2]
-    oh_, ow_ = kb.dims(op.result)[2:]
-    pixels = kb.imul(oh_, ow_) if isinstance(oh_, int) and isinstance(ow_, int) else None
-    if pixels is None:
-        pixels = kb.entry.insert(arith.MuliOp(kb.index(oh_), kb.index(ow_))).result
+def applies(kb: KernelBuilder, op: Operation) -> bool:
+    """Whether the Winograd form computes `op`: a conv `shaped_for` it on the CPU, its
+    input and weights kernel inputs."""
+    return not kb.device and shaped_for(op) and op.input in kb.buffers and op.weight in kb.buffers
+
+
+def _sizes(op: graph.Conv2dOp, dims: Callable[[SSAValue], list[T]], mul: Callable[[T, T], T]) -> list[tuple[T, int]]:
+    """(size, least) for the sizes `wanted` and `host_condition` test: output and input
+    channels, output pixels."""
+    o_, c_ = dims(op.weight)[:2]
+    oh_, ow_ = dims(op.result)[2:]
     least_pixels = MIN_PIXELS_FOLDED if FOLDED_ATTR in op.attributes else MIN_PIXELS
-    tests = [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (pixels, least_pixels)]
-    if any(isinstance(size, int) and size < least for size, least in tests):
+    return [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (mul(oh_, ow_), least_pixels)]
+
+
+def wanted(op: graph.Conv2dOp) -> bool | None:
+    """Whether a conv the Winograd form `applies` to takes it: at least `MIN_CHANNELS`
+    channels in and out and `MIN_PIXELS` output pixels (`MIN_PIXELS_FOLDED` with its
+    weights folded). True or False when the sizes known at compile time decide; None
+    when sizes known only at run time do: the group then gets a kernel of each form and
+    the host launches the Winograd one where `host_condition` holds."""
+    def known(value: SSAValue) -> list[int | None]:
+        return [d if d >= 0 else None for d in value.type.get_shape()]
+
+    tests = _sizes(op, known, lambda a, b: None if a is None or b is None else a * b)
+    if any(size is not None and size < least for size, least in tests):
         return False
-    flag: SSAValue | None = None
-    for size, least in tests:
+    return True if all(size is not None for size, _ in tests) else None
+
+
+def host_condition(k: ReifyDims, op: graph.Conv2dOp) -> SSAValue | bool:
+    """The run-time test of `wanted` (an `i1` the host computes from the conv's dims,
+    reified by `k`), or True when the sizes known now pass it."""
+    flag: SSAValue | bool = True
+    for size, least in _sizes(op, k.dims, lambda a, b: k.binary("mul", a, b)):
         if isinstance(size, int):
+            if size < least:
+                return False
             continue
-        test = kb.entry.insert(arith.CmpiOp(size, kb.index(least), "sge")).result
-        flag = test if flag is None else kb.entry.insert(arith.AndIOp(flag, test)).result
-    return True if flag is None else flag
+        test = k._cmp("sge", size, least)
+        flag = test if flag is True else k._emit(arith.AndIOp(flag, test))
+    return flag
 
 
 def transformed(w: np.ndarray) -> np.ndarray:
@@ -124,18 +146,16 @@ def fold_weights(fused: graph.FusedOp, folded: dict[graph.ConstantOp, graph.Cons
     if len(convs) != 1:
         return
     (conv,) = convs
-    strides, _pads, dilations = conv.window()
     weight = conv.weight
     oh, ow = conv.result.type.get_shape()[2:]
-    if (conv.groups.value.data != 1 or tuple(strides) != (1, 1) or tuple(dilations) != (1, 1)
-            or not isinstance(weight, BlockArgument) or weight.block is not block
+    if (not shaped_for(conv) or not isinstance(weight, BlockArgument) or weight.block is not block
             or (oh >= 0 and ow >= 0 and oh * ow < MIN_PIXELS_FOLDED)):  # (known, and too few pixels)
         return
     value = fused.operands[weight.index]
     const = value.owner
     shape = value.type.get_shape()
-    if (not isinstance(const, graph.ConstantOp) or len(shape) != 4 or tuple(shape[2:]) != (3, 3)
-            or min(shape[:2]) < MIN_CHANNELS or not isinstance(value.type.get_element_type(), AnyFloat)):
+    if not isinstance(const, graph.ConstantOp) or min(shape[:2]) < MIN_CHANNELS \
+            or not isinstance(value.type.get_element_type(), AnyFloat):
         return
     if const not in folded:
         u = transformed(dense_to_array(const.value))
@@ -169,8 +189,7 @@ def _weights(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
         for i, v in enumerate(values):
             kb.store_buffer(v, u, [i, o, at])
 
-    outer = o_ if kb.pairs_when is None else kb.emit(arith.SelectOp(kb.pairs_when, kb.index(o_), kb.index(0)))
-    kb.foreach(outer, lambda o: kb.foreach(c_, lambda c: [column(o, c, kw) for kw in range(3)]))
+    kb.foreach(o_, lambda o: kb.foreach(c_, lambda c: [column(o, c, kw) for kw in range(3)]))
     return u
 
 

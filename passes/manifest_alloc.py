@@ -9,9 +9,10 @@ the host function, by:
    naming the op, before the kernel runs);
 2. per output, `device.alloc_storage` of `product(dims) * element size` bytes and a
    `device.alloc_tensor` view of it;
-3. `device.launch @kernel(inputs) outs(outputs)`, with the no-stretch variant and the
-   condition that selects it (every `?` dim that numpy broadcasting could stretch is
-   equal to the result dim) when the group has one.
+3. `device.launch @kernel(inputs) outs(outputs)`, with the group's variant kernels and
+   the conditions that select them (`_choices`): the no-stretch variant where every `?`
+   dim that numpy broadcasting could stretch is equal to the result dim, the Winograd
+   form of a conv where its sizes ask for it.
 
 Groups without a kernel (CPU fallbacks) and opaque ops (nms, whose output size is
 known only after it runs) stay as they are: the VM runs them through their reference
@@ -47,7 +48,8 @@ from nimble.dialects.graph import (
 from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
-from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR
+from nimble.lowering import winograd
+from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 
@@ -95,6 +97,45 @@ def _specialize(k: GroupDims, group: FusedOp) -> SSAValue | bool:
     for c in checks[1:]:
         cond = k._emit(arith.AndIOp(cond, c))
     return cond
+
+
+def _kernels_of(group: FusedOp) -> list[SymbolRefAttr]:
+    """Every kernel `lower-graph-to-loops` built for the group, the general one first."""
+    return [group.attributes[a] for a in (KERNEL_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR)
+            if a in group.attributes]
+
+
+def _choices(k: GroupDims, group: FusedOp) -> tuple[str, list[tuple[str, SSAValue]]]:
+    """The kernel a launch runs unless one of the variants (each with its condition,
+    tried in order) does: the group's general kernel and, when it has them, its
+    no-stretch variant (where `_specialize` holds) and its Winograd kernels (where the
+    convs' sizes pass `winograd.host_condition`; the no-stretch one where both hold). A
+    condition that holds whatever the shapes makes its kernel the one launched when no
+    variant before it is."""
+    def name(attr: str) -> str | None:
+        kernel = group.attributes.get(attr)
+        return kernel.root_reference.data if isinstance(kernel, SymbolRefAttr) else None
+
+    specialize = _specialize(k, group) if name(VARIANT_ATTR) else False
+    wanted = [winograd.host_condition(k, op) for op in group.body.block.ops
+              if winograd.shaped_for(op) and winograd.wanted(op) is None] \
+        if name(WINOGRAD_ATTR) or name(WINOGRAD_VARIANT_ATTR) else []
+    options = [(name(WINOGRAD_VARIANT_ATTR), [*wanted, specialize]), (name(WINOGRAD_ATTR), wanted),
+               (name(VARIANT_ATTR), [specialize])]
+    choices: list[tuple[str, SSAValue]] = []
+    seen: set[tuple[SSAValue, ...]] = set()
+    for kernel, conditions in options:
+        tests = tuple(c for c in conditions if c is not True)
+        if kernel is None or any(c is False for c in tests) or tests in seen:  # never, or never after an earlier one
+            continue
+        if not tests:
+            return kernel, choices
+        seen.add(tests)
+        cond = tests[0]
+        for c in tests[1:]:
+            cond = k._emit(arith.AndIOp(cond, c))
+        choices.append((kernel, cond))
+    return name(KERNEL_ATTR), choices
 
 
 def group_device(group: FusedOp) -> str:
@@ -218,23 +259,13 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
         tensor = k.builder.insert(device.AllocTensorOp(storage, k.value(0), dynamic, value.type)).result
         outputs.append(tensor)
         outputs_dims[tensor] = [d if isinstance(d, int) else k.value(d) for d in dims]
-    kernel = group.attributes[KERNEL_ATTR]
-    assert isinstance(kernel, SymbolRefAttr)
-    variant = group.attributes.get(VARIANT_ATTR)
-    specialize = _specialize(k, group) if isinstance(variant, SymbolRefAttr) else None
-    if specialize is None:
-        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs, where)
-    elif specialize is True:  # nothing can stretch: the variant always applies
-        launch = device.LaunchOp(variant.root_reference.data, list(group.inputs), outputs, where)
-    else:
-        launch = device.LaunchOp(kernel.root_reference.data, list(group.inputs), outputs, where,
-                                 variant=variant.root_reference.data, specialize=specialize)
+    kernel, choices = _choices(k, group)
+    launch = device.LaunchOp(kernel, list(group.inputs), outputs, where, choices)
     launch.location = group.location
     k.builder.insert(launch)
     for result, tensor in zip(group.outputs, outputs):
         result.replace_all_uses_with(tensor)
-    kernels = [kernel] + ([variant] if isinstance(variant, SymbolRefAttr) else [])
-    _keep_group(group, kernels)
+    _keep_group(group, _kernels_of(group))
 
 
 def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:

@@ -1,7 +1,8 @@
 """The Winograd form of 3 x 3 stride-1 convs (lowering/winograd.py) against the reference
 interpreter: map sizes around its pairs of rows and panels, padding on any side, an
 epilogue that reads other tensors, one and two threads, and maps below
-`winograd.MIN_PIXELS` (the direct form, chosen at run time, in the same kernel)."""
+`winograd.MIN_PIXELS` (the direct form: where sizes are known only at run time, the host
+launches the kernel of one form or the other)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ def _conv(cin: int, cout: int, pads: tuple[int, int, int, int], map_type: str, o
 }}"""
 
 
+def _launched(exe, *args) -> tuple[np.ndarray, list[str]]:
+    """The result of `exe(*args)` and the kernels the call launched."""
+    profile = exe.vm.start_profile()
+    try:
+        return exe(*args), sorted(profile)
+    finally:
+        exe.vm.profile = None
+
+
 def _check(exe, text: str, rng, batch: int, cin: int, cout: int, h: int, w: int, pads) -> None:
     oh, ow = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
     if oh < 1 or ow < 1:  # (a map smaller than the window without padding)
@@ -31,13 +41,17 @@ def _check(exe, text: str, rng, batch: int, cin: int, cout: int, h: int, w: int,
     b = rng.standard_normal(cout).astype(np.float32)
     r = rng.standard_normal((batch, cout, oh, ow)).astype(np.float32)
     want = nimble.interpret(nimble.parse(text), x, wt, b, r)[0]
-    np.testing.assert_allclose(exe(x, wt, b, r), want, rtol=1e-4, atol=1e-5, err_msg=f"{h} x {w}")
+    got, launched = _launched(exe, x, wt, b, r)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=f"{h} x {w}")
+    if any(name.endswith("_wg_ns") for name in exe.kernel_names):  # (the form chosen at run time)
+        winograd_kernel = any(name.endswith("_wg_ns") for name in launched)
+        assert winograd_kernel == (oh * ow >= winograd.MIN_PIXELS), (h, w, launched)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("pads", [(1, 1, 1, 1), (0, 0, 0, 0), (2, 0, 1, 2)])
 def test_dynamic_maps_match_the_reference(pads, threads, rng):
-    """One kernel for every map: Winograd from MIN_PIXELS output pixels, direct below;
+    """A kernel of each form, the host launching Winograd's from MIN_PIXELS output pixels;
     odd heights (a last pair of one row), widths not multiples of the panel, panels
     spanning pairs, few panels split between two threads."""
     text = _conv(32, 40, pads, "?x{}x?x?xf32", "?x{}x?x?xf32")
@@ -48,8 +62,8 @@ def test_dynamic_maps_match_the_reference(pads, threads, rng):
 
 
 def test_dynamic_channels_decide_at_run_time(rng):
-    """Channels known only at run time join the flag: 16 input channels take the direct
-    form, 32 the Winograd one, in one kernel."""
+    """Channels known only at run time join the host's test: 16 input channels (or 8
+    output channels) take the direct form, 32 or more the Winograd one."""
     text = """func.func @main(%x: tensor<1x?x?x?xf32>, %w: tensor<?x?x3x3xf32>, %b: tensor<?xf32>) -> tensor<1x?x?x?xf32> {
   %y = graph.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x?x?x?xf32>, tensor<?x?x3x3xf32>, tensor<?xf32>) -> tensor<1x?x?x?xf32>
   func.return %y : tensor<1x?x?x?xf32>
@@ -59,7 +73,9 @@ def test_dynamic_channels_decide_at_run_time(rng):
         x = rng.standard_normal((1, cin, size, size)).astype(np.float32)
         w = (rng.standard_normal((cout, cin, 3, 3)) / np.sqrt(9 * cin)).astype(np.float32)
         b = rng.standard_normal(cout).astype(np.float32)
-        np.testing.assert_allclose(exe(x, w, b), nimble.interpret(reference, x, w, b)[0], rtol=1e-4, atol=1e-5)
+        got, launched = _launched(exe, x, w, b)
+        np.testing.assert_allclose(got, nimble.interpret(reference, x, w, b)[0], rtol=1e-4, atol=1e-5)
+        assert launched == (["main_conv2d_0_wg"] if min(cin, cout) >= 32 else ["main_conv2d_0"]), launched
 
 
 def test_static_map_matches_the_reference(rng):
@@ -68,8 +84,8 @@ def test_static_map_matches_the_reference(rng):
 
 
 def test_run_time_choice_builds_both_forms():
-    """With the map's size known only at run time, the kernel holds both forms; known and
-    large enough, only the Winograd form; known and small, only the direct one."""
+    """With the map's size known only at run time, a kernel of each form; known and large
+    enough, only the Winograd form; known and small, only the direct one."""
     from xdsl.passes import PassPipeline
 
     from nimble.registry import all_passes, make_context
@@ -81,7 +97,11 @@ def test_run_time_choice_builds_both_forms():
 
     dynamic, large, small = (kernel_text(t) for t in ("1x{}x?x?xf32", "1x{}x32x32xf32", "1x{}x8x8xf32"))
     winograd_panel, im2col_panel = "memref<4x96x64xf32>", "memref<288x64xf32>"
-    assert winograd_panel in dynamic and im2col_panel in dynamic
+    kernels = {part.split("(", 1)[0]: part for part in dynamic.split("func.func @")[1:]}
+    assert sorted(kernels) == ["main", "main_conv2d_0", "main_conv2d_0_ns", "main_conv2d_0_wg_ns"]
+    assert winograd_panel in kernels["main_conv2d_0_wg_ns"] and im2col_panel not in kernels["main_conv2d_0_wg_ns"]
+    assert winograd_panel not in kernels["main_conv2d_0_ns"] and im2col_panel in kernels["main_conv2d_0_ns"]
+    assert winograd_panel not in kernels["main_conv2d_0"]  # (the residual could stretch the map: no panels)
     assert winograd_panel in large and im2col_panel not in large
     assert winograd_panel not in small and im2col_panel in small
     assert 8 * 8 < winograd.MIN_PIXELS <= 32 * 32

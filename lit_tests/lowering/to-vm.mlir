@@ -122,6 +122,6 @@ func.func @launch_with_variant(%x: tensor<?x8xf32>, %n: index, %same: i1) -> ten
   %bytes = arith.muli %n, %c32 : index
   %s = device.alloc_storage %bytes align 64 on "cpu"
   %t = device.alloc_tensor %s[%c0] (%n) : tensor<?x8xf32>
-  device.launch @k(%x) outs(%t) variant @k_ns if %same on "cpu" : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  device.launch @k(%x) outs(%t) variants [@k_ns] if %same on "cpu" : (tensor<?x8xf32>) -> tensor<?x8xf32>
   func.return %t : tensor<?x8xf32>
 }

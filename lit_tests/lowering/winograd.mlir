@@ -108,24 +108,20 @@ func.func @winograd(%x: tensor<1x32x24x24xf32>, %w: tensor<32x32x3x3xf32>) -> te
 
 // -----
 
-// A map of the size known only at run time: both forms, each nest's batch loop run
-// when the flag (output pixels >= 576) picks it, the weights' transform too.
+// A map of the size known only at run time: a kernel of each form, the group naming the
+// Winograd one (the host launches it where the sizes ask for it: manifest-alloc).
 
-// CHECK-LABEL: func.func @dynamic_conv2d_0
-// CHECK: %[[PIXELS:[A-Za-z0-9_$.-]+]] = arith.muli %{{.*}}, %{{.*}} : index
-// CHECK-NEXT: %[[C576:[A-Za-z0-9_$.-]+]] = arith.constant 576 : index
-// CHECK-NEXT: %[[FLAG:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %[[PIXELS]], %[[C576]] : index
-// CHECK-DAG: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-DAG: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK: %[[PAIRED:[A-Za-z0-9_$.-]+]] = arith.select %[[FLAG]], %[[ONE]], %[[ZERO]] : index
-// CHECK: %[[DIRECT:[A-Za-z0-9_$.-]+]] = arith.select %[[FLAG]], %[[ZERO]], %[[ONE]] : index
-// CHECK: %[[U:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<4x32x96xf32>
-// CHECK: %[[ROWS:[A-Za-z0-9_$.-]+]] = arith.select %[[FLAG]], %{{.*}}, %[[ZERO]] : index
-// CHECK-NEXT: loop.foreach %{{.*}} = %[[ZERO]] to %[[ROWS]] step
-// CHECK: loop.foreach %{{.*}} = %[[ZERO]] to %[[PAIRED]] step
-// CHECK: loop.alloc dram : memref<4x96x64xf32>
-// CHECK: loop.foreach %{{.*}} = %[[ZERO]] to %[[DIRECT]] step
+// CHECK-LABEL: func.func @dynamic
+// CHECK: attributes {kernel = @dynamic_conv2d_0, nimble.winograd_kernel = @dynamic_conv2d_0_wg}
+// CHECK-LABEL: func.func @dynamic_conv2d_0(
+// CHECK-NOT: memref<4x
 // CHECK: loop.alloc dram : memref<288x64xf32>
+// CHECK-NOT: memref<4x
+// CHECK-LABEL: func.func @dynamic_conv2d_0_wg(
+// CHECK-NOT: memref<288x64xf32>
+// CHECK: loop.alloc dram : memref<4x32x96xf32>
+// CHECK: loop.alloc dram : memref<4x96x64xf32>
+// CHECK-NOT: memref<288x64xf32>
 func.func @dynamic(%x: tensor<1x32x?x?xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x32x?x?xf32> {
   %y = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x?x?xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x?x?xf32>
   func.return %y : tensor<1x32x?x?xf32>

@@ -7,7 +7,7 @@
 // CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = device.alloc_storage %[[N]] align 64 on "cpu"
 // CHECK-NEXT: %[[H:[A-Za-z0-9_$.-]+]] = device.alloc_tensor %[[S]][%[[C0]]] (%[[N]]) : tensor<?x128xf32>
 // CHECK-NEXT: device.launch @k(%[[X]], %[[W]]) outs(%[[H]]) on "cpu" : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
-// CHECK-NEXT: device.launch @k(%[[X]], %[[W]]) outs(%[[H]]) variant @k_ns if %[[C]] on "cpu" : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+// CHECK-NEXT: device.launch @k(%[[X]], %[[W]]) outs(%[[H]]) variants [@k_ns] if %[[C]] on "cpu" : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
 // CHECK-NEXT: device.kill %[[S]] : !device.storage
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
@@ -17,7 +17,7 @@ func.func @alloc_and_launch(%n: index, %x: tensor<?x64xf32>, %w: tensor<128x64xf
   %s = device.alloc_storage %n align 64 on "cpu"
   %h = device.alloc_tensor %s[%c0] (%n) : tensor<?x128xf32>
   device.launch @k(%x, %w) outs(%h) on "cpu" : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
-  device.launch @k(%x, %w) outs(%h) variant @k_ns if %c on "cpu" : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+  device.launch @k(%x, %w) outs(%h) variants [@k_ns] if %c on "cpu" : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
   device.kill %s : !device.storage
   func.return
 }
