@@ -7,11 +7,11 @@ where `?` dims meet in numpy broadcasting along the last axis — the one kernel
 along — or in a group with several outputs, a variant assuming no `?` dim is stretched
 from 1, in `nimble.no_stretch_kernel`, which the host picks when the actual shapes allow;
 and where a conv's form depends on sizes known only at run time, its kernels in the
-Winograd form, in `nimble.winograd_kernel` and `nimble.winograd_no_stretch_kernel`); the host code keeps the group (its shapes,
-its place in the control flow) and later stages turn it into a kernel launch. A group with a member that
-has no loop lowering keeps no kernel and gets a `nimble.host` attribute saying why: it
-runs on the host through the reference semantics (a CPU fallback, reported by
-`nimble.compile`).
+Winograd form, in `nimble.winograd_kernel` and `nimble.winograd_no_stretch_kernel`); the
+host code keeps the group (its shapes, its place in the control flow) and later stages
+turn it into a kernel launch. A group with a member that has no loop lowering keeps no
+kernel and gets a `nimble.host` attribute saying why: it runs on the host through the
+reference semantics (a CPU fallback, reported by `nimble.compile`).
 """
 
 from __future__ import annotations
@@ -158,12 +158,6 @@ class _Kernels:
                 group.attributes[attr] = SymbolRefAttr(name)
 
 
-def _undecided(group: FusedOp) -> bool:
-    """Whether a conv of the group takes the Winograd form or not by sizes known only at
-    run time (`winograd.wanted`)."""
-    return any(winograd.shaped_for(op) and winograd.wanted(op) is None for op in group.body.block.ops)
-
-
 def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: dict[tuple[str, bool, str], _Kernels],
                    folded: dict[ConstantOp, ConstantOp]) -> None:
     """Build the kernels of `host`'s groups. A group whose kernel would be one already
@@ -215,7 +209,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
         # would otherwise each recompute every gate); chosen at run time when it holds.
         variant = place("_ns", no_stretch=True) if wants_variant else None
         kernels = _Kernels(name, named(variant))
-        if where == "cpu" and _undecided(group):
+        if where == "cpu" and winograd.decided_at_run_time(group.body.block.ops):
             general = place("_wg", unless=text, winograd=True)
             special = None if variant is None else \
                 place("_wg_ns", unless=_kernel_text(variant), no_stretch=True, winograd=True)

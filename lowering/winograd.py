@@ -32,7 +32,7 @@ width, min ms), 1 thread: 64 channels 56 x 56 0.773 vs 1.022 (PyTorch 1.067), 12
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -108,6 +108,11 @@ def wanted(op: graph.Conv2dOp) -> bool | None:
     if any(size is not None and size < least for size, least in tests):
         return False
     return True if all(size is not None for size, _ in tests) else None
+
+
+def decided_at_run_time(ops: Iterable[Operation]) -> list[graph.Conv2dOp]:
+    """The convs among `ops` whose form sizes known only at run time decide."""
+    return [op for op in ops if shaped_for(op) and wanted(op) is None]
 
 
 def host_condition(k: ReifyDims, op: graph.Conv2dOp) -> SSAValue | bool:

@@ -117,8 +117,7 @@ def _choices(k: GroupDims, group: FusedOp) -> tuple[str, list[tuple[str, SSAValu
         return kernel.root_reference.data if isinstance(kernel, SymbolRefAttr) else None
 
     specialize = _specialize(k, group) if name(VARIANT_ATTR) else False
-    wanted = [winograd.host_condition(k, op) for op in group.body.block.ops
-              if winograd.shaped_for(op) and winograd.wanted(op) is None] \
+    wanted = [winograd.host_condition(k, op) for op in winograd.decided_at_run_time(group.body.block.ops)] \
         if name(WINOGRAD_ATTR) or name(WINOGRAD_VARIANT_ATTR) else []
     options = [(name(WINOGRAD_VARIANT_ATTR), [*wanted, specialize]), (name(WINOGRAD_ATTR), wanted),
                (name(VARIANT_ATTR), [specialize])]
