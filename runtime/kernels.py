@@ -134,6 +134,12 @@ class KernelEntry:
         self._fast_path = LAUNCH is not None and self.device == "cpu"
         self._statics = [i for i, k in enumerate(self.kinds) if k is not Arg.TENSOR]
 
+    def ready(self) -> None:
+        """Compile the kernel now if it is compiled on its first launch and was not yet."""
+        if self._resolve is not None:
+            self._bind(self._resolve())
+            self._resolve = None
+
     def _bind(self, address: int) -> None:
         self.fn = KERNEL_FN(address) if address else None
         self.address = ctypes.c_void_p(address)
@@ -162,9 +168,7 @@ class KernelEntry:
             return found
         if len(args) + len(outputs) != self.arity:
             raise self._fail(f"takes {self.arity} arguments, got {len(args) + len(outputs)}")
-        if self._resolve is not None:  # the first launch: compile the kernel now
-            self._bind(self._resolve())
-            self._resolve = None
+        self.ready()
         shapes: dict[SSAValue, tuple[int, ...]] = {}
         scalars: dict[SSAValue, Any] = {}
         for i, (param, arg) in enumerate(zip(self.params, args)):
