@@ -4,6 +4,7 @@ around `nimble.compile`'s passes and each kernel's JIT (`llvm_jit.KernelCode`)."
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -18,12 +19,25 @@ took 0.04-0.07 s at 10,000 and 0.04-0.27 s with the default (a 3 x 3 conv at 64
 channels, four first calls each, the compiled module alive beside it)."""
 
 
+_LOCK = threading.Lock()
+_DEPTH = 0  # compiles under way (threads may compile kernels at once)
+_SAVED: tuple[int, ...] = ()
+
+
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the garbage collector's young generation less often (`COMPILE_GC_THRESHOLD`)."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], COMPILE_GC_THRESHOLD), *old[1:])
+    """Run the garbage collector's young generation less often (`COMPILE_GC_THRESHOLD`)
+    until the last of the compiles under way ends (the thresholds are the process's)."""
+    global _DEPTH, _SAVED
+    with _LOCK:
+        if _DEPTH == 0:
+            _SAVED = gc.get_threshold()
+            gc.set_threshold(max(_SAVED[0], COMPILE_GC_THRESHOLD), *_SAVED[1:])
+        _DEPTH += 1
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        with _LOCK:
+            _DEPTH -= 1
+            if _DEPTH == 0:
+                gc.set_threshold(*_SAVED)

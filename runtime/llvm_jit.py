@@ -182,6 +182,7 @@ class KernelCode:
         self._lower = lower  # loop-level kernels -> the `llvm` dialect
         self._modules: list[JitModule] = []
         self._addresses: dict[str, int] = {}
+        self._failed: dict[str, RuntimeError] = {}
         self._lock = threading.Lock()
         self.seconds = 0.0
         """Time spent compiling kernels so far."""
@@ -200,11 +201,14 @@ class KernelCode:
         return sorted(self._addresses)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._addresses or name in self._pending
+        return name in self._addresses or name in self._pending or name in self._failed
 
     def address(self, name: str) -> int:
-        """Kernel `name`'s entry address, compiling it first if it is not yet."""
+        """Kernel `name`'s entry address, compiling it first if it is not yet (a kernel
+        that failed to compile fails the same way at every launch)."""
         with self._lock:
+            if name in self._failed:
+                raise self._failed[name]
             if name not in self._addresses:
                 self._compile([name])
             return self._addresses[name]
@@ -219,10 +223,16 @@ class KernelCode:
 
     def _compile(self, names: list[str]) -> None:
         t0 = time.perf_counter()
-        kernels = [self._pending.pop(n) for n in names]
-        with fewer_collections():
-            self._add(JitModule.compile(self._lower(ModuleOp(kernels))))
-        self.seconds += time.perf_counter() - t0
+        kernels = [self._pending.pop(n) for n in names]  # (lowered in place: not compiled twice)
+        try:
+            with fewer_collections():
+                self._add(JitModule.compile(self._lower(ModuleOp(kernels))))
+        except Exception as e:  # noqa: BLE001 (an internal error, reported for each kernel)
+            for n in names:
+                self._failed[n] = RuntimeError(f"kernel '{n}' failed to compile: {type(e).__name__}: {e}")
+            raise self._failed[names[0]] from e
+        finally:
+            self.seconds += time.perf_counter() - t0
 
     def _add(self, module: JitModule) -> None:
         self._modules.append(module)

@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import TensorType
 
 import nimble
 from nimble.compile import compile_kernels
+from nimble.dialects import loop
 from nimble.reference import InterpreterError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,6 +105,22 @@ def test_kernels_compile_on_their_first_launch(rng, tmp_path):
     softmax = next(k for k in fresh.vm.kernels if k.name == "main_softmax_0")
     softmax.ready()  # what a profiled launch does before its timer starts
     assert fresh.code.compiled == ["main_softmax_0"]
+
+
+def test_a_kernel_that_fails_to_compile_fails_every_launch():
+    from nimble.runtime.llvm_jit import KernelCode
+
+    exe = nimble.compile(CELL)
+    kernels = [k.clone() for k in loop.kernels_of(exe.module) if k.sym_name.data == "main_softmax_0"]
+
+    def broken(module):
+        raise ValueError("no lowering for this op")
+
+    code = KernelCode(kernels, broken)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="kernel 'main_softmax_0' failed to compile: ValueError: no lowering"):
+            code.address("main_softmax_0")
+    assert "main_softmax_0" in code and code.compiled == []
 
 
 def test_unknown_target_and_entry():
@@ -238,8 +255,13 @@ def test_compile_collects_young_objects_less_often_and_restores_the_collector():
     from nimble.compile import COMPILE_GC_THRESHOLD, fewer_collections
 
     before = gc.get_threshold()
+    raised = (max(before[0], COMPILE_GC_THRESHOLD), *before[1:])
     with fewer_collections():
-        assert gc.get_threshold() == (max(before[0], COMPILE_GC_THRESHOLD), *before[1:])
+        assert gc.get_threshold() == raised
+        with fewer_collections():  # another compile meanwhile (a kernel's JIT in another thread)
+            assert gc.get_threshold() == raised
+        assert gc.get_threshold() == raised  # restored only when the last one ends
+    assert gc.get_threshold() == before
     nimble.compile("""func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   %y = graph.relu %x : tensor<?xf32> -> tensor<?xf32>
   func.return %y : tensor<?xf32>
