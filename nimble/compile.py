@@ -29,8 +29,8 @@ from nimble.dialects.graph.types import numpy_dtype
 from nimble.passes.schedule_loops import REMAINDERS
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
-from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
+from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
 from nimble.runtime.pointers import data_pointer
