@@ -368,9 +368,9 @@ class KernelBuilder:
             order = self._loop_order(len(dims))
             if self.flatten and self.pixel_panels and order == list(range(len(dims))):
                 if self._pairs_of(dims):
-                    self._pair_panel_nest(dims, members, dims[0])
+                    self._pair_panel_nest(dims, members)
                 else:
-                    self._panel_nest(dims, members, dims[0])
+                    self._panel_nest(dims, members)
             else:
                 self._nest(dims, members, [], order)
             self.flatten = False
@@ -424,7 +424,7 @@ class KernelBuilder:
             return
         self.foreach(dims[order[len(ivs)]], lambda iv: self._nest(dims, members, [*ivs, iv], order))
 
-    def _panel_nest(self, dims: list[Dim], members: list[int], batch: Dim) -> None:
+    def _panel_nest(self, dims: list[Dim], members: list[int]) -> None:
         """`foreach n { foreach panel { staging; foreach c { foreach column {...} } } }`:
         the nest over (n, c, pixels) with the pixels in panels of `PANEL_PIXELS` (the last
         one shorter), buffers staged for a panel (`staged`) made at its start. The panel
@@ -433,7 +433,7 @@ class KernelBuilder:
         x 14 = 3 panels and 4 pixels: 128 + 68 pixels left one core idle a fifth of a call;
         split by rows instead, 256 channels on 2 threads took 0.573 -> 0.496 ms)."""
         pixels = self.imul(dims[-2], dims[-1])
-        self._panels(batch, pixels, dims[1], False, lambda n, c: self._nest(dims, members, [n, c], list(range(4))))
+        self._panels(dims[0], pixels, dims[1], False, lambda n, c: self._nest(dims, members, [n, c], list(range(4))))
 
     def _panels(self, batch: Dim, columns: Dim, channels: Dim, pairs: bool,
                 body: Callable[[SSAValue, SSAValue], None]) -> None:
@@ -473,7 +473,7 @@ class KernelBuilder:
         wanted = winograd.wanted(convs[0])
         return self.winograd if wanted is None else wanted
 
-    def _pair_panel_nest(self, dims: list[Dim], members: list[int], batch: Dim) -> None:
+    def _pair_panel_nest(self, dims: list[Dim], members: list[int]) -> None:
         """`_panel_nest` over the pair-flattened map (`winograd`): a panel is
         `PANEL_PIXELS` columns (pair r, column ow) -> r * W + ow; the output nest of a
         panel runs, per channel, over each pair it spans, its one or two rows, the pair's
@@ -501,7 +501,7 @@ class KernelBuilder:
 
             self.foreach(self.ibinary("min", self.ibinary("sub", h, self.imul(r, 2)), 2), row)
 
-        self._panels(batch, columns, dims[1], True,
+        self._panels(dims[0], columns, dims[1], True,
                      lambda n, c: panel_rows(self, w, lambda *rows: pair(n, c, *rows)))
 
     # -- staged buffers ----------------------------------------------------------------------

@@ -86,25 +86,27 @@ def applies(kb: KernelBuilder, op: Operation) -> bool:
     return not kb.device and shaped_for(op) and op.input in kb.buffers and op.weight in kb.buffers
 
 
-def _sizes(op: graph.Conv2dOp, dims: Callable[[SSAValue], list[T]], mul: Callable[[T, T], T]) -> list[tuple[T, int]]:
+def _sizes(op: graph.Conv2dOp, dims: Callable[[SSAValue], list[T]], mul: Callable[[T, T], T],
+           folded: bool) -> list[tuple[T, int]]:
     """(size, least) for the sizes `wanted` and `host_condition` test: output and input
     channels, output pixels."""
     o_, c_ = dims(op.weight)[:2]
     oh_, ow_ = dims(op.result)[2:]
-    least_pixels = MIN_PIXELS_FOLDED if FOLDED_ATTR in op.attributes else MIN_PIXELS
-    return [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (mul(oh_, ow_), least_pixels)]
+    return [(o_, MIN_CHANNELS), (c_, MIN_CHANNELS), (mul(oh_, ow_), MIN_PIXELS_FOLDED if folded else MIN_PIXELS)]
 
 
-def wanted(op: graph.Conv2dOp) -> bool | None:
+def wanted(op: graph.Conv2dOp, folded: bool | None = None) -> bool | None:
     """Whether a conv the Winograd form `applies` to takes it: at least `MIN_CHANNELS`
     channels in and out and `MIN_PIXELS` output pixels (`MIN_PIXELS_FOLDED` with its
-    weights folded). True or False when the sizes known at compile time decide; None
-    when sizes known only at run time do: the group then gets a kernel of each form and
-    the host launches the Winograd one where `host_condition` holds."""
+    weights folded: `folded`, by default whether they are). True or False when the sizes
+    known at compile time decide; None when sizes known only at run time do: the group
+    then gets a kernel of each form and the host launches the Winograd one where
+    `host_condition` holds."""
     def known(value: SSAValue) -> list[int | None]:
         return [d if d >= 0 else None for d in value.type.get_shape()]
 
-    tests = _sizes(op, known, lambda a, b: None if a is None or b is None else a * b)
+    folded = FOLDED_ATTR in op.attributes if folded is None else folded
+    tests = _sizes(op, known, lambda a, b: None if a is None or b is None else a * b, folded)
     if any(size is not None and size < least for size, least in tests):
         return False
     return True if all(size is not None for size, _ in tests) else None
@@ -119,7 +121,7 @@ def host_condition(k: ReifyDims, op: graph.Conv2dOp) -> SSAValue | bool:
     """The run-time test of `wanted` (an `i1` the host computes from the conv's dims,
     reified by `k`), or True when the sizes known now pass it."""
     flag: SSAValue | bool = True
-    for size, least in _sizes(op, k.dims, lambda a, b: k.binary("mul", a, b)):
+    for size, least in _sizes(op, k.dims, lambda a, b: k.binary("mul", a, b), FOLDED_ATTR in op.attributes):
         if isinstance(size, int):
             if size < least:
                 return False
@@ -152,15 +154,12 @@ def fold_weights(fused: graph.FusedOp, folded: dict[graph.ConstantOp, graph.Cons
         return
     (conv,) = convs
     weight = conv.weight
-    oh, ow = conv.result.type.get_shape()[2:]
-    if (not shaped_for(conv) or not isinstance(weight, BlockArgument) or weight.block is not block
-            or (oh >= 0 and ow >= 0 and oh * ow < MIN_PIXELS_FOLDED)):  # (known, and too few pixels)
+    if not shaped_for(conv) or wanted(conv, folded=True) is False \
+            or not isinstance(weight, BlockArgument) or weight.block is not block:
         return
     value = fused.operands[weight.index]
     const = value.owner
-    shape = value.type.get_shape()
-    if not isinstance(const, graph.ConstantOp) or min(shape[:2]) < MIN_CHANNELS \
-            or not isinstance(value.type.get_element_type(), AnyFloat):
+    if not isinstance(const, graph.ConstantOp) or not isinstance(value.type.get_element_type(), AnyFloat):
         return
     if const not in folded:
         u = transformed(dense_to_array(const.value))

@@ -182,7 +182,7 @@ def _apply(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
             op.schedule = loop.ScheduleAttr(strategy.reduce)
 
 
-def _first(strategies: list[Strategy], kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
+def _first(strategies: list[Strategy], outer: loop.ForeachOp | None, inner: loop.ForeachOp,
            remainder: str) -> Strategy | None:
     """The first strategy tile-vectorize can apply to the nest."""
     return next((s for s in strategies if _on_copy(inner, lambda o, i, s=s: _works(s, o, i, remainder))),
@@ -410,7 +410,7 @@ def _transposes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, la
     return transform_nest(outer, inner)  # (realize_nest would fall back to the inner loop alone)
 
 
-def _row_lanes_work(kernel: func.FuncOp, inner: loop.ForeachOp, lanes: int) -> bool:
+def _row_lanes_work(inner: loop.ForeachOp, lanes: int) -> bool:
     """Does tile-vectorize apply lanes along the rows to the nest? (Tried on a copy.)"""
     def attempt(outer: loop.ForeachOp, inner: loop.ForeachOp) -> bool:
         _apply_row_lanes(outer, inner, False, lanes)
@@ -480,13 +480,13 @@ class ScheduleLoopsPass(ModulePass):
                        parallel: bool, strategies: list[Strategy], lanes: int) -> None:
         remainder = self.remainder
         unpacked = [replace(s, inner=replace(s.inner, pack=False)) for s in strategies]
-        strategy = _first(strategies, kernel, outer, inner, remainder)
+        strategy = _first(strategies, outer, inner, remainder)
         packs = _packs(strategy, outer, inner) if strategy is not None else None
         panels = _panel_loop(outer, inner) if packs is not None else None
         if panels is not None:
             # Already panels: read in place. Split by panels when there are enough of
             # them, else by rows, each chunk staging the panels itself (`bounds`).
-            strategy, packs = _first(unpacked, kernel, outer, inner, remainder), None
+            strategy, packs = _first(unpacked, outer, inner, remainder), None
             # Rows split between chunks only when they are the kernel's: a product into a
             # panel's own buffer (a Winograd conv's, lowering/winograd.py), read whole by
             # the nest after it, is the chunk's entire panel (split by panels only).
@@ -496,7 +496,7 @@ class ScheduleLoopsPass(ModulePass):
                 panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN if rows else 0))
             if remainder == "auto" and strategy is not None:  # a panel's pixels left by whole
                 strategy = replace(strategy, masks=True)  # vectors: masked where not dot products
-        if packs and _row_lanes_work(kernel, inner, lanes):
+        if packs and _row_lanes_work(inner, lanes):
             # A transposed panel for few rows: lanes along the rows instead (whole panels
             # of them, and the 12 to 15 rows they leave as one more), the rest (or all,
             # out of range) as usual.
@@ -513,9 +513,9 @@ class ScheduleLoopsPass(ModulePass):
             rows, least = constant_index(outer.upper), PACK_MIN_ROWS[packs]
             panel = lanes * _fit(strategy, inner)[1]
             if (rows is not None and rows < least) or (constant_index(inner.upper) or panel) < panel:
-                strategy = _first(unpacked, kernel, outer, inner, remainder)
+                strategy = _first(unpacked, outer, inner, remainder)
             elif rows is None:  # known at run time: the packed nest takes whole panels
-                fallback = _first(unpacked, kernel, outer, inner, remainder)
+                fallback = _first(unpacked, outer, inner, remainder)
                 rest = _split(outer, inner, False, _whole(inner.upper, panel, least)) if fallback else None
                 if rest is not None:
                     _apply(fallback, *rest, parallel, remainder)
