@@ -357,6 +357,8 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
     if not along_k and any(transposed(ld, red.iv) for ld in loads):
         raise NotVectorizable("operands read along the lanes both ways")
     start = split_at(e, n, width * cols if along_k else width)
+    if start is n:
+        return  # whole vectors (or panels) cover every column
     count = None if along_k else e.emit(arith.SubiOp(n, start)).result
     staged: dict[tuple, tuple[SSAValue, SSAValue]] = {}  # the copy, and the column it starts from
     for ld in loads:
