@@ -3,19 +3,19 @@
 // CHECK-LABEL: llvm.func internal @scale_body
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64, %[[V6:[A-Za-z0-9_$.-]+]]: i64) {
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
-// CHECK-NEXT: llvm.br ^bb1
-// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(true) : i1
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V1]], %[[V8]] : i64
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V9]], %[[V11]] : i64
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.sub %[[V9]], %[[V9]] : i64
 // CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.add %[[V12]], %[[V13]] : i64
 // CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V14]], %[[V9]] : i64
 // CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V15]], %[[V5]] : i64
 // CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V16]], %[[V6]] : i64
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V5]], %[[V11]] : i64
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V5]], %[[V9]] : i64
 // CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V15]], %[[V18]] : i64
 // CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.sdiv %[[V19]], %[[V6]] : i64
 // CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V17]], %[[V9]] : i64
@@ -24,41 +24,40 @@
 // CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.add %[[V8]], %[[V23]] : i64
 // CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V24]], %[[V1]] : i64
 // CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.select %[[V25]], %[[V24]], %[[V1]] : i1, i64
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(true) : i1
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.xor %[[V7]], %[[V27]] : i1
-// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.select %[[V28]], %[[V22]], %[[V8]] : i1, i64
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.select %[[V28]], %[[V26]], %[[V1]] : i1, i64
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.or %[[V7]], %[[V28]] : i1
-// CHECK-NEXT: llvm.br ^bb2(%[[V29]] : i64)
-// CHECK-NEXT: ^bb2(%[[V32:[A-Za-z0-9_$.-]+]]: i64):
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V32]], %[[V30]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V33]], ^bb3, ^bb4
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.xor %[[V7]], %[[V11]] : i1
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V22]], %[[V8]] : i1, i64
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.select %[[V27]], %[[V26]], %[[V1]] : i1, i64
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.or %[[V7]], %[[V27]] : i1
+// CHECK-NEXT: llvm.br ^bb2(%[[V28]] : i64)
+// CHECK-NEXT: ^bb2(%[[V31:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V31]], %[[V29]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V32]], ^bb3, ^bb4
 // CHECK-NEXT: ^bb3:
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V32]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V35]], %[[V10]] {fastmathFlags = #llvm.fastmath<contract>} : f32
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V32]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V36]], %[[V37]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.add %[[V32]], %[[V9]] : i64
-// CHECK-NEXT: llvm.br ^bb2(%[[V38]] : i64)
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.fmul %[[V34]], %[[V10]] {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V31]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V35]], %[[V36]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.add %[[V31]], %[[V9]] : i64
+// CHECK-NEXT: llvm.br ^bb2(%[[V37]] : i64)
 // CHECK-NEXT: ^bb4:
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @scale(%[[V39:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.load %[[V39]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.load %[[V41]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V44:[A-Za-z0-9_$.-]+]] = llvm.load %[[V43]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = llvm.load %[[V45]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][4] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = llvm.load %[[V47]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V50:[A-Za-z0-9_$.-]+]] = llvm.load %[[V49]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V51:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V39]][6] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V52:[A-Za-z0-9_$.-]+]] = llvm.load %[[V51]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @scale_body(%[[V40]], %[[V42]], %[[V44]], %[[V46]], %[[V48]], %[[V50]], %[[V52]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.func @scale(%[[V38:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.load %[[V40]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = llvm.load %[[V42]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V44:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = llvm.load %[[V44]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = llvm.load %[[V46]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V48:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V49:[A-Za-z0-9_$.-]+]] = llvm.load %[[V48]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V50:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V38]][6] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V51:[A-Za-z0-9_$.-]+]] = llvm.load %[[V50]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @scale_body(%[[V39]], %[[V41]], %[[V43]], %[[V45]], %[[V47]], %[[V49]], %[[V51]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "scale"} {
@@ -81,55 +80,54 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64, %[[V6:[A-Za-z0-9_$.-]+]]: i64) {
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
-// CHECK-NEXT: llvm.br ^bb1
-// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0xff800000 : f32) : f32
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: llvm.br ^bb2(%[[V9]] : i64)
-// CHECK-NEXT: ^bb2(%[[V13:[A-Za-z0-9_$.-]+]]: i64):
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V13]], %[[V1]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V14]], ^bb3, ^bb4
+// CHECK-NEXT: ^bb2(%[[V12:[A-Za-z0-9_$.-]+]]: i64):
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V12]], %[[V1]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V13]], ^bb3, ^bb4
 // CHECK-NEXT: ^bb3:
-// CHECK-NEXT: llvm.br ^bb5(%[[V9]], %[[V12]] : i64, f32)
+// CHECK-NEXT: llvm.br ^bb5(%[[V9]], %[[V11]] : i64, f32)
 // CHECK-NEXT: ^bb4:
 // CHECK-NEXT: llvm.return
-// CHECK-NEXT: ^bb5(%[[V15:[A-Za-z0-9_$.-]+]]: i64, %[[V16:[A-Za-z0-9_$.-]+]]: f32):
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V15]], %[[V11]] : i64
-// CHECK-NEXT: llvm.cond_br %[[V17]], ^bb6, ^bb7
+// CHECK-NEXT: ^bb5(%[[V14:[A-Za-z0-9_$.-]+]]: i64, %[[V15:[A-Za-z0-9_$.-]+]]: f32):
+// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V14]], %[[V7]] : i64
+// CHECK-NEXT: llvm.cond_br %[[V16]], ^bb6, ^bb7
 // CHECK-NEXT: ^bb6:
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V13]], %[[V7]] : i64
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.add %[[V18]], %[[V15]] : i64
-// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V19]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.load %[[V20]] : !llvm.ptr -> f32
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.fcmp "ogt" %[[V16]], %[[V21]] : f32
-// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.select %[[V22]], %[[V16]], %[[V21]] : i1, f32
-// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.fcmp "uno" %[[V16]], %[[V16]] : f32
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.select %[[V24]], %[[V16]], %[[V23]] : i1, f32
-// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.add %[[V15]], %[[V10]] : i64
-// CHECK-NEXT: llvm.br ^bb5(%[[V26]], %[[V25]] : i64, f32)
+// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = llvm.mul %[[V12]], %[[V7]] : i64
+// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = llvm.add %[[V17]], %[[V14]] : i64
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V18]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %[[V20:[A-Za-z0-9_$.-]+]] = llvm.load %[[V19]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = llvm.fcmp "ogt" %[[V15]], %[[V20]] : f32
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = llvm.select %[[V21]], %[[V15]], %[[V20]] : i1, f32
+// CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = llvm.fcmp "uno" %[[V15]], %[[V15]] : f32
+// CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = llvm.select %[[V23]], %[[V15]], %[[V22]] : i1, f32
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = llvm.add %[[V14]], %[[V10]] : i64
+// CHECK-NEXT: llvm.br ^bb5(%[[V25]], %[[V24]] : i64, f32)
 // CHECK-NEXT: ^bb7:
-// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V13]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.store %[[V16]], %[[V27]] : f32, !llvm.ptr
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = llvm.add %[[V13]], %[[V10]] : i64
-// CHECK-NEXT: llvm.br ^bb2(%[[V28]] : i64)
+// CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V2]][%[[V12]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: llvm.store %[[V15]], %[[V26]] : f32, !llvm.ptr
+// CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = llvm.add %[[V12]], %[[V10]] : i64
+// CHECK-NEXT: llvm.br ^bb2(%[[V27]] : i64)
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @row_max(%[[V29:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
-// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.load %[[V29]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][1] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.load %[[V31]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][2] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.load %[[V33]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][3] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.load %[[V35]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][4] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.load %[[V37]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][5] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.load %[[V39]] : !llvm.ptr -> i64
-// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V29]][6] : (!llvm.ptr) -> !llvm.ptr, i64
-// CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = llvm.load %[[V41]] : !llvm.ptr -> i64
-// CHECK-NEXT: llvm.call @row_max_body(%[[V30]], %[[V32]], %[[V34]], %[[V36]], %[[V38]], %[[V40]], %[[V42]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
+// CHECK-NEXT: llvm.func @row_max(%[[V28:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = llvm.load %[[V28]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V28]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = llvm.load %[[V30]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V28]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V33:[A-Za-z0-9_$.-]+]] = llvm.load %[[V32]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[V34:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V28]][3] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V35:[A-Za-z0-9_$.-]+]] = llvm.load %[[V34]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V36:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V28]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V37:[A-Za-z0-9_$.-]+]] = llvm.load %[[V36]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V38:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V28]][5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V39:[A-Za-z0-9_$.-]+]] = llvm.load %[[V38]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = llvm.getelementptr %[[V28]][6] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[V41:[A-Za-z0-9_$.-]+]] = llvm.load %[[V40]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @row_max_body(%[[V29]], %[[V31]], %[[V33]], %[[V35]], %[[V37]], %[[V39]], %[[V41]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_max"} {
@@ -201,18 +199,18 @@ func.func @steps(%x: memref<?xf32>, %n: index) attributes {nimble.kernel = "step
 // CHECK-LABEL: llvm.func internal @prefix_body
 // CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[V1:[A-Za-z0-9_$.-]+]]: i64, %[[V2:[A-Za-z0-9_$.-]+]]: i64, %[[V3:[A-Za-z0-9_$.-]+]]: i64, %[[V4:[A-Za-z0-9_$.-]+]]: i64, %[[V5:[A-Za-z0-9_$.-]+]]: i64) {
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(false) : i1
-// CHECK-NEXT: llvm.br ^bb1
-// CHECK-NEXT: ^bb1:
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xi64>) : vector<16xi64>
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = llvm.mlir.undef : vector<16xi64>
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.insertelement %[[V2]], %[[V9]][%[[V10]] : i32] : vector<16xi64>
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.shufflevector %[[V11]], %[[V9]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xi64>
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V8]], %[[V12]] : vector<16xi64>
-// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(dense<1.000000e+00> : vector<16xf32>) : vector<16xf32>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(dense<1.000000e+00> : vector<16xf32>) : vector<16xf32>
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NEXT: ^bb1:
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = llvm.insertelement %[[V2]], %[[V9]][%[[V10]] : i32] : vector<16xi64>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = llvm.shufflevector %[[V12]], %[[V9]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xi64>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = llvm.icmp "slt" %[[V8]], %[[V13]] : vector<16xi64>
 // CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[V0]][%[[V7]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: llvm.intr.masked.store %[[V14]], %[[V15]], %[[V13]] {alignment = 4 : i32} : vector<16xf32>, vector<16xi1> into !llvm.ptr
+// CHECK-NEXT: llvm.intr.masked.store %[[V11]], %[[V15]], %[[V14]] {alignment = 4 : i32} : vector<16xf32>, vector<16xi1> into !llvm.ptr
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @prefix(%[[V16:[A-Za-z0-9_$.-]+]]: !llvm.ptr) {
@@ -241,15 +239,15 @@ func.func @prefix(%out: memref<?xf32>, %n: index) attributes {nimble.kernel = "p
 // -----
 
 // A prefetch is the element's address and LLVM's intrinsic: read (0), the op's
-// locality, data cache (1).
+// locality, data cache (1) (constants, like every constant, made once in the entry block).
 // CHECK-LABEL: llvm.func internal @prefetch_row_body
 // CHECK-SAME: (%[[W:[A-Za-z0-9_$.-]+]]: !llvm.ptr, %[[N:[A-Za-z0-9_$.-]+]]: i64, %[[J:[A-Za-z0-9_$.-]+]]: i64, %[[K:[A-Za-z0-9_$.-]+]]: i64
+// CHECK-DAG: %[[READ:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-DAG: %[[DATA:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG: %[[KEEP:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2 : i32) : i32
 // CHECK: %[[ROW:[A-Za-z0-9_$.-]+]] = llvm.mul %[[J]], %{{.*}} : i64
 // CHECK-NEXT: %[[AT:[A-Za-z0-9_$.-]+]] = llvm.add %[[ROW]], %[[K]] : i64
 // CHECK-NEXT: %[[PTR:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[W]][%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT: %[[READ:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT: %[[DATA:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT: %[[KEEP:[A-Za-z0-9_$.-]+]] = llvm.mlir.constant(2 : i32) : i32
 // CHECK-NEXT: llvm.call_intrinsic "llvm.prefetch.p0"(%[[PTR]], %[[READ]], %[[KEEP]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NEXT: llvm.return
 func.func @prefetch_row(%w: memref<?x64xf32>, %j: index, %k: index) attributes {nimble.kernel = "prefetch_row"} {
