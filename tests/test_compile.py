@@ -272,6 +272,34 @@ def test_compile_collects_young_objects_less_often_and_restores_the_collector():
     assert gc.get_threshold() == before
 
 
+def test_compile_leaves_older_objects_out_of_full_collections():
+    """The objects alive before a compile are frozen while it runs (a full collection
+    would walk a compiled model's IR each time) and unfrozen when the last compile ends;
+    objects a caller froze itself stay frozen, and nothing more is frozen then."""
+    import gc
+
+    from nimble.compile import fewer_collections
+
+    assert gc.get_freeze_count() == 0
+    with fewer_collections():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with fewer_collections():
+            made_meanwhile = [object() for _ in range(10)]
+            assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() == frozen  # unfrozen only when the last one ends
+    assert gc.get_freeze_count() == 0 and made_meanwhile
+    gc.freeze()  # a caller's own freeze (a server about to fork)
+    try:
+        theirs = gc.get_freeze_count()
+        newer = [[] for _ in range(1000)]  # (tracked objects a freeze now would take)
+        with fewer_collections():
+            assert theirs - 10 < gc.get_freeze_count() <= theirs  # (frozen objects may still be freed)
+        assert theirs - 10 < gc.get_freeze_count() <= theirs and newer
+    finally:
+        gc.unfreeze()
+
+
 def test_identical_groups_share_one_kernel(rng, tmp_path):
     """Three dense + relu layers of one shape, their weights arguments (an imported model's
     repeated layers): one kernel serves all three groups, and a fourth group of another
