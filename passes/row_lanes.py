@@ -193,6 +193,7 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
         def epilogue(copies: list[Copy]) -> None:
             tile = Tile(e, rest, copies, inner.iv)
             tile.varying = varying_values(body, inner.iv)
+            tile.after_reductions = True
             tile.run()
 
         def partial(b: SSAValue) -> None:  # the rows' results through a register block, row by row

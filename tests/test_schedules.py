@@ -549,6 +549,37 @@ def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
             np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(ref, x, w, b, r)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("product", ["dense", "matmul"])
+def test_a_long_epilogue_runs_as_a_loop_over_the_tile(product, rng, monkeypatch):
+    """gelu after a product (~30 ops per vector) runs once per trip of a loop over the
+    register tile's elements, their accumulators and indices through a stack buffer
+    (`Tile._epilogue_loop`), in every strategy (lanes along the rows, packed panels, dot
+    products, leftover rows and columns), not once per element of each tile: the
+    results match the reference at rows and columns around every tile edge."""
+    from nimble.passes import tile_emitter
+
+    w_shape = "f32[n, 24]" if product == "dense" else "f32[24, n]"
+    product_text = "dense(%x, %w, %b)" if product == "dense" else "%x @ %w + %b"
+    text = f"""def @main(%x: f32[s, 24], %w: {w_shape}, %b: f32[n], %r: f32[s, n]) -> f32[s, n] {{
+  gelu({product_text}) + %r
+}}"""
+
+    def divisions(exe) -> int:  # one per copy of gelu's rational approximation of erf
+        return sum(isinstance(o, arith.DivfOp) for o in exe.module.walk())
+
+    exe = nimble.compile(nimble.parse(text, name="gelu.nb"))
+    monkeypatch.setattr(tile_emitter, "EPILOGUE_LOOP_OPS", 10**6)
+    unrolled = nimble.compile(nimble.parse(text, name="gelu.nb"))
+    assert divisions(exe) * 5 < divisions(unrolled)
+    ref = nimble.parse(text, name="gelu.nb")
+    for m, n in [(1, 70), (5, 16), (7, 64), (16, 70), (20, 130), (33, 1), (100, 65), (530, 70)]:
+        x = rng.standard_normal((m, 24)).astype(np.float32)
+        w = rng.standard_normal((n, 24) if product == "dense" else (24, n)).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        r = rng.standard_normal((m, n)).astype(np.float32)
+        np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(ref, x, w, b, r)[0], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("m", [16, 40, 46, 600])
 def test_dense_rows_in_lanes_static(m, rng):
     """Rows known at compile time: whole panels of 16 rows in lanes (40: 32 of them, two at

@@ -547,3 +547,78 @@ func.func @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %ou
   }
   func.return
 }
+
+// -----
+
+// An epilogue of EPILOGUE_LOOP_OPS ops or more after a register tile's reduction runs as
+// a loop over the tile's copies: each copy's accumulator and indices stored to a stack
+// slot (`loop.alloc reg`, one row per copy), each trip loading one copy's; a shorter
+// one keeps a copy per tile element (@leftover_dot_products above).
+
+// CHECK-LABEL: func.func @epilogue_loop
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<32x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>)
+// CHECK: %[[S0:[A-Za-z0-9_$.-]+]], %[[S1:[A-Za-z0-9_$.-]+]], %[[S2:[A-Za-z0-9_$.-]+]], %[[S3:[A-Za-z0-9_$.-]+]] = loop.reduce
+// CHECK: loop.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[SUMS:[A-Za-z0-9_$.-]+]] = loop.alloc reg : memref<4x16xf32>
+// CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = loop.alloc reg : memref<4xindex>
+// CHECK-NEXT: %[[COLS:[A-Za-z0-9_$.-]+]] = loop.alloc reg : memref<4xindex>
+// CHECK-NEXT: vector.store %[[S0]], %[[SUMS]][%{{.*}}, %{{.*}}] : memref<4x16xf32>, vector<16xf32>
+// CHECK-COUNT-2: memref.store
+// CHECK-NEXT: vector.store %[[S1]], %[[SUMS]]
+// CHECK-COUNT-2: memref.store
+// CHECK-NEXT: vector.store %[[S2]], %[[SUMS]]
+// CHECK-COUNT-2: memref.store
+// CHECK: vector.store %[[S3]], %[[SUMS]]
+// CHECK-COUNT-2: memref.store
+// CHECK: %[[FOUR:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
+// CHECK-NEXT: loop.foreach %[[T:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[FOUR]] step
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = vector.load %[[SUMS]][%[[T]], %{{.*}}] : memref<4x16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]] = memref.load %[[ROWS]][%[[T]]] : memref<4xindex>
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = memref.load %[[COLS]][%[[T]]] : memref<4xindex>
+// CHECK-NEXT: arith.mulf %[[S]], %[[S]] : vector<16xf32>
+// CHECK-COUNT-15: arith.
+// CHECK-NEXT: vector.store %{{.*}}, %[[OUT]][%[[I]], %[[J]]] : memref<?x?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield
+// CHECK-NOT: arith.maximumf
+// CHECK: loop.alloc reg : memref<2x16xf32>
+
+func.func @epilogue_loop(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "epilogue_loop"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %m = memref.dim %a, %c0 : memref<?x32xf32>
+  %n = memref.dim %b, %c1 : memref<32x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %h = arith.constant 0.5 : f32
+  loop.foreach %i = %c0 to %m step %c1 schedule #loop.schedule<unroll = 2> {
+    loop.foreach %j = %c0 to %n step %c1 schedule #loop.schedule<vector = 16, unroll = 2> {
+      %s = loop.reduce %k = %c0 to %c32 step %c1 combine(add) init(%zero) : f32 {
+        %x = memref.load %a[%i, %k] : memref<?x32xf32>
+        %y = memref.load %b[%k, %j] : memref<32x?xf32>
+        %p = arith.mulf %x, %y : f32
+        loop.yield %p : f32
+      }
+      %e1 = arith.mulf %s, %s : f32
+      %e2 = arith.mulf %e1, %h : f32
+      %e3 = arith.addf %e2, %s : f32
+      %e4 = arith.mulf %e3, %e3 : f32
+      %e5 = arith.mulf %e4, %h : f32
+      %e6 = arith.addf %e5, %e3 : f32
+      %e7 = arith.mulf %e6, %e6 : f32
+      %e8 = arith.mulf %e7, %h : f32
+      %e9 = arith.addf %e8, %e6 : f32
+      %e10 = arith.mulf %e9, %e9 : f32
+      %e11 = arith.mulf %e10, %h : f32
+      %e12 = arith.addf %e11, %e9 : f32
+      %e13 = arith.mulf %e12, %e12 : f32
+      %e14 = arith.mulf %e13, %h : f32
+      %e15 = arith.addf %e14, %e12 : f32
+      %e16 = arith.maximumf %e15, %zero : f32
+      memref.store %e16, %out[%i, %j] : memref<?x?xf32>
+      loop.yield
+    }
+    loop.yield
+  }
+  func.return
+}
