@@ -464,22 +464,15 @@ func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
 // CHECK-NEXT: vector.store %[[V7]], %[[OUT]][%[[V0]], %[[V4]]] : memref<?x?xf32>, vector<16xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: loop.foreach %[[V8:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V3]] step %[[V1]] {
-// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = vector.load %[[A]][%[[V0]], %[[V8]]] : memref<?x?xf32>, vector<16xf32>
-// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
-// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V9]], %[[V10]] : vector<16xf32>
-// CHECK-NEXT: vector.store %[[V11]], %[[OUT]][%[[V0]], %[[V8]]] : memref<?x?xf32>, vector<16xf32>
-// CHECK-NEXT: loop.yield
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V3]] : index
-// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = arith.ceildivsi %[[V12]], %[[V1]] : index
-// CHECK-NEXT: loop.foreach %[[V14:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V13]] step %[[C1]] {
-// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = vector.create_mask %[[V12]] : vector<16xi1>
-// CHECK-NEXT: %[[V16:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK-NEXT: %[[V17:[A-Za-z0-9_$.-]+]] = vector.maskedload %[[A]][%[[V0]], %[[V3]]], %[[V15]], %[[V16]] : memref<?x?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-// CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V17]], %[[V18]] : vector<16xf32>
-// CHECK-NEXT: vector.maskedstore %[[OUT]][%[[V0]], %[[V3]]], %[[V15]], %[[V19]] : memref<?x?xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V3]] : index
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.ceildivsi %[[V8]], %[[V1]] : index
+// CHECK-NEXT: loop.foreach %[[V10:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V9]] step %[[C1]] {
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = vector.create_mask %[[V8]] : vector<16xi1>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = vector.maskedload %[[A]][%[[V0]], %[[V3]]], %[[V11]], %[[V12]] : memref<?x?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = vector.broadcast %[[TWO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V13]], %[[V14]] : vector<16xf32>
+// CHECK-NEXT: vector.maskedstore %[[OUT]][%[[V0]], %[[V3]]], %[[V11]], %[[V15]] : memref<?x?xf32>, vector<16xi1>, vector<16xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
