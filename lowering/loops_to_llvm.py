@@ -173,7 +173,7 @@ class _FunctionLowering:
                     self.split_loops.add(op)
                     # Not into an iteration that fills a buffer of its own (a packed
                     # panel): each chunk would fill only its share, then read all of it.
-                    if not any(isinstance(o, loop.AllocOp) and o.level.data != "reg" for o in op.body.block.ops):
+                    if not any(isinstance(o, loop.AllocOp) for o in op.body.block.ops):
                         self.split_loops.update(o for o in op.body.block.ops if isinstance(o, loop.ForeachOp))
         slot = self.emit(llvm.AllocaOp(self.const(1, i64), i64, alignment=8))
         self.barriers = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(slot, i64))))  # (see `alloc`)

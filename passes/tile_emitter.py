@@ -379,7 +379,7 @@ class Tile:
 
     def run(self) -> None:
         reduces = [n for n, op in enumerate(self.body) if isinstance(op, loop.ReduceOp)]
-        after = reduces[-1] + 1 if reduces else 0 if self.after_reductions else len(self.body)
+        after = reduces[-1] + 1 if reduces else (0 if self.after_reductions else len(self.body))
         for op in self.body[:after]:
             if isinstance(op, loop.ReduceOp):
                 self.reduce(op)
