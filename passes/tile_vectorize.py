@@ -141,8 +141,9 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         panels (`mask`: a short last panel), one tile of `cols - 1` where that many are
         left, then single vectors. A 7 x 7 map's 49 pixels leave 3, and each single-vector
         tile read all the weights again: 512 channels, 1 thread, 2.74 -> 2.40 ms. (Not for
-        other nests: the matmul kernel's fallback paths took 20% longer to compile.)"""
-        if cols > 2 and si.mask:
+        other nests: the matmul kernel's fallback paths took 20% longer to compile; nor
+        for the few rows full tiles leave, at most `rows - 1` of a conv's channels.)"""
+        if cols > 2 and si.mask and len(i_values) == rows:
             wide = _leftover_end(e, start, end, width * (cols - 1))
             columns(i_values, width, cols - 1, start, wide)
             start = wide
