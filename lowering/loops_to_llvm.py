@@ -46,6 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from nimble.dialects import loop
+from nimble.dialects.shape_functions import constant_index
 from nimble.lowering.llvm_extras import FPToSIOp, UIToFPOp
 
 PTR = llvm.LLVMPointerType()
@@ -421,6 +422,10 @@ class _FunctionLowering:
         then the leftover steps one by one."""
         inits = [self.v(v) for v in op.inits]
         unroll = op.schedule.schedule.unroll if op.schedule is not None else 0
+        # A remainder shorter than a vector (the steps after whole vectors along k) sums in
+        # order: LLVM's loop vectorizer then leaves it alone (it vectorised such loops of a
+        # conv's dot products, code for a vector body that never runs).
+        in_order = _fewer_steps_than(op, SHORT_REDUCTION)
 
         yielded = op.body.block.last_op.values
         positions: dict[Operation, list[int]] = {}  # body op -> the results it yields
@@ -440,11 +445,11 @@ class _FunctionLowering:
 
             def combine_ready(o: Operation) -> None:
                 for r in positions.get(o, ()):
-                    new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]))
+                    new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]), in_order)
 
             self.region(op.body.block, combine_ready)
             for r in outside:  # defined outside the body (or its iv)
-                new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]))
+                new[r] = self.combine(op.kinds[r], accs[r], self.v(yielded[r]), in_order)
             return new
 
         if unroll < 2:
@@ -467,14 +472,15 @@ class _FunctionLowering:
         for result, value in zip(op.results, accs):
             self.values[result] = value
 
-    def combine(self, kind: str, acc: SSAValue, value: SSAValue) -> SSAValue:
+    def combine(self, kind: str, acc: SSAValue, value: SSAValue, in_order: bool = False) -> SSAValue:
         t = acc.type
         element = t.get_element_type() if isinstance(t, VectorType) else t
         if isinstance(element, AnyFloat):
+            flags = _FAST if in_order else _REASSOC
             if kind == "add":
-                return self.binary_op(llvm.FAddOp, acc, value, _REASSOC)
+                return self.binary_op(llvm.FAddOp, acc, value, flags)
             if kind == "mul":
-                return self.binary_op(llvm.FMulOp, acc, value, _REASSOC)
+                return self.binary_op(llvm.FMulOp, acc, value, flags)
             return self.numpy_minmax(kind, acc, value)
         if element == IntegerType(1):  # bools: sum/max are `or`, product/min are `and`
             return self.binary_op(llvm.OrOp if kind in ("add", "max") else llvm.AndOp, acc, value)
@@ -818,6 +824,21 @@ def _constant(value: SSAValue) -> bool:
     if isinstance(owner, vector.BroadcastOp):
         owner = owner.source.owner
     return isinstance(owner, arith.ConstantOp)
+
+
+SHORT_REDUCTION = 16
+"""Steps below which a reduction loop sums in order (`_fewer_steps_than`)."""
+
+
+def _fewer_steps_than(op: loop.ReduceOp, n: int) -> bool:
+    """Whether the loop runs from `upper - upper % c` to `upper` by 1, c <= n: fewer than
+    n steps."""
+    lower = op.lower.owner
+    if constant_index(op.step) != 1 or not isinstance(lower, arith.SubiOp) or lower.lhs is not op.upper:
+        return False
+    rem = lower.rhs.owner
+    c = constant_index(rem.rhs) if isinstance(rem, arith.RemSIOp) and rem.lhs is op.upper else None
+    return c is not None and 0 < c <= n
 
 
 def _parallel(op: loop.ForeachOp) -> bool:

@@ -254,3 +254,33 @@ func.func @prefetch_row(%w: memref<?x64xf32>, %j: index, %k: index) attributes {
   loop.prefetch %w[%j, %k] {locality = 2 : i64} : memref<?x64xf32>
   func.return
 }
+
+// -----
+
+// A reduction over the steps whole vectors leave (from `n - n % 16` to `n`, by 1) sums
+// in order (no `reassoc`): LLVM's loop vectorizer leaves it alone. A reduction over all
+// of `n` may be reassociated.
+// CHECK-LABEL: llvm.func internal @short_sum_body
+// CHECK: llvm.fadd %{{.*}}, %{{.*}} {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK: llvm.fadd %{{.*}}, %{{.*}} {fastmathFlags = #llvm.fastmath<{{(reassoc,contract|contract,reassoc)}}>} : f32
+// CHECK-LABEL: llvm.func @short_sum
+func.func @short_sum(%a: memref<?xf32>, %out: memref<2xf32>) attributes {nimble.kernel = "short_sum"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %rem = arith.remsi %n, %c16 : index
+  %whole = arith.subi %n, %rem : index
+  %tail = loop.reduce %k = %whole to %n step %c1 combine(add) init(%zero) : f32 {
+    %x = memref.load %a[%k] : memref<?xf32>
+    loop.yield %x : f32
+  }
+  %all = loop.reduce %k = %c0 to %n step %c1 combine(add) init(%zero) : f32 {
+    %x = memref.load %a[%k] : memref<?xf32>
+    loop.yield %x : f32
+  }
+  memref.store %tail, %out[%c0] : memref<2xf32>
+  memref.store %all, %out[%c1] : memref<2xf32>
+  func.return
+}
