@@ -276,8 +276,18 @@ class ReifyDims(DimAlgebra):
             return 0
         return self._emit(self._ARITH[kind](self.value(a), self.value(b)))
 
-    def _cmp(self, predicate: str, a: int | SSAValue, b: int | SSAValue) -> SSAValue:
+    def compare(self, predicate: str, a: int | SSAValue, b: int | SSAValue) -> SSAValue:
+        """i1: `a <predicate> b` (an `arith.cmpi` predicate: "eq", "sge", ...)."""
         return self._emit(arith.CmpiOp(self.value(a), self.value(b), predicate))
+
+    def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue | bool:
+        """i1: every one of `conditions` holds (True when there are none)."""
+        if not conditions:
+            return True
+        cond = conditions[0]
+        for c in conditions[1:]:
+            cond = self._emit(arith.AndIOp(cond, c))
+        return cond
 
     def equal(self, a: int | SSAValue, b: int | SSAValue, message: str) -> int | SSAValue:
         if isinstance(a, int) and isinstance(b, int):
@@ -286,7 +296,7 @@ class ReifyDims(DimAlgebra):
             return a
         if a is b:
             return a
-        self.builder.insert(shape.AssertOp(self._cmp("eq", a, b), message, [self.value(a), self.value(b)]))
+        self.builder.insert(shape.AssertOp(self.compare("eq", a, b), message, [self.value(a), self.value(b)]))
         return a if isinstance(a, int) else b
 
     def broadcast(self, a: int | SSAValue, b: int | SSAValue, message: str) -> int | SSAValue:
@@ -298,9 +308,9 @@ class ReifyDims(DimAlgebra):
             if a != b:
                 raise ShapeError(f"{message} ({a} vs {b})")
             return a
-        a_is_1 = self._cmp("eq", a, 1)
-        b_is_1 = self._cmp("eq", b, 1)
-        same = self._cmp("eq", a, b)
+        a_is_1 = self.compare("eq", a, 1)
+        b_is_1 = self.compare("eq", b, 1)
+        same = self.compare("eq", a, b)
         ok = self._emit(arith.OrIOp(self._emit(arith.OrIOp(a_is_1, b_is_1)), same))
         self.builder.insert(shape.AssertOp(ok, message, [self.value(a), self.value(b)]))
         return self._emit(arith.SelectOp(a_is_1, self.value(b), self.value(a)))
@@ -310,7 +320,7 @@ class ReifyDims(DimAlgebra):
             return _clamp_index(v, n)
         if v == 0 or v is n:  # dims are never negative: 0 and n are in range
             return v
-        negative = self._cmp("slt", v, 0)
+        negative = self.compare("slt", v, 0)
         shifted = self._emit(
             arith.SelectOp(negative, self.value(self.add(v, n)), self.value(v))
         )

@@ -120,15 +120,10 @@ def decided_at_run_time(ops: Iterable[Operation]) -> list[graph.Conv2dOp]:
 def host_condition(k: ReifyDims, op: graph.Conv2dOp) -> SSAValue | bool:
     """The run-time test of `wanted` (an `i1` the host computes from the conv's dims,
     reified by `k`), or True when the sizes known now pass it."""
-    flag: SSAValue | bool = True
-    for size, least in _sizes(op, k.dims, lambda a, b: k.binary("mul", a, b), FOLDED_ATTR in op.attributes):
-        if isinstance(size, int):
-            if size < least:
-                return False
-            continue
-        test = k._cmp("sge", size, least)
-        flag = test if flag is True else k._emit(arith.AndIOp(flag, test))
-    return flag
+    sizes = _sizes(op, k.dims, lambda a, b: k.binary("mul", a, b), FOLDED_ATTR in op.attributes)
+    if any(isinstance(size, int) and size < least for size, least in sizes):
+        return False
+    return k.all_of([k.compare("sge", size, least) for size, least in sizes if not isinstance(size, int)])
 
 
 def transformed(w: np.ndarray) -> np.ndarray:

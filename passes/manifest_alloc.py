@@ -90,13 +90,8 @@ def _specialize(k: GroupDims, group: FusedOp) -> SSAValue | bool:
             a, r = k.known[operand][axis], k.known[result][result_axis]
             if a is r or (isinstance(a, int) and a == r):
                 continue
-            checks.append(k._cmp("eq", a, r))
-    if not checks:
-        return True
-    cond = checks[0]
-    for c in checks[1:]:
-        cond = k._emit(arith.AndIOp(cond, c))
-    return cond
+            checks.append(k.compare("eq", a, r))
+    return k.all_of(checks)
 
 
 def _kernels_of(group: FusedOp) -> list[SymbolRefAttr]:
@@ -130,10 +125,7 @@ def _choices(k: GroupDims, group: FusedOp) -> tuple[str, list[tuple[str, SSAValu
         if not tests:
             return kernel, choices
         seen.add(tests)
-        cond = tests[0]
-        for c in tests[1:]:
-            cond = k._emit(arith.AndIOp(cond, c))
-        choices.append((kernel, cond))
+        choices.append((kernel, k.all_of(tests)))
     return name(KERNEL_ATTR), choices
 
 

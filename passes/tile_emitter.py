@@ -110,6 +110,23 @@ class Emitter:
         """<width x i1>: lane l is on when l < count."""
         return self.emit(vector.CreateMaskOp([count], loop.vector_type(IntegerType(1), (width,)))).results[0]
 
+    def foreach(self, lower: SSAValue, upper: SSAValue, step: int, schedule: loop.Schedule | None,
+                body: Callable[[SSAValue], object]) -> None:
+        """A `loop.foreach` over [lower, upper) by `step`, its ops emitted by `body(iv)` (in
+        a memo scope of their own); nothing where the range is known empty."""
+        if empty(lower, upper):
+            return
+        block = Block(arg_types=[IndexType()])
+        saved = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        self.memo.append({})
+        body(block.args[0])
+        self.memo.pop()
+        self.b.insert(loop.YieldOp())
+        self.b = saved
+        attr = loop.ScheduleAttr(schedule) if schedule is not None and schedule != loop.Schedule() else None
+        self.emit(loop.ForeachOp(lower, upper, self.const_index(step), Region(block), attr))
+
     def broadcast(self, value: SSAValue, width: int) -> SSAValue:
         t = loop.vector_type(value.type, (width,))
         return self.memoized(("bcast", value, width), lambda: self.emit(vector.BroadcastOp(value, t)).vector)
@@ -430,23 +447,18 @@ class Tile:
                     e.emit(vector.StoreOp(value, slot, [at, e.const_index(0)]))
                 else:
                     e.emit(memref.StoreOp.get(value, slot, [at]))
-        block = Block(arg_types=[IndexType()])
-        saved = e.b
-        e.b = Builder(InsertPoint.at_end(block))
-        e.memo.append({})
-        trip = Copy(dict(first.subst), first.lane, first.width, None, None, None, first.aligned)
-        at = block.args[0]
-        for v, t, slot in zip(per_copy, types, slots):
-            if isinstance(t, VectorType):
-                trip.subst[v] = e.emit(vector.LoadOp(slot, [at, e.const_index(0)], t)).result
-            else:
-                trip.subst[v] = e.emit(memref.LoadOp.get(slot, [at])).res
-        for op in epilogue:
-            e.clone(op, trip, self.varying)
-        e.memo.pop()
-        e.b.insert(loop.YieldOp())
-        e.b = saved
-        e.emit(loop.ForeachOp(e.const_index(0), e.const_index(n), e.const_index(1), Region(block)))
+
+        def trip(at: SSAValue) -> None:  # one copy's epilogue
+            copy = Copy(dict(first.subst), first.lane, first.width, None, None, None, first.aligned)
+            for v, t, slot in zip(per_copy, types, slots):
+                if isinstance(t, VectorType):
+                    copy.subst[v] = e.emit(vector.LoadOp(slot, [at, e.const_index(0)], t)).result
+                else:
+                    copy.subst[v] = e.emit(memref.LoadOp.get(slot, [at])).res
+            for op in epilogue:
+                e.clone(op, copy, self.varying)
+
+        e.foreach(e.const_index(0), e.const_index(n), 1, None, trip)
         return True
 
     def reduce(self, op: loop.ReduceOp) -> None:
@@ -583,6 +595,12 @@ def multiple_of(v: SSAValue, tile: int) -> bool:
     if isinstance(op, arith.SelectOp):
         return multiple_of(op.lhs, tile) and multiple_of(op.rhs, tile)
     return False
+
+
+def empty(lower: SSAValue, upper: SSAValue) -> bool:
+    """Whether [lower, upper) is known empty at compile time (a static size's leftovers)."""
+    lo, hi = constant_index(lower), constant_index(upper)
+    return lower is upper or (lo is not None and hi is not None and lo >= hi)
 
 
 def split_at(e: Emitter, upper: SSAValue, tile: int) -> SSAValue:

@@ -28,18 +28,16 @@ no vector form), the nest is left as it is: schedules are hints, never semantics
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    IndexType,
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -48,30 +46,8 @@ from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import column_read, copy_panel, lane_index, transposed
 from nimble.passes.reduction_strips import distribute
 from nimble.passes.row_lanes import row_lanes
-from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, offsets, schedule_of, split_at
+from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, empty, offsets, schedule_of, split_at
 from nimble.passes.transpose_tiles import transpose_tiles
-
-
-def _empty(lower: SSAValue, upper: SSAValue) -> bool:
-    """Whether [lower, upper) is known empty at compile time (a static size's leftovers)."""
-    lo, hi = constant_index(lower), constant_index(upper)
-    return lower is upper or (lo is not None and hi is not None and lo >= hi)
-
-
-def _foreach(e: Emitter, lower: SSAValue, upper: SSAValue, step: int, schedule: loop.Schedule | None,
-             body) -> None:
-    if _empty(lower, upper):
-        return  # no iterations: nothing to emit
-    block = Block(arg_types=[IndexType()])
-    saved = e.b
-    e.b = Builder(InsertPoint.at_end(block))
-    e.memo.append({})
-    body(block.args[0])
-    e.memo.pop()
-    e.b.insert(loop.YieldOp())
-    e.b = saved
-    attr = loop.ScheduleAttr(schedule) if schedule is not None and schedule != loop.Schedule() else None
-    e.emit(loop.ForeachOp(lower, upper, e.const_index(step), Region(block), attr))
 
 
 def _leftover_end(e: Emitter, start: SSAValue, upper: SSAValue, tile: int) -> SSAValue:
@@ -134,7 +110,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             Tile(e, body, copies, inner.iv if j_width > 1 else None, len(i_values) == rows).run()
 
         # Columns are parallel too: where rows are too few to split (batch 1), they are.
-        _foreach(e, j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
+        e.foreach(j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
 
     def leftover_vectors(i_values: list[SSAValue], start: SSAValue, end: SSAValue) -> None:
         """Whole vectors [start, end) left by full tiles (fewer than `cols`): in a conv's
@@ -167,7 +143,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         register tile (a reduction per element) only from `MASK_MIN_COLUMNS` of them,
         else one by one."""
         n = inner.upper
-        if _empty(start, n):
+        if empty(start, n):
             return  # no columns left (a static size)
         if any(isinstance(o, loop.ReduceOp) for o in body):
             left = e.emit(arith.SubiOp(n, start)).result
@@ -186,7 +162,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                 copies.append(Copy(subst, inner.iv, width, None, mask, count, aligned=True))
             Tile(e, body, copies, inner.iv).run()
 
-        _foreach(e, e.const_index(0), steps, 1, loop.Schedule(parallel=parallel), tile)
+        e.foreach(e.const_index(0), steps, 1, loop.Schedule(parallel=parallel), tile)
         if n is not inner.upper:
             columns(i_values, 1, 1, n, inner.upper)
 
@@ -213,7 +189,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         m = outer.upper
         main_rows = split_at(e, m, rows)
         keep = loop.Schedule(parallel=parallel)
-        _foreach(e, e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(offsets(e, i0, rows, 1)))
+        e.foreach(e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(offsets(e, i0, rows, 1)))
         leftover_rows(main_rows, m, keep, emit_rows)
 
     def leftover_rows(start: SSAValue, m: SSAValue, schedule: loop.Schedule | None, emit_rows) -> None:
@@ -225,7 +201,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             end = m if size == 1 else _leftover_end(e, start, m, size)
             lo, hi = constant_index(start), constant_index(end)
             if lo is None or hi is None or lo < hi:
-                _foreach(e, start, end, size, schedule, lambda i0, size=size: emit_rows(offsets(e, i0, size, 1)))
+                e.foreach(start, end, size, schedule, lambda i0, size=size: emit_rows(offsets(e, i0, size, 1)))
             start, size = end, size // 2
 
     def packed_rows() -> None:
@@ -244,7 +220,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
                     t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
                     panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
 
-                    copy_panel(e, lambda lo, hi, step, f: _foreach(e, lo, hi, step, None, f), ld, red.iv,
+                    copy_panel(e, lambda lo, hi, step, f: e.foreach(lo, hi, step, None, f), ld, red.iv,
                                panels[key], j0, k_upper, width, cols, offset=column_offset(ld, inner, red))
                 e.packs[ld] = (panels[key], red.iv, ())
             j_values = offsets(e, j0, cols, width)
@@ -256,11 +232,11 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
             m = outer.upper
             main_rows = split_at(e, m, rows)
-            _foreach(e, e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(offsets(e, i0, rows, 1)))
+            e.foreach(e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(offsets(e, i0, rows, 1)))
             leftover_rows(main_rows, m, None, rows_tile)
             e.packs.clear()
 
-        _foreach(e, e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)
+        e.foreach(e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)
 
         if main_cols is n:  # whole panels (schedule-loops' split)
             return
@@ -288,7 +264,7 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             e.b = saved
             e.staged_columns.clear()
 
-    foreach = partial(_foreach, e)  # foreach(lower, upper, step, schedule, body)
+    foreach = e.foreach  # foreach(lower, upper, step, schedule, body)
     lane_loads = packable_loads(outer, inner) if width > 1 else None
     packable = lane_loads if si.pack else None
     dots = None if lane_loads is None or not si.dots or so.vector > 1 else attempt(lambda: leftover_dots(
