@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import cache
 
-from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import func, memref, scf, vector
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr, VectorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
@@ -40,6 +40,8 @@ from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
+
+from nimble.dialects import arith
 
 KERNEL_MARK = "nimble.kernel"
 """The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
@@ -211,9 +213,10 @@ class ScheduleAttr(ParametrizedAttribute):
                 known = ", ".join((*INT_FIELDS, *FLAG_FIELDS))
                 parser.raise_error(f"unknown schedule entry '{key}' (known: {known})", pos, parser.pos)
 
-        with parser.in_angle_brackets():
-            if parser.parse_optional_punctuation(">") is None:
-                parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
+        parser.parse_punctuation("<")
+        if parser.parse_optional_punctuation(">") is None:
+            parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
+            parser.parse_punctuation(">")
         order = [f.name for f in fields(Schedule)]
         names = sorted(values, key=order.index)
         return (ArrayAttr([StringAttr(n) for n in names]), ArrayAttr([IntAttr(values[n]) for n in names]))

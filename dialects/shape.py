@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I1,
     I64,
@@ -41,6 +40,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from nimble.dialects import arith
 from nimble.dialects.interfaces import EvalContext, HasReference, InfersResultTypes
 
 

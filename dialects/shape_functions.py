@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from nimble.dialects import arith
 from nimble.dialects import shape
 from nimble.dialects.graph.types import dims as static_dims
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from lark import Token, Tree
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     FunctionType,
@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.dialects.device import PLACEMENT
 from nimble.dialects.graph import GraphOp

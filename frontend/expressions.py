@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from lark import Token, Tree
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from nimble.dialects import arith
 from nimble.dialects import graph
 from nimble.dialects.graph.base import GraphOp, i64_array
 from nimble.dialects.graph.types import dims, numpy_dtype, tensor

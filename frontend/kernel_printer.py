@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, f32
 from xdsl.ir import Block, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lark import Token, Tree
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.frontend.nodes import BuildError
 from nimble.frontend.types import ELEMENT_TYPES

@@ -14,7 +14,7 @@ import io
 import re
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, loop, shape
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.lowering.c_tiles import NotTileable, TileEmitter
 from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div

@@ -18,9 +18,10 @@ loops, buffers); the caller then emits the scalar form.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.ir import Block, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 

@@ -20,12 +20,13 @@ one GEMM. The reduction and its accumulation order per element are unchanged.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import memref, scf, vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.schedule_loops import VECTOR_BITS

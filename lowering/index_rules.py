@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering

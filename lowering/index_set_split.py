@@ -13,11 +13,11 @@ part continues the first), so results are bit-identical.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 # arith.cmpi predicates comparing `iv` with `c` -> the first index of the upper part.

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp, YieldOp
 from nimble.dialects.shape import ShapeType

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, scf, vector
+from xdsl.dialects import func, memref, scf, vector
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -45,9 +45,9 @@ from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from nimble.dialects import arith, llvm
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.lowering.llvm_extras import FPToSIOp, UIToFPOp
 
 PTR = llvm.LLVMPointerType()
 _FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
@@ -86,7 +86,8 @@ _FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
 }
 _CASTS: dict[type[Operation], type[Operation]] = {
-    arith.SIToFPOp: llvm.SIToFPOp, arith.UIToFPOp: UIToFPOp, arith.FPToSIOp: FPToSIOp,
+    arith.SIToFPOp: llvm.SIToFPOp, arith.UIToFPOp: llvm.UIToFPOp, arith.FPToSIOp: llvm.FPToSIOp,
+    arith.FPToUIOp: llvm.FPToUIOp,
     arith.ExtFOp: llvm.FPExtOp, arith.TruncFOp: llvm.FPTruncOp, arith.ExtSIOp: llvm.SExtOp,
     arith.ExtUIOp: llvm.ZExtOp, arith.TruncIOp: llvm.TruncOp, arith.BitcastOp: llvm.BitcastOp,
 }
@@ -263,8 +264,7 @@ class _FunctionLowering:
 
     def external(self, name: str, result: Attribute, args: Sequence[Attribute]) -> str:
         if name not in self.externals:
-            self.externals[name] = llvm.FuncOp(name, llvm.LLVMFunctionType(args, result),
-                                               linkage=llvm.LinkageAttr("external"))
+            self.externals[name] = _function(name, llvm.LLVMFunctionType(args, result), "external")
         return name
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
@@ -278,8 +278,7 @@ class _FunctionLowering:
         self.entry.add_op(llvm.BrOp(start))
         body = Region(self.blocks)
         name = f"{self.kernel.sym_name.data}_body"
-        return llvm.FuncOp(name, llvm.LLVMFunctionType(self.arg_types), linkage=llvm.LinkageAttr("internal"),
-                           body=body)
+        return _function(name, llvm.LLVMFunctionType(self.arg_types), "internal", body)
 
     def region(self, block: Block, after: Callable[[Operation], None] | None = None) -> None:
         """Lower the ops of `block`; `after(op)` is called after each."""
@@ -903,8 +902,14 @@ def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
         args.append(add(llvm.LoadOp(ptr, t)))
     entry.add_op(llvm.CallOp(body.sym_name.data, *args))
     entry.add_op(llvm.ReturnOp())
-    return llvm.FuncOp(kernel.sym_name.data, llvm.LLVMFunctionType([PTR]), linkage=llvm.LinkageAttr("external"),
-                       body=Region(entry))
+    return _function(kernel.sym_name.data, llvm.LLVMFunctionType([PTR]), "external", Region(entry))
+
+
+def _function(name: str, t: llvm.LLVMFunctionType, linkage: str, body: Region | None = None) -> llvm.FuncOp:
+    """An `llvm.func` with the properties xdsl's parser gives one (`unnamed_addr` 0, which
+    its printer leaves out), so that the printed IR parses back to the same module."""
+    return llvm.FuncOp(name, t, linkage=llvm.LinkageAttr(linkage), body=body,
+                       other_props={"unnamed_addr": IntegerAttr(0, 64)})
 
 
 

@@ -32,11 +32,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import numpy as np
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.graph import ConstantOp
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -41,6 +41,7 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith
 from nimble.dialects import shape
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
@@ -52,6 +52,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph
 
 Emit = Callable[[Operation], SSAValue]

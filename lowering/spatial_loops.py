@@ -14,12 +14,13 @@
 from __future__ import annotations
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 

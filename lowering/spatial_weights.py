@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 WEIGHT_TYPES: dict[str, Attribute] = {"f32": f32, "bf16": BFloat16Type(), "int8": IntegerType(8)}

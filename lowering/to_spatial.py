@@ -10,10 +10,11 @@ as written on the default machine at size 1 for every `?`.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.lowering.rnn_to_spatial import SPATIAL_DEVICE
 from nimble.passes.spatial_dse import MACHINE_ATTR, REPORT_ATTR, SIZES_ATTR, parse_sizes

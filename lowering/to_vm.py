@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, FunctionType, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
+from nimble.dialects import arith
 from nimble.dialects import device, loop, shape, vm
 from nimble.dialects.device import HOST_FUNCTION
 from nimble.dialects.graph import ConstantOp, ExternalConstantOp, FusedOp

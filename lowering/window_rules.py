@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, IndexType, IntegerType, MemRefType, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, loop
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
 from nimble.lowering.scalar import const, convert

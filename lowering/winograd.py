@@ -36,11 +36,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith
 from nimble.dialects import graph
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import ReifyDims

@@ -26,6 +26,7 @@ from xdsl.passes import PassPipeline
 from nimble.dialects import loop
 from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
+from nimble.diagnostics import verify_after_pass
 from nimble.passes.schedule_loops import REMAINDERS
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
@@ -63,6 +64,10 @@ TARGETS: dict[str, list[str]] = {
 }
 """The stages of each target; `llvm` (the kernels' own lowering) runs on the CPU kernels
 only. OpenCL kernels are generated from their loop-level IR when the program is loaded."""
+PIPELINES: dict[str, list[str]] = {**TARGETS, "spatial": ["spatial", "realize"]}
+"""Every pipeline a model goes through: the targets of `compile`, and `compile_spatial`'s
+(recurrences as spatial programs, their schedules realised before the JIT). The tests
+that check every stage's output (verified, printed and parsed back) run these."""
 TARGET_OPTIONS: dict[str, dict[str, str]] = {
     "opencl": {"place-devices": "default=opencl"},
     "hetero": {"place-devices": f"default=opencl min_work={1 << 18}"},
@@ -82,11 +87,15 @@ def to_vm(module: ModuleOp, target: str = "llvm") -> ModuleOp:
     return module
 
 
-def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] | None = None) -> ModuleOp:
-    """Run the named stages; `options` adds pass options (`{"schedule-loops": "remainder=masked"}`)."""
+def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] | None = None,
+               verify_each: bool = False) -> ModuleOp:
+    """Run the named stages; `options` adds pass options (`{"schedule-loops": "remainder=masked"}`).
+    `verify_each` verifies the module after every pass (`PassBrokeIR` names the pass
+    after which it stopped verifying)."""
     options = options or {}
     passes = ",".join(f"{p}{{{options[p]}}}" if p in options else p for s in stages for p in STAGES[s])
-    PassPipeline.parse_spec(all_passes(), passes).apply(make_context(), module)
+    PassPipeline.parse_spec(all_passes(), passes, verify_after_pass if verify_each else None).apply(
+        make_context(), module)
     return module
 
 

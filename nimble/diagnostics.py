@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from nimble.parser import location_of
@@ -160,3 +161,27 @@ def check_expectations(diagnostics: Iterable[Diagnostic], expectations: list[Exp
                 f"{file}:{e.written_at}: expected {e.severity} on line {e.line} was not produced: {{{{{e.text}}}}}"
             )
     return problems
+
+
+# -- passes -----------------------------------------------------------------------------
+
+
+class PassBrokeIR(Exception):
+    """The IR stopped verifying after a pass (`--verify-each`, `run_stages(verify_each=True)`);
+    the verifier's own error is the `__cause__`."""
+
+    def __init__(self, pass_name: str, cause: Exception):
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        super().__init__(f"the IR does not verify after pass '{pass_name}': {first}")
+        self.pass_name = pass_name
+
+
+def verify_after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+    """A `PassPipeline` callback: verify the module after each pass, naming the pass that
+    broke it."""
+    if previous is None:
+        return
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        raise PassBrokeIR(previous.name, e) from e

@@ -9,6 +9,7 @@ import dataclasses
 import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from io import BytesIO
@@ -16,6 +17,8 @@ from typing import IO
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -24,11 +27,13 @@ from nimble.dialects import loop
 from nimble.diagnostics import (
     Diagnostic,
     OpError,
+    PassBrokeIR,
     check_expectations,
     op_diagnostic,
     parse_error_diagnostic,
     source_diagnostic,
     parse_expectations,
+    verify_after_pass,
     verify_module,
 )
 from nimble.frontend import parse_nb
@@ -66,6 +71,16 @@ def pass_summary(pass_class: type) -> str:
     if options:
         text += "\n" + "\n".join(f"  {'':<36}   --{o}" for o in options)
     return text
+
+
+def _boolean(text: str) -> bool:
+    """`true`/`false` (and 1/0, yes/no) for options such as `--verify-each=false`."""
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got '{text}'")
 
 
 def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
@@ -177,12 +192,38 @@ class NimbleOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--traceback", action="store_true", help="Show Python tracebacks of internal errors"
         )
+        arg_parser.add_argument(
+            "--verify-each", type=_boolean, nargs="?", const=True, default=True, metavar="BOOL",
+            help="Verify the IR after every pass and name the pass that broke it (default: true, as "
+                 "in mlir-opt; --verify-each=false verifies the input and the result only)",
+        )
         for action in arg_parser._actions:
             if action.dest == "verify_diagnostics":
                 action.help = (
                     "Check the diagnostics against `expected-error/warning/note` comments "
                     "in the input; exit 1 on any mismatch"
                 )
+
+    def setup_pipeline(self) -> None:
+        """The passes of `-p`, with a callback between passes for `--time-passes`,
+        `--print-between-passes` and `--verify-each` (which names the pass that broke
+        the IR, where xdsl's own callback only reports the broken op)."""
+        started = time.perf_counter()
+
+        def between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+            nonlocal started
+            if self.args.time_passes and previous is not None:
+                print(f"Pass {previous.name} took {time.perf_counter() - started} seconds")
+            if (following is None or self.args.verify_each) and not self.args.disable_verify:
+                verify_after_pass(previous, module, following)  # the input is verified when parsed
+            if previous is not None and following is not None and self.args.print_between_passes:
+                print(f"IR after {previous.name}:")
+                Printer(stream=sys.stdout).print_op(module)
+                print("\n\n\n")
+            if self.args.time_passes:
+                started = time.perf_counter()
+
+        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, between)
 
     # -- running ------------------------------------------------------------------------
     def run(self) -> int:  # type: ignore[override]
@@ -282,6 +323,12 @@ class NimbleOptMain(xDSLOptMain):
             self.apply_passes(module)
         except OpError as e:
             return [op_diagnostic(e.op, str(e), source=source)], None
+        except PassBrokeIR as e:
+            found = verify_module(module, source)
+            if not found:  # a structural problem no single op reports (e.g. a dangling use)
+                return [Diagnostic("error", name, None, None, str(e))], None
+            return [dataclasses.replace(d, message=f"{d.message} (the IR does not verify after pass "
+                                                   f"'{e.pass_name}')") for d in found], None
         except DiagnosticException as e:
             found = verify_module(module, source)
             return found or [Diagnostic("error", name, None, None, str(e).splitlines()[0])], None

@@ -11,7 +11,7 @@ import re
 from bisect import bisect_right
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import AnyFloat, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.mlir_lexer import MLIRLexer
@@ -26,14 +26,35 @@ MLIRLexer._unescaped_characters_regex = re.compile(
 )
 
 
+class _BitPattern(Parser._TensorLiteralElement):
+    """A hexadecimal element of a dense literal. For a float element type MLIR reads it as
+    the value's bits (its printer writes inf and NaN so: `dense<0xFF800000> : vector<16xf32>`
+    is -inf); xdsl 0.75 reads the integer's value instead (4.29e9)."""
+
+    def to_type(self, parser, type):  # noqa: ANN001, ANN201 (xdsl's signature)
+        if isinstance(type, AnyFloat) and isinstance(self.value, int) and not self.is_negative:
+            if self.value.bit_length() > type.bitwidth:
+                parser.raise_error("hexadecimal float constant out of range for type", at_position=self.span)
+            return next(type.iter_unpack(self.value.to_bytes(type.compile_time_size, "little")))
+        return super().to_type(parser, type)
+
+
 class LocatingParser(Parser):
-    """An xdsl `Parser` that records where each op starts."""
+    """An xdsl `Parser` that records where each op starts (and reads hexadecimal floats in
+    dense literals as MLIR does)."""
 
     def __init__(self, ctx: Context, text: str, name: str = "<stdin>", line_offset: int = 0):
         super().__init__(ctx, text, name)
         self._name = StringAttr(name)
         self._line_offset = line_offset
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        hexadecimal = self._current_token.text[:2] in ("0x", "0X")
+        element = super()._parse_tensor_literal_element()
+        if hexadecimal:
+            return _BitPattern(element.is_negative, element.value, element.span)
+        return element
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start

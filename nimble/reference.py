@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, TensorType, TupleType
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects.graph.adt import AdtType, AdtValue
 from nimble.dialects.graph.control import ConditionOp, YieldOp
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype

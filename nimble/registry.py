@@ -30,6 +30,9 @@ def _lazy(module: str, name: str) -> Callable[[], Any]:
 
 
 _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    # xdsl's arith and llvm with the ops MLIR defines on vectors re-declared to take them.
+    "arith": _lazy("dialects.arith", "Arith"),
+    "llvm": _lazy("dialects.llvm", "LLVM"),
     "device": _lazy("dialects.device", "Device"),
     "graph": _lazy("dialects.graph", "Graph"),
     "loop": _lazy("dialects.loop", "Loop"),

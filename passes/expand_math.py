@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, VectorType, f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -31,6 +30,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 # (clamp, odd numerator coefficients x^1..x^13, even denominator coefficients x^0..)

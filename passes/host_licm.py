@@ -15,7 +15,6 @@ from collections import deque
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
@@ -23,6 +22,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free, is_speculatable
 from xdsl.transforms.loop_invariant_code_motion import can_be_hoisted
 
+from nimble.dialects import arith
 from nimble.dialects.graph import WhileOp
 
 MAY_TRAP = (arith.DivSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp, arith.RemSIOp, arith.DivUIOp, arith.RemUIOp)

@@ -18,12 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith
 from nimble.dialects import loop as loop_dialect
 from nimble.dialects import shape
 from nimble.dialects.graph import ConditionOp, WhileOp, YieldOp
@@ -136,7 +137,9 @@ class _Ranges:
             if self.lt(x, y) or self.lt(y, x):
                 return predicate == 1
             return None
-        less, swap = {2: (True, False), 3: (False, True), 4: (True, True), 5: (False, False)}[predicate]
+        if predicate not in _SIGNED_ORDER:
+            return None  # ult, ule, ugt, uge: the bounds here are signed
+        less, swap = _SIGNED_ORDER[predicate]
         a, b = (y, x) if swap else (x, y)
         if self.lt(a, b):
             return less
@@ -174,6 +177,11 @@ class _Ranges:
             return
         ub = _constant(upper)
         self.facts[iv] = Bound(self.of(lower).lo, (None, ub - 1) if ub is not None else (upper, -1))
+
+
+_SIGNED_ORDER = {2: (True, False), 3: (False, True), 4: (True, True), 5: (False, False)}
+"""slt, sle, sgt, sge: (whether the comparison is `<` rather than `>=`, whether its
+operands are swapped to say so)."""
 
 
 def _fold(ranges: _Ranges, op: Operation) -> None:

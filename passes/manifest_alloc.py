@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr, SymbolRefAttr, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -32,6 +32,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from nimble.diagnostics import OpError
+from nimble.dialects import arith
 from nimble.dialects import device, loop, shape
 from nimble.dialects.graph import (
     CastOp,

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
 
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects.loop import vector_type
 from nimble.passes.tile_emitter import Emitter, split_at
 

@@ -30,13 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
+from nimble.dialects import arith
 from nimble.dialects import device, loop
 from nimble.dialects.shape import ShapeType
 

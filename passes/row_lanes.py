@@ -39,10 +39,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import BLOCK, column_read, copy_panel, transpose_block, transposed

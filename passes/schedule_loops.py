@@ -41,12 +41,13 @@ from dataclasses import dataclass, replace
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, vector
+from xdsl.dialects import func, memref, vector
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index

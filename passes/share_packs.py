@@ -21,11 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.passes.tile_emitter import schedule_of
 

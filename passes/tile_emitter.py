@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 

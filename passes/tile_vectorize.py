@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     MemRefType,
@@ -41,6 +41,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import column_read, copy_panel, lane_index, transposed

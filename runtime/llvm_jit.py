@@ -26,7 +26,7 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-import nimble.lowering.llvm_extras  # noqa: F401  (casts xdsl's converter lacks)
+import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
 from nimble.runtime import sync
 from nimble.runtime.collector import fewer_collections
 

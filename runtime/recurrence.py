@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import shape
 from nimble.dialects.graph import GraphOp, WhileOp, YieldOp
 from nimble.dialects.shape_functions import ShapeError

@@ -43,12 +43,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 

@@ -7,6 +7,24 @@ import pytest
 
 from nimble import interpret, parse
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--sweep", action="store_true",
+                     help="also run the long sweeps (every lit test's input through every pipeline, ~12 min)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sweep: a long sweep over many inputs; runs with --sweep")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--sweep"):
+        return
+    skip = pytest.mark.skip(reason="a long sweep: run with --sweep")
+    for item in items:
+        if "sweep" in item.keywords:
+            item.add_marker(skip)
+
+
 SIZES = [1, 7, 16, 33]
 """Dynamic sizes every numeric test uses: 1, odd, a vector width, and one past it."""
 

@@ -1,5 +1,6 @@
-"""Every op of every Nimble dialect is documented, round-tripped in lit, and exercised
-by the numeric tests: adding an op without these fails here."""
+"""Every op Nimble defines is documented, round-tripped in lit, and exercised by the
+numeric tests: adding an op without these fails here. (The `arith` and `llvm` dialects
+are xdsl's with a few ops re-declared or added: those ops are Nimble's.)"""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from nimble.registry import registry
 
 ROOT = Path(__file__).resolve().parent.parent
-OPS = sorted((op for f in registry().dialects.values() for op in f().operations), key=lambda o: o.name)
+OPS = sorted((op for f in registry().dialects.values() for op in f().operations if op.__module__.startswith("nimble.")),
+             key=lambda o: o.name)
 
 
 def _text(*globs: str) -> str:

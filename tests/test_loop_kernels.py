@@ -102,6 +102,37 @@ func.func @staged(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.ker
   }
   func.return
 }
+
+func.func @lanes(%a: memref<?x16xf32>, %relu: memref<?x16xf32>, %ints: memref<?x16xi32>, %back: memref<?x16xf32>,
+                 %wide: memref<?x16xi64>) attributes {nimble.kernel = "lanes"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x16xf32>
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  loop.foreach %i = %c0 to %n step %c1 {
+    %x = vector.load %a[%i, %c0] : memref<?x16xf32>, vector<16xf32>
+    %below = arith.cmpf olt, %x, %zero : vector<16xf32>
+    %r = arith.select %below, %zero, %x : vector<16xi1>, vector<16xf32>
+    vector.store %r, %relu[%i, %c0] : memref<?x16xf32>, vector<16xf32>
+    %k = arith.fptosi %x : vector<16xf32> to vector<16xi32>
+    vector.store %k, %ints[%i, %c0] : memref<?x16xi32>, vector<16xi32>
+    %u = arith.fptoui %r : vector<16xf32> to vector<16xi32>
+    %f = arith.sitofp %k : vector<16xi32> to vector<16xf32>
+    %g = arith.uitofp %u : vector<16xi32> to vector<16xf32>
+    %s = arith.addf %f, %g : vector<16xf32>
+    vector.store %s, %back[%i, %c0] : memref<?x16xf32>, vector<16xf32>
+    %t = arith.trunci %k : vector<16xi32> to vector<16xi16>
+    %e = arith.extsi %t : vector<16xi16> to vector<16xi64>
+    %m = arith.extui %below : vector<16xi1> to vector<16xi64>
+    %row = arith.index_cast %i : index to i64
+    %rows = vector.broadcast %row : i64 to vector<16xi64>
+    %w = arith.addi %e, %m : vector<16xi64>
+    %v = arith.addi %w, %rows : vector<16xi64>
+    vector.store %v, %wide[%i, %c0] : memref<?x16xi64>, vector<16xi64>
+    loop.yield
+  }
+  func.return
+}
 """
 
 
@@ -125,6 +156,23 @@ def test_reduce_two_combiners(kernels, n, rng):
     kernels["sum_max"](a, out)
     np.testing.assert_allclose(out[0], a.sum(), rtol=1e-5, atol=1e-5)
     assert out[1] == (a.max() if n else -np.inf)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_vector_compare_select_and_casts(kernels, n, rng):
+    """arith.cmpf, arith.select and the casts on vector<16x...> (lowered to llvm.fcmp,
+    llvm.select, llvm.fptosi, llvm.fptoui, llvm.sitofp, llvm.uitofp, ...), lane by lane."""
+    a = (rng.standard_normal((n, 16)) * 300).astype(np.float32)
+    relu, back = np.empty_like(a), np.empty_like(a)
+    ints, wide = np.empty(a.shape, np.int32), np.empty(a.shape, np.int64)
+    kernels["lanes"](a, relu, ints, back, wide)
+    r = np.maximum(a, 0)
+    k = np.trunc(a).astype(np.int32)
+    np.testing.assert_array_equal(relu, r)
+    np.testing.assert_array_equal(ints, k)
+    np.testing.assert_array_equal(back, k.astype(np.float32) + np.trunc(r).astype(np.uint32).astype(np.float32))
+    rows = np.arange(n, dtype=np.int64)[:, None]
+    np.testing.assert_array_equal(wide, k.astype(np.int16).astype(np.int64) + (a < 0) + rows)
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import arith, func, vector
+from xdsl.dialects import func, vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 import nimble
+from nimble.dialects import arith
 from nimble.dialects import loop
 
 EDGES = [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100]

@@ -164,7 +164,7 @@ class ConcatOp(GraphOp):
     name = "graph.concat"
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
@@ -208,7 +208,7 @@ class SplitOp(GraphOp):
     name = "graph.split"
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     sizes = opt_prop_def(_I64_ARRAY)
     num = opt_prop_def(IntegerAttr[I64])
     assembly_format = "$input attr-dict `:` type($input) `->` `(` type($outputs) `)`"
@@ -267,7 +267,7 @@ class GatherOp(GraphOp):
     input = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
@@ -305,7 +305,7 @@ class GatherElementsOp(GraphOp):
     input = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())

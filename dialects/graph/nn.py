@@ -23,7 +23,6 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -83,9 +82,9 @@ def _pad_nchw(x: np.ndarray, pads: Sequence[int], value: float = 0.0) -> np.ndar
 class _WindowOp(GraphOp):
     """Shared properties of sliding-window ops (strides, padding, dilations)."""
 
-    strides = opt_prop_def(_I64_ARRAY, i64_array([1, 1]))
-    padding = opt_prop_def(_I64_ARRAY, i64_array([0, 0, 0, 0]))
-    dilations = opt_prop_def(_I64_ARRAY, i64_array([1, 1]))
+    strides = prop_def(_I64_ARRAY, default_value=i64_array([1, 1]))
+    padding = prop_def(_I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(_I64_ARRAY, default_value=i64_array([1, 1]))
     irdl_options = (ParsePropInAttrDict(),)
 
     def window(self) -> tuple[list[int], list[int], list[int]]:
@@ -117,7 +116,7 @@ class Conv2dOp(_WindowOp):
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
-    groups = opt_prop_def(IntegerAttr[I64], IntegerAttr(1, i64))
+    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
     assembly_format = (
         "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
     )
@@ -207,7 +206,7 @@ class AvgPool2dOp(_PoolOp):
     """
 
     name = "graph.avg_pool2d"
-    count_include_pad = opt_prop_def(BoolAttr, IntegerAttr(0, i1))
+    count_include_pad = prop_def(BoolAttr, default_value=IntegerAttr(0, i1))
 
     def reference(self, x: Any) -> Sequence[Any]:
         total = self.pooled(x.astype(np.float64), 0.0).sum(axis=2)
@@ -262,7 +261,7 @@ class BatchNormOp(GraphOp):
     mean = operand_def(TensorType)
     variance = operand_def(TensorType)
     result = result_def(TensorType)
-    epsilon = opt_prop_def(FloatAttr, _EPSILON)
+    epsilon = prop_def(FloatAttr, default_value=_EPSILON)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
@@ -302,8 +301,8 @@ class LayerNormOp(GraphOp):
     scale = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
-    epsilon = opt_prop_def(FloatAttr, _EPSILON)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+    epsilon = prop_def(FloatAttr, default_value=_EPSILON)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
@@ -347,7 +346,7 @@ class SoftmaxOp(UnaryTensorOp):
     """
 
     name = "graph.softmax"
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION

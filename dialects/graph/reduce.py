@@ -12,6 +12,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     opt_prop_def,
+    prop_def,
     traits_def,
 )
 from xdsl.traits import Pure
@@ -34,7 +35,7 @@ class ReduceOp(UnaryTensorOp):
     """Base of reductions over `axes` (all axes when omitted)."""
 
     axes = opt_prop_def(DenseArrayBase.constr(i64))
-    keepdims = opt_prop_def(BoolAttr, _FALSE)
+    keepdims = prop_def(BoolAttr, default_value=_FALSE)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
@@ -104,8 +105,8 @@ class ArgmaxOp(UnaryTensorOp):
     """
 
     name = "graph.argmax"
-    axis = opt_prop_def(IntegerAttr[I64], IntegerAttr(-1, i64))
-    keepdims = opt_prop_def(BoolAttr, _FALSE)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+    keepdims = prop_def(BoolAttr, default_value=_FALSE)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION

@@ -134,8 +134,8 @@ class RoiAlignOp(GraphOp):
     result = result_def(TensorType)
     output_height = prop_def(IntegerAttr[I64])
     output_width = prop_def(IntegerAttr[I64])
-    sampling_ratio = opt_prop_def(IntegerAttr[I64], IntegerAttr(0, i64))
-    spatial_scale = opt_prop_def(FloatAttr, FloatAttr(1.0, f64))
+    sampling_ratio = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    spatial_scale = prop_def(FloatAttr, default_value=FloatAttr(1.0, f64))
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())

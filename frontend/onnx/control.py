@@ -22,10 +22,10 @@ axes and reverse directions are reported as unsupported).
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorType, i64
 from xdsl.ir import Block, Region, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import join_types, numpy_dtype

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.frontend.attributes import to_property
 from nimble.frontend.onnx.common import (

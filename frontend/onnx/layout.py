@@ -6,10 +6,10 @@ select with a constant mask, `Resize` as gathers (`resize.py`)."""
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import NeedsConstant, OnnxImportError, dtype_of, rank_of

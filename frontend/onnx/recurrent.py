@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import OnnxImportError, conform, scalar

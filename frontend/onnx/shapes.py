@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
 from nimble.reference import trunc_div

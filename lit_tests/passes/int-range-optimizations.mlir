@@ -137,3 +137,16 @@ func.func @loop_counter(%a: memref<8xf32>, %b: memref<4xf32>) -> f32 {
   }
   func.return %s : f32
 }
+
+// -----
+
+// An unsigned comparison is left alone (the bounds known are signed): it used to stop
+// the pass with a KeyError.
+// CHECK-LABEL: func.func @unsigned_compare_kept
+// CHECK: %[[LT:[A-Za-z0-9_$.-]+]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK: func.return %[[LT]] : i1
+func.func @unsigned_compare_kept(%xs: tensor<?x4xf32>, %k: index) -> i1 {
+  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %lt = arith.cmpi ult, %k, %n : index
+  func.return %lt : i1
+}
