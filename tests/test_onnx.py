@@ -419,6 +419,22 @@ def test_pytorch_exported_lstm_with_a_dynamic_time_axis(tmp_path, rng):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+def test_pytorch_exported_bidirectional_two_layer_rnn_with_dynamic_time_and_batch(kind, tmp_path, rng):
+    """The exporter joins the two directions' outputs with Reshape(y, [0, 0, -1]) over
+    dims known only at run time (it failed to import: "a 0 in the target shape copies
+    an unknown dim")."""
+    torch = pytest.importorskip("torch")
+    net = getattr(torch.nn, kind)(8, 16, num_layers=2, bidirectional=True).eval()
+    path = tmp_path / "rnn.onnx"
+    torch.onnx.export(net, (torch.randn(5, 2, 8),), str(path), input_names=["x"], output_names=["y"],
+                      opset_version=17, dynamic_axes={"x": {0: "t", 1: "n"}}, dynamo=False)
+    exe, ort = nimble.compile(str(path)), _ort(onnx.load(str(path)))
+    for t, n in ((1, 1), (5, 3), (9, 2)):
+        x = rng.standard_normal((t, n, 8)).astype(np.float32)
+        np.testing.assert_allclose(exe.run(x)[0], ort(x)[0], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("linear_before_reset", [0, 1])
 def test_gru_matches_onnxruntime(linear_before_reset, rng):
     hidden, inputs = 16, 8
@@ -718,3 +734,41 @@ def test_mod_of_a_dim_is_index_arithmetic(rng):
     for n in range(1, 8):
         x = rng.standard_normal((n, 2)).astype(np.float32)
         np.testing.assert_array_equal(exe.run(x)[0], x[: n % 3])
+
+
+def _reshape_model(target_nodes, x_dims, out_rank):
+    nodes = [*target_nodes, helper.make_node("Reshape", ["x", "target"], ["y"])]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * out_rank)])
+
+
+def _gathered_dims(*axes):
+    """Nodes computing `target` = Concat(Shape(x)[axes...], rest): PyTorch's idiom."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"])]
+    for k in axes:
+        nodes += [helper.make_node("Constant", [], [f"i{k}"], value=numpy_helper.from_array(np.array([k], np.int64))),
+                  helper.make_node("Gather", ["s", f"i{k}"], [f"d{k}"])]
+    return nodes + [helper.make_node("Concat", [*(f"d{k}" for k in axes), "rest"], ["target"], axis=0)]
+
+
+@pytest.mark.parametrize("case", ["zeros-copy-unknown-dims", "gathered-dims-and-minus-one", "minus-one-at-run-time"])
+def test_reshape_to_zeros_and_minus_one_over_unknown_dims_matches_onnxruntime(case, rng):
+    """nn.LSTM / nn.GRU exports reshape [T, B, 2, H] to [0, 0, -1]; GPT-2 and ViT put a -1
+    into a target gathered from Shape: the 0s copy dims known only at run time, the -1
+    is what is left (a number where the unknown dims cancel, else computed at run time)."""
+    const = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(v, np.int64)))
+    if case == "zeros-copy-unknown-dims":
+        model, last = _reshape_model([const("target", [0, 0, -1])], ["t", "b", 2, 3], 3), 6
+    elif case == "gathered-dims-and-minus-one":
+        model, last = _reshape_model([const("rest", [2, -1]), *_gathered_dims(0, 1)], ["n", "s", 8], 4), 4
+    else:
+        model, last = _reshape_model([const("rest", [-1]), *_gathered_dims(0)], ["n", "s", 8], 2), None
+    module = import_onnx(model)
+    result = [op for op in module.walk() if op.name in ("graph.reshape", "graph.dynamic_reshape")][-1].results[0]
+    inferred = result.type.get_shape()[-1]
+    assert (inferred if inferred >= 0 else None) == last
+    exe, ort = nimble.compile(module), _ort(model)
+    dims = [1, 1, 2, 3] if case == "zeros-copy-unknown-dims" else [1, 1, 8]
+    for a, c in [(1, 1), (4, 3), (7, 2)]:
+        x = rng.standard_normal([a, c, *dims[2:]]).astype(np.float32)
+        np.testing.assert_array_equal(exe.run(x)[0], ort(x)[0])

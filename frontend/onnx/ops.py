@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
 from nimble.dialects.graph.slice import DYNAMIC, END
-from nimble.frontend.onnx import layout
+from nimble.frontend.onnx import layout, shapes
 from nimble.frontend.onnx.common import (
     OnnxImportError,
     dtype_of,
@@ -219,14 +219,7 @@ def _layer_norm(b, n, xs, a):
 
 def _reshape(b, n, xs, a):
     target = [int(d) for d in b.static(n.input[1], "the target shape")]
-    source = xs[0].type.get_shape()
-    if not a.get("allowzero", 0):
-        for i, d in enumerate(target):
-            if d == 0:
-                if i >= len(source) or source[i] < 0:
-                    raise OnnxImportError(f"{b.where()}: a 0 in the target shape copies an unknown dim")
-                target[i] = source[i]
-    return [b.op(graph.ReshapeOp, [xs[0]], shape=target)]
+    return [shapes.reshape(b, xs[0], target, bool(a.get("allowzero", 0)))]
 
 
 def _flatten(b, n, xs, a):

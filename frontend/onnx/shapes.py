@@ -79,13 +79,7 @@ def _sym_size(b, n, a):
     dims = _sym_shape(b, n, {})
     if dims is None:
         return None
-    total: int | SSAValue = 1
-    for d in dims.items:
-        if isinstance(total, int) and isinstance(d, int):
-            total *= d
-        else:
-            total = b.emit(arith.MuliOp(_index_of(b, total), _index_of(b, d))).result
-    return Sym([total], True)
+    return Sym([_product(b, dims.items)], True)
 
 
 def _sym_gather(b, n, a):
@@ -228,18 +222,66 @@ def _sym_reshape(b, n, a):
     x = b.values.get(n.input[0])
     if sym is None or x is None:
         return None
-    items = list(sym.items)
-    if not a.get("allowzero", 0):
+    b.values[n.output[0]] = reshape(b, x, sym.items, bool(a.get("allowzero", 0)))
+    return None
+
+
+def reshape(b, x: SSAValue, target: Sequence[int | SSAValue], allowzero: bool = False) -> SSAValue:
+    """ONNX's Reshape of `x` to `target` (ints and `index` values): a 0 copies the input's
+    dim at its place (unless `allowzero`), one -1 takes what is left of the input's
+    elements. A `graph.reshape` when every dim is known at import (it infers the -1
+    itself, from dims known or not), else a `graph.dynamic_reshape` whose target dims
+    are computed at run time: the -1 as the input's element count over the product of
+    the others (whether it divides evenly is checked when the reshape runs)."""
+    items = list(target)
+    if not allowzero:
         for k, d in enumerate(items):
             if isinstance(d, int) and d == 0:
+                if k >= len(x.type.get_shape()):
+                    raise OnnxImportError(f"{b.where()}: a 0 at target dim {k} copies no dim of a rank-"
+                                          f"{len(x.type.get_shape())} input")
                 items[k] = dim_of(b, x, k)
     if all(isinstance(d, int) for d in items):
-        b.values[n.output[0]] = b.op(graph.ReshapeOp, [x], shape=items)
-    else:
-        if any(isinstance(d, int) and d < 0 for d in items):
-            raise OnnxImportError(f"{b.where()}: a -1 in a shape computed at run time is not supported")
-        b.values[n.output[0]] = b.op(graph.DynamicReshapeOp, [x, _shape_value(b, Sym(items))])
-    return None
+        return b.op(graph.ReshapeOp, [x], shape=items)
+    holes = [k for k, d in enumerate(items) if isinstance(d, int) and d == -1]
+    if len(holes) > 1 or any(isinstance(d, int) and d < -1 for d in items):
+        raise OnnxImportError(f"{b.where()}: a target shape needs non-negative dims and at most one -1, got "
+                              f"{[d if isinstance(d, int) else '?' for d in items]}")
+    if holes:
+        items[holes[0]] = _rest(b, x, [d for k, d in enumerate(items) if k != holes[0]])
+    return b.op(graph.DynamicReshapeOp, [x, _shape_value(b, Sym(items))])
+
+
+def _rest(b, x: SSAValue, others: list[int | SSAValue]) -> int | SSAValue:
+    """`x`'s element count over the product of `others`: a number when the unknown dims
+    among `others` are `x`'s own unknown dims (a 0 copying them, `Shape` gathering them),
+    which cancel; else computed at run time."""
+    dims = x.type.get_shape()
+    unknown = sorted(k for k, d in enumerate(dims) if d < 0)
+    copied = sorted(_axis_of(x, d) for d in others if not isinstance(d, int))
+    known = int(np.prod([d for d in others if isinstance(d, int)], dtype=np.int64))
+    if copied == unknown and known > 0:
+        numel = int(np.prod([d for d in dims if d >= 0], dtype=np.int64))
+        if numel % known:
+            raise OnnxImportError(f"{b.where()}: cannot reshape {x.type} to leave {known} dividing its elements")
+        return numel // known
+    return b.emit(arith.DivSIOp(_index_of(b, _product(b, dims_of(b, x))), _index_of(b, _product(b, others)))).result
+
+
+def _axis_of(x: SSAValue, dim: SSAValue) -> int:
+    """The axis of `x` that `dim` is the `shape.dim` of, or -1."""
+    op = dim.owner
+    return op.index.value.data if isinstance(op, shape.DimOp) and op.source is x else -1
+
+
+def _product(b, items: Sequence[int | SSAValue]) -> int | SSAValue:
+    """The product of dims, folded where they are known."""
+    known = int(np.prod([d for d in items if isinstance(d, int)], dtype=np.int64))
+    total: int | SSAValue = known
+    for d in items:
+        if not isinstance(d, int):
+            total = d if total == 1 else b.emit(arith.MuliOp(_index_of(b, total), d)).result
+    return total
 
 
 def _sym_expand(b, n, a):
