@@ -772,3 +772,31 @@ def test_reshape_to_zeros_and_minus_one_over_unknown_dims_matches_onnxruntime(ca
     for a, c in [(1, 1), (4, 3), (7, 2)]:
         x = rng.standard_normal([a, c, *dims[2:]]).astype(np.float32)
         np.testing.assert_array_equal(exe.run(x)[0], ort(x)[0])
+
+
+def test_expand_to_minus_ones_of_a_gathered_batch_matches_onnxruntime(rng):
+    """PyTorch's `cls_token.expand(batch, -1, -1)` (ViT, BERT's position ids): the target
+    Concat(batch, -1, -1) is reshaped to a vector, its -1s found by Equal and replaced by
+    Where with ones from ConstantOfShape(Shape(target)), all over the batch dim known
+    only at run time."""
+    const = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(v, np.int64)))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), const("zero", 0), helper.make_node("Gather", ["s", "zero"], ["b"]),
+             const("axes", [0]), helper.make_node("Unsqueeze", ["b", "axes"], ["b1"]), const("minus", [-1, -1]),
+             helper.make_node("Concat", ["b1", "minus"], ["cat"], axis=0), const("flat", [-1]),
+             helper.make_node("Reshape", ["cat", "flat"], ["target"]),
+             helper.make_node("Shape", ["target"], ["length"]),
+             helper.make_node("ConstantOfShape", ["length"], ["ones"],
+                              value=numpy_helper.from_array(np.array([1], np.int64))),
+             const("neg", -1), helper.make_node("Mul", ["ones", "neg"], ["negs"]),
+             helper.make_node("Equal", ["target", "negs"], ["is_free"]),
+             helper.make_node("Where", ["is_free", "ones", "target"], ["shape"]),
+             helper.make_node("Expand", ["token", "shape"], ["y"])]
+    token = rng.standard_normal((1, 1, 8)).astype(np.float32)
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, 8])], [("token", token)])
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for n in (1, 2, 7):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        got = exe.run(x)[0]
+        assert got.shape == (n, 1, 8)
+        np.testing.assert_array_equal(got, ort(x)[0])

@@ -68,6 +68,10 @@ def _shape_value(b, sym: Sym) -> SSAValue:
 
 def _sym_shape(b, n, a):
     x = b.values.get(n.input[0])
+    dims_in = b.shapes.get(n.input[0])
+    if x is None and dims_in is not None:  # the shape of a shape value: its length
+        items: list[int | SSAValue] = [] if dims_in.scalar else [len(dims_in.items)]
+        return Sym(items[slice(a.get("start", 0), a.get("end", len(items)))])
     if x is None:
         return None
     items = dims_of(b, x)
@@ -204,6 +208,11 @@ def _sym_constant_of_shape(b, n, a):
     if sym is None:
         return None
     value = onnx_package().numpy_helper.to_array(a["value"]) if "value" in a else np.zeros(1, np.float32)
+    if np.issubdtype(value.dtype, np.integer) and all(isinstance(d, int) for d in sym.items) \
+            and int(np.prod(sym.items, dtype=np.int64)) <= 64:
+        # Small integer vectors of known length (the ones and -1s of `expand(-1)`): known.
+        b.known(n.output[0], np.full(sym.items, value.reshape(-1)[0], value.dtype))
+        return None
     element = dense(value.reshape(-1)[:1]).get_element_type()
     fill = value.reshape(-1)[0].item()
     b.values[n.output[0]] = b.op(graph.FullOp, [_shape_value(b, sym)], element,
@@ -218,6 +227,15 @@ def _sym_reshape(b, n, a):
         dims = [data.shape[k] if d == 0 and not a.get("allowzero", 0) else int(d) for k, d in enumerate(target)]
         b.known(n.output[0], data.reshape(dims))
         return None
+    dims_in = b.shapes.get(n.input[0])
+    if dims_in is not None and target is not None and target.ndim == 1 and len(target) <= 1:
+        # A shape value reshaped to a vector or a scalar (`cls_token.expand(batch, -1, -1)`
+        # reshapes Concat(batch, 1, 1) to [-1] first): the same dims.
+        count = len(dims_in.items)
+        if len(target) == 0:
+            return Sym(list(dims_in.items), True) if count == 1 else None
+        if int(target[0]) in (-1, count) or (int(target[0]) == 0 and not dims_in.scalar):
+            return Sym(list(dims_in.items))
     sym = b.shapes.get(n.input[1])
     x = b.values.get(n.input[0])
     if sym is None or x is None:
@@ -302,10 +320,56 @@ def _sym_expand(b, n, a):
     return None
 
 
+def _both(b, names: Sequence[str]) -> list[Sym] | None:
+    """The shape values (or small integer constants) `names` hold, broadcast to one
+    length, when at least one is a shape value."""
+    if not any(x in b.shapes for x in names):
+        return None
+    syms = [_sym(b, x) for x in names]
+    if any(s is None for s in syms):
+        return None
+    count = max(len(s.items) for s in syms)
+    if any(len(s.items) not in (1, count) for s in syms):
+        return None
+    return [Sym(s.items * count if len(s.items) == 1 else list(s.items), s.scalar) for s in syms]
+
+
+def _sym_equal(b, n, a):
+    """`Equal` of dims, decided at import: equal numbers, the same value, or a dim (never
+    negative) against a negative number (PyTorch's `expand(-1)` tests dims for -1)."""
+    both = _both(b, n.input[:2])
+    if both is None:
+        return None
+    lhs, rhs = both
+    items: list[int | SSAValue] = []
+    for x, y in zip(lhs.items, rhs.items):
+        if isinstance(x, int) and isinstance(y, int) or x is y:
+            items.append(int(x == y))
+        elif isinstance(x, int) and x < 0 or isinstance(y, int) and y < 0:
+            items.append(0)
+        else:
+            return None
+    return Sym(items, lhs.scalar and rhs.scalar)
+
+
+def _sym_where(b, n, a):
+    """`Where` choosing between dims by a condition known at import."""
+    cond = _sym(b, n.input[0])
+    both = _both(b, n.input[1:3])
+    if cond is None or both is None or not all(isinstance(c, int) for c in cond.items):
+        return None
+    x, y = both
+    flags = cond.items * len(x.items) if len(cond.items) == 1 else cond.items
+    if len(flags) != len(x.items):
+        return None
+    return Sym([p if c else q for c, p, q in zip(flags, x.items, y.items)], x.scalar and y.scalar)
+
+
 SHAPE_CONVERTERS: dict[str, Callable[[Any, Any, dict[str, Any]], Sym | None]] = {
     "Shape": _sym_shape, "Size": _sym_size, "Gather": _sym_gather, "Unsqueeze": _sym_unsqueeze, "Squeeze": _sym_squeeze,
     "Concat": _sym_concat, "Cast": _sym_cast, "Slice": _sym_slice, "ConstantOfShape": _sym_constant_of_shape,
-    "Reshape": _sym_reshape, "Expand": _sym_expand, "Mod": _sym_mod, **{k: _sym_arith for k in _SYM_ARITH},
+    "Reshape": _sym_reshape, "Expand": _sym_expand, "Mod": _sym_mod, "Equal": _sym_equal, "Where": _sym_where,
+    **{k: _sym_arith for k in _SYM_ARITH},
 }
 """Converters that follow shape values; each returns the symbolic result, or None when
 its inputs are not shape values (the op is then converted as a tensor op), or defines
