@@ -27,6 +27,16 @@ def _distilbert():
         vocab_size=100, dim=64, n_layers=2, n_heads=4, hidden_dim=128, max_position_embeddings=64))
 
 
+def _gpt2():
+    return transformers.GPT2Model(transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=100,
+                                                          n_positions=64))
+
+
+def _t5_encoder():
+    return transformers.T5EncoderModel(transformers.T5Config(vocab_size=100, d_model=64, d_kv=16, d_ff=128,
+                                                             num_layers=2, num_heads=4))
+
+
 def _vit():
     return transformers.ViTModel(transformers.ViTConfig(image_size=32, patch_size=8, **SMALL))
 
@@ -40,8 +50,8 @@ class _LastHidden(torch.nn.Module):
         return self.model(x).last_hidden_state
 
 
-@pytest.mark.parametrize("build, kind", [(_bert, "ids"), (_distilbert, "ids"), (_vit, "pixels")],
-                         ids=["bert", "distilbert", "vit"])
+@pytest.mark.parametrize("build, kind", [(_bert, "ids"), (_distilbert, "ids"), (_gpt2, "ids"), (_t5_encoder, "ids"),
+                                         (_vit, "pixels")], ids=["bert", "distilbert", "gpt2", "t5-encoder", "vit"])
 def test_transformer_from_the_exporter_matches_onnxruntime(build, kind, tmp_path):
     torch.manual_seed(0)
     model = _LastHidden(build().eval())

@@ -223,6 +223,22 @@ def test_trilu_matches_onnxruntime(n, rng):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("k", [-2, 0, 1])
+def test_trilu_of_a_matrix_known_only_at_run_time_matches_onnxruntime(k, rng):
+    """GPT-2's causal mask: Trilu over (sequence, sequence) dims known only at run time,
+    its mask built from column and row numbers at run time."""
+    f32 = TensorProto.FLOAT
+    nodes = [helper.make_node("Trilu", ["x", "k"], ["upper"]), helper.make_node("Trilu", ["x", "k"], ["lower"], upper=0)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["b", "r", "c"])],
+                   [helper.make_tensor_value_info(o, f32, ["b", "r", "c"]) for o in ("upper", "lower")],
+                   [("k", np.array(k, np.int64))], opset=14)
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for shape in [(1, 1, 1), (2, 3, 5), (1, 6, 4), (3, 17, 17)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        for got, want in zip(exe(x), ort(x)):
+            np.testing.assert_array_equal(got, want)
+
+
 def test_pad_and_tile_arguments_that_cannot_work_are_named():
     f32 = TensorProto.FLOAT
     x = [helper.make_tensor_value_info("x", f32, [2, 3])]

@@ -1,7 +1,7 @@
 """Converters of ONNX layout ops the graph dialect spells with its own ops: `Tile` and
 `Pad` as concatenations of slices and fills (any mode, `?` dims included), `Range` as
 `graph.arange` over dims or a constant, `GatherElements` as its graph op, `Trilu` as a
-select with a constant mask, `Resize` as gathers (`resize.py`)."""
+select with a mask, `Resize` as gathers (`resize.py`)."""
 
 from __future__ import annotations
 
@@ -137,17 +137,26 @@ def _range(b, n, xs, a):
 
 
 def _trilu(b, n, xs, a):
-    """Upper (or lower) triangle from the k-th diagonal: a select with a constant mask
-    over the last two dims (which must be static)."""
+    """Upper (or lower) triangle from the k-th diagonal: a select with a mask over the
+    last two dims, a constant where they are known, else built at run time from the
+    column and row numbers (`arange`), as `j - i >= k` (upper) or `j - i <= k`."""
     x = xs[0]
     k = int(np.asarray(b.static(n.input[1], "Trilu's k")).reshape(-1)[0]) if len(n.input) > 1 and n.input[1] else 0
+    upper = bool(a.get("upper", 1))
     rows, cols = x.type.get_shape()[-2:]
-    if rows < 0 or cols < 0:
-        raise OnnxImportError(f"{b.where()}: Trilu of a matrix whose dims are known only at run time is not supported")
-    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # j - i
-    keep = offset >= k if a.get("upper", 1) else offset <= k
     zero = b.const(np.zeros((), dtype_of(x)))
-    return [b.op(graph.WhereOp, [b.const(keep), x, zero])]
+    if rows >= 0 and cols >= 0:
+        offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # j - i
+        return [b.op(graph.WhereOp, [b.const(offset >= k if upper else offset <= k), x, zero])]
+    rank = rank_of(x)
+    numbers = [b.op(graph.ArangeOp, [b.index(0), _index_of(b, dims_of(b, x)[axis]), b.index(1)], i64)
+               for axis in (rank - 2, rank - 1)]
+    offset = b.op(graph.SubOp, [numbers[1], b.op(graph.UnsqueezeOp, [numbers[0]], axes=[1])])  # j - i
+    if upper:  # j - i > k - 1
+        keep = b.op(graph.GreaterOp, [offset, b.const(np.array(k - 1, np.int64))])
+    else:  # j - i < k + 1
+        keep = b.op(graph.LessOp, [offset, b.const(np.array(k + 1, np.int64))])
+    return [b.op(graph.WhereOp, [keep, x, zero])]
 
 
 def _gather_elements(b, n, xs, a):
