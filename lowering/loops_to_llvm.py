@@ -703,12 +703,7 @@ class _FunctionLowering:
 
     def fcmp(self, a: SSAValue, b: SSAValue, predicate: str) -> SSAValue:
         """`llvm.fcmp`, of vectors too (i1 per lane)."""
-        compare = llvm.FCmpOp(a, b, predicate)
-        if isinstance(a.type, VectorType):  # xdsl's builder assumes a scalar result
-            compare = llvm.FCmpOp.create(operands=compare.operands,
-                                         result_types=[loop.vector_type(IntegerType(1), tuple(a.type.get_shape()))],
-                                         properties=dict(compare.properties))
-        return self.emit(compare)
+        return self.emit(llvm.FCmpOp(a, b, predicate))
 
     def cmpf(self, op: arith.CmpfOp) -> None:
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]

@@ -143,6 +143,20 @@ def _small_ints(b, name: str) -> np.ndarray | None:
     return value if value is not None and np.issubdtype(value.dtype, np.integer) and value.size <= 64 else None
 
 
+def _broadcast_dims(b, names: Sequence[str]) -> list[Sym] | None:
+    """The shape values (or small integer constants) `names` hold, broadcast to one
+    length, when at least one is a shape value."""
+    if not any(x in b.shapes for x in names):
+        return None
+    syms = [_sym(b, x) for x in names]
+    if any(s is None for s in syms):
+        return None
+    count = max(len(s.items) for s in syms)
+    if any(len(s.items) not in (1, count) for s in syms):
+        return None
+    return [Sym(s.items * count if len(s.items) == 1 else list(s.items), s.scalar) for s in syms]
+
+
 def _sym_arith(b, n, a):
     x, y = (_small_ints(b, name) for name in n.input[:2])
     if x is not None and y is not None:  # index arithmetic PyTorch exports on constants: folded
@@ -152,17 +166,13 @@ def _sym_arith(b, n, a):
                      "div": lambda p, q: np.trunc(p / np.where(q == 0, 1, q)).astype(p.dtype)}[kind](x, y)
         b.known(n.output[0], np.asarray(value, dtype=np.result_type(x, y)))
         return None
-    if not any(x in b.shapes for x in n.input[:2]):
+    both = _broadcast_dims(b, n.input[:2])
+    if both is None:
         return None
-    lhs, rhs = (_sym(b, x) for x in n.input[:2])
-    if lhs is None or rhs is None:
-        return None
+    lhs, rhs = both
     kind, cls = _SYM_ARITH[n.op_type]
-    count = max(len(lhs.items), len(rhs.items))
-    pick = lambda s, k: s.items[0] if len(s.items) == 1 else s.items[k]  # noqa: E731 (broadcast a single dim)
     items: list[int | SSAValue] = []
-    for k in range(count):
-        x, y = pick(lhs, k), pick(rhs, k)
+    for x, y in zip(lhs.items, rhs.items):
         if isinstance(x, int) and isinstance(y, int):
             items.append({"add": x + y, "sub": x - y, "mul": x * y, "div": trunc_div(x, y) if y else 0}[kind])
         else:
@@ -181,13 +191,12 @@ def _sym_mod(b, n, a):
         return None
     if not any(x in b.shapes for x in n.input[:2]):
         return None
-    lhs, rhs = (_sym(b, x) for x in n.input[:2])
-    if lhs is None or rhs is None:
+    both = _broadcast_dims(b, n.input[:2])
+    if both is None:
         raise OnnxImportError(f"{b.where()}: Mod of a dim and a tensor computed at run time is not supported")
-    pick = lambda s, k: s.items[0] if len(s.items) == 1 else s.items[k]  # noqa: E731 (broadcast a single dim)
+    lhs, rhs = both
     items: list[int | SSAValue] = []
-    for k in range(max(len(lhs.items), len(rhs.items))):
-        x, y = pick(lhs, k), pick(rhs, k)
+    for x, y in zip(lhs.items, rhs.items):
         if isinstance(x, int) and isinstance(y, int):
             items.append(int(np.fmod(x, y)) if fmod else x % y)
             continue
@@ -320,24 +329,10 @@ def _sym_expand(b, n, a):
     return None
 
 
-def _both(b, names: Sequence[str]) -> list[Sym] | None:
-    """The shape values (or small integer constants) `names` hold, broadcast to one
-    length, when at least one is a shape value."""
-    if not any(x in b.shapes for x in names):
-        return None
-    syms = [_sym(b, x) for x in names]
-    if any(s is None for s in syms):
-        return None
-    count = max(len(s.items) for s in syms)
-    if any(len(s.items) not in (1, count) for s in syms):
-        return None
-    return [Sym(s.items * count if len(s.items) == 1 else list(s.items), s.scalar) for s in syms]
-
-
 def _sym_equal(b, n, a):
     """`Equal` of dims, decided at import: equal numbers, the same value, or a dim (never
     negative) against a negative number (PyTorch's `expand(-1)` tests dims for -1)."""
-    both = _both(b, n.input[:2])
+    both = _broadcast_dims(b, n.input[:2])
     if both is None:
         return None
     lhs, rhs = both
@@ -355,7 +350,7 @@ def _sym_equal(b, n, a):
 def _sym_where(b, n, a):
     """`Where` choosing between dims by a condition known at import."""
     cond = _sym(b, n.input[0])
-    both = _both(b, n.input[1:3])
+    both = _broadcast_dims(b, n.input[1:3])
     if cond is None or both is None or not all(isinstance(c, int) for c in cond.items):
         return None
     x, y = both
