@@ -325,6 +325,27 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
     return kb.emit(arith.IndexCastOp(pos, op.result.type.get_element_type()))
 
 
+def _cumsum(kb: KernelBuilder, op: graph.CumSumOp, r: int, idx: list[Dim]) -> SSAValue:
+    """Each element sums its prefix (or suffix) along the axis: a reduction whose trip
+    count is the element's position, quadratic in the axis length (CumSum in exported
+    models runs over position ids, not activations)."""
+    axis = op.scan_axis()
+    at = idx[axis]
+    exclusive, reverse = bool(op.exclusive.value.data), bool(op.reverse.value.data)
+    if reverse:
+        first = kb.iadd(at, 1) if exclusive else at
+        count = kb.ibinary("sub", kb.dims(op.input)[axis], first)
+    else:
+        first, count = 0, at if exclusive else kb.iadd(at, 1)
+
+    def term(k: SSAValue) -> list[SSAValue]:
+        src = list(idx)
+        src[axis] = kb.iadd(first, k)
+        return [kb.at(op.input, src)]
+
+    return kb.reduce(count, [kb._identity("add", op.result.type.element_type)], ["add"], term)[0]
+
+
 def _softmax(kb: KernelBuilder, op: graph.SoftmaxOp, r: int, idx: list[Dim]) -> SSAValue:
     axis = normalize_axis(op.axis.value.data, len(idx))
     x = op.input
@@ -473,6 +494,7 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.ReduceMeanOp: _reduce,
     graph.ReduceMaxOp: _reduce,
     graph.ArgmaxOp: _argmax,
+    graph.CumSumOp: _cumsum,
     graph.SoftmaxOp: _softmax,
     graph.LayerNormOp: _layer_norm,
     graph.GlobalAvgPool2dOp: _global_avg_pool,

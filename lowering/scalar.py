@@ -133,6 +133,21 @@ def _not(emit: Emit, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
     return emit(arith.XOrIOp(x, const(emit, 1, x.type)))
 
 
+def _is_nan(emit: Emit, op: Operation, args: Sequence[SSAValue]) -> SSAValue:
+    (x,) = args
+    return emit(arith.CmpfOp(x, x, "uno"))
+
+
+def _is_inf(emit: Emit, op: graph.IsInfOp, args: Sequence[SSAValue]) -> SSAValue:
+    (x,) = args
+    positive, negative = op.detects()
+    if positive and negative:
+        return emit(arith.CmpfOp(emit(xmath.AbsFOp(x)), const(emit, math.inf, x.type), "oeq"))
+    if positive or negative:
+        return emit(arith.CmpfOp(x, const(emit, math.inf if positive else -math.inf, x.type), "oeq"))
+    return const(emit, 0, IntegerType(1))
+
+
 def _clip(emit: Emit, op: graph.ClipOp, args: Sequence[SSAValue]) -> SSAValue:
     (x,) = args
     fl = is_float(x.type)
@@ -218,6 +233,8 @@ SCALAR: dict[type[Operation], Rule] = {
     graph.SinOp: _unary_math(xmath.SinOp),
     graph.CosOp: _unary_math(xmath.CosOp),
     graph.NotOp: _not,
+    graph.IsNanOp: _is_nan,
+    graph.IsInfOp: _is_inf,
     graph.ClipOp: _clip,
     graph.CastOp: _cast,
     graph.BatchNormOp: _batch_norm,

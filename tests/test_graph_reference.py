@@ -248,6 +248,46 @@ def test_reductions(n, rng, run):
     np.testing.assert_array_equal(i, x.argmax(2))
 
 
+
+@pytest.mark.parametrize("n", SIZES)
+def test_cumsum_forms(n, rng, run):
+    """Every (exclusive, reverse) form along an axis of `?` length, floats and ints."""
+    text = """func.func @main(%x: tensor<3x?xf32>, %i: tensor<?x2xi64>) -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>) {
+  %a = graph.cumsum %x {axis = 1 : i64} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %b = graph.cumsum %x {axis = -1 : i64, exclusive = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %c = graph.cumsum %x {axis = 1 : i64, reverse = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %d = graph.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %e = graph.cumsum %i : tensor<?x2xi64> -> tensor<?x2xi64>
+  func.return %a, %b, %c, %d, %e : tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>
+}"""
+    x = rng.standard_normal((3, n)).astype(np.float32)
+    i = rng.integers(-5, 6, (n, 2))
+    a, b, c, d, e = run(text, x, i)
+    total = x.sum(1, keepdims=True)
+    np.testing.assert_allclose(a, np.cumsum(x, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b, np.cumsum(x, 1) - x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, total - np.cumsum(x, 1) + x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d, total - np.cumsum(x, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(e, np.cumsum(i, 0))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_float_classes(n, rng, run):
+    text = """func.func @main(%x: tensor<?x6xf32>) -> (tensor<?x6xi1>, tensor<?x6xi1>, tensor<?x6xi1>, tensor<?x6xi1>) {
+  %a = graph.is_nan %x : tensor<?x6xf32> -> tensor<?x6xi1>
+  %b = graph.is_inf %x : tensor<?x6xf32> -> tensor<?x6xi1>
+  %c = graph.is_inf %x {detect_negative = false} : tensor<?x6xf32> -> tensor<?x6xi1>
+  %d = graph.is_inf %x {detect_positive = false} : tensor<?x6xf32> -> tensor<?x6xi1>
+  func.return %a, %b, %c, %d : tensor<?x6xi1>, tensor<?x6xi1>, tensor<?x6xi1>, tensor<?x6xi1>
+}"""
+    x = rng.standard_normal((n, 6)).astype(np.float32)
+    x[:, 1:5] = [np.nan, np.inf, -np.inf, 3.4e38]
+    a, b, c, d = run(text, x)
+    np.testing.assert_array_equal(a, np.isnan(x))
+    np.testing.assert_array_equal(b, np.isinf(x))
+    np.testing.assert_array_equal(c, np.isposinf(x))
+    np.testing.assert_array_equal(d, np.isneginf(x))
+
 @pytest.mark.parametrize("n", SIZES)
 def test_layout_ops(n, rng, run):
     text = """func.func @main(%x: tensor<?x4x6xf32>, %ids: tensor<3xi64>) -> (tensor<?x24xf32>, tensor<6x?x4xf32>, tensor<?x8x6xf32>, tensor<?x1x6xf32>, tensor<?x3x6xf32>, tensor<?x3x6xf32>, tensor<1x?x4x6xf32>) {

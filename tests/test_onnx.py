@@ -816,3 +816,65 @@ def test_expand_to_minus_ones_of_a_gathered_batch_matches_onnxruntime(rng):
         got = exe.run(x)[0]
         assert got.shape == (n, 1, 8)
         np.testing.assert_array_equal(got, ort(x)[0])
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumsum_along_a_dim_known_only_at_run_time_matches_onnxruntime(exclusive, reverse, rng):
+    """RoBERTa's position ids: a running sum over the sequence axis of an int mask."""
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse),
+             helper.make_node("CumSum", ["i", "axis"], ["j"], exclusive=exclusive, reverse=reverse)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "s"]),
+                           helper.make_tensor_value_info("i", TensorProto.INT32, ["b", "s"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "s"]),
+                    helper.make_tensor_value_info("j", TensorProto.INT32, ["b", "s"])],
+                   [("axis", np.array(1, np.int32))], opset=14)
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for shape in [(1, 1), (2, 7), (3, 17)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        i = rng.integers(-3, 4, shape).astype(np.int32)
+        (y, j), (y_ort, j_ort) = exe(x, i), ort(x, i)
+        np.testing.assert_allclose(y, y_ort, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(j, j_ort)
+
+
+def test_is_nan_and_is_inf_match_onnxruntime(rng):
+    nodes = [helper.make_node("IsNaN", ["x"], ["nan"]), helper.make_node("IsInf", ["x"], ["inf"]),
+             helper.make_node("IsInf", ["x"], ["neg"], detect_positive=0)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+                   [helper.make_tensor_value_info(o, TensorProto.BOOL, ["n"]) for o in ("nan", "inf", "neg")])
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for n in [1, 5, 37]:
+        x = rng.standard_normal(n).astype(np.float32)
+        x[rng.integers(0, n, 3)] = [np.nan, np.inf, -np.inf]
+        for got, want in zip(exe(x), ort(x)):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_dims_used_as_data_are_computed_at_run_time(rng):
+    """GPT-2 with past key values adds the past length (a Gather of a Shape) to position
+    ids; attention scales by the square root of a dim cast to float."""
+    i64, f32 = TensorProto.INT64, TensorProto.FLOAT
+    nodes = [helper.make_node("Shape", ["past"], ["past_shape"]),
+             helper.make_node("Gather", ["past_shape", "two"], ["past_length"], axis=0),
+             helper.make_node("Add", ["ids", "past_length"], ["positions"]),
+             helper.make_node("Shape", ["ids"], ["ids_shape"]),
+             helper.make_node("Cast", ["ids_shape"], ["ids_dims"], to=TensorProto.INT32),
+             helper.make_node("Mul", ["ids_dims", "ids_dims"], ["squares"]),
+             helper.make_node("Cast", ["past_length"], ["length_f"], to=f32),
+             helper.make_node("Sqrt", ["length_f"], ["root"]),
+             helper.make_node("Div", ["x", "root"], ["scaled"])]
+    model = _model(nodes, [helper.make_tensor_value_info("ids", i64, ["b", "s"]),
+                           helper.make_tensor_value_info("past", f32, ["b", 4, "p", 8]),
+                           helper.make_tensor_value_info("x", f32, ["b", "s"])],
+                   [helper.make_tensor_value_info("positions", i64, ["b", "s"]),
+                    helper.make_tensor_value_info("squares", TensorProto.INT32, [2]),
+                    helper.make_tensor_value_info("scaled", f32, ["b", "s"])],
+                   [("two", np.array(2, np.int64))])
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for b, s, p in [(1, 1, 1), (2, 5, 3), (3, 4, 17)]:
+        args = (rng.integers(0, 50, (b, s)), rng.standard_normal((b, 4, p, 8)).astype(np.float32),
+                rng.standard_normal((b, s)).astype(np.float32))
+        got, want = exe(*args), ort(*args)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-6)

@@ -17,6 +17,7 @@ from nimble.dialects.graph.creation import (
     ArangeOp,
     ConstantOp,
     ExternalConstantOp,
+    FromElementsOp,
     FullOp,
     ZerosOp,
 )
@@ -38,6 +39,8 @@ from nimble.dialects.graph.elementwise import (
     FloorOp,
     GeluOp,
     GreaterOp,
+    IsInfOp,
+    IsNanOp,
     LessOp,
     LogOp,
     MaximumOp,
@@ -81,7 +84,7 @@ from nimble.dialects.graph.nn import (
     MaxPool2dOp,
     SoftmaxOp,
 )
-from nimble.dialects.graph.reduce import ArgmaxOp, ReduceMaxOp, ReduceMeanOp, ReduceSumOp
+from nimble.dialects.graph.reduce import ArgmaxOp, CumSumOp, ReduceMaxOp, ReduceMeanOp, ReduceSumOp
 from nimble.dialects.graph.slice import SliceOp
 from nimble.dialects.graph.vision import NmsOp, RoiAlignOp
 
@@ -89,10 +92,10 @@ OPERATIONS = [
     *BINARY_OPS, *COMPARISON_OPS, WhereOp, *UNARY_OPS, ClipOp, CastOp,
     MatmulOp, DenseOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
-    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp, CumSumOp,
     ReshapeOp, DynamicReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, GatherElementsOp,
     BroadcastToOp, SqueezeOp, UnsqueezeOp,
-    ConstantOp, ExternalConstantOp, ZerosOp, FullOp, ArangeOp,
+    ConstantOp, ExternalConstantOp, ZerosOp, FullOp, ArangeOp, FromElementsOp,
     NmsOp, RoiAlignOp,
     IfOp, WhileOp, YieldOp, ConditionOp, MakeTupleOp, GetItemOp,
     AdtOp, ConstructorOp, ConstructOp, MatchOp,

@@ -1,5 +1,5 @@
 """Ops that create tensors: inline constants, weights in `.npz` files, zeros/full of a
-run-time shape, and arange."""
+run-time shape, arange, and vectors of `index` values."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -223,3 +224,33 @@ class ArangeOp(GraphOp):
         if step == 0:
             raise ValueError("arange step is 0")
         return [as_tensor(np.arange(start, stop, step), self.result.type.element_type)]
+
+
+@irdl_op_definition
+class FromElementsOp(GraphOp):
+    """A vector of `index` values, as data: dims computed at run time that a model uses
+    as numbers (a position offset, a scale), as an ONNX shape tensor is.
+
+    Example: `%t = graph.from_elements %n, %c64 : tensor<2xi64>`
+    """
+
+    name = "graph.from_elements"
+    elements = var_operand_def(IndexType)
+    result = result_def(TensorType)
+    assembly_format = "$elements attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+    ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        if isinstance(self.result.type, TensorType) and len(self.result.type.get_shape()) != 1:
+            raise ShapeError("result must have rank 1")
+        return [[len(self.elements)]]
+
+    def result_element_types(self) -> list[Attribute]:
+        element = self.result.type.element_type
+        if numpy_dtype(element) == np.bool_:
+            raise ShapeError("result elements must be numbers, not i1")
+        return [element]
+
+    def reference(self, *values: int) -> Sequence[Any]:
+        return [as_tensor(np.array(values, dtype=np.int64), self.result.type.element_type)]

@@ -127,3 +127,47 @@ class ArgmaxOp(UnaryTensorOp):
         if self.keepdims.value.data:
             y = np.expand_dims(y, axis)
         return [as_tensor(y, self.result.type.element_type)]
+
+
+@irdl_op_definition
+class CumSumOp(UnaryTensorOp):
+    """Running sum along `axis`: element i is the sum of elements 0..i, of 0..i-1 when
+    `exclusive`, counted from the end when `reverse` (ONNX CumSum).
+
+    Example: `%c = graph.cumsum %x {axis = 1 : i64} : tensor<?x?xi64> -> tensor<?x?xi64>`
+    """
+
+    name = "graph.cumsum"
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    exclusive = prop_def(BoolAttr, default_value=_FALSE)
+    reverse = prop_def(BoolAttr, default_value=_FALSE)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
+
+    def scan_axis(self) -> int:
+        return normalize_axis(self.axis.value.data, len(self.input.type.get_shape()))
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        x = k.dims(self.input)
+        if not x:
+            raise ShapeError("input must have rank >= 1")
+        normalize_axis(self.axis.value.data, len(x))
+        if isinstance(self.input.type.element_type, IntegerType) and self.input.type.element_type.width.data == 1:
+            raise ShapeError("a running sum of i1 is not defined; cast first")
+        return [x]
+
+    def reference(self, x: Any) -> Sequence[Any]:
+        axis = normalize_axis(self.axis.value.data, x.ndim)
+        reverse = bool(self.reverse.value.data)
+        y = np.flip(x, axis) if reverse else x
+        sums = np.cumsum(y, axis=axis, dtype=x.dtype)
+        if self.exclusive.value.data:
+            # Shifted by one along the axis, 0 first: no subtraction, so floats round as
+            # the running sum does.
+            head = [slice(None)] * x.ndim
+            head[axis] = slice(0, -1)
+            pad = [(0, 0)] * x.ndim
+            pad[axis] = (1, 0)
+            sums = np.pad(sums[tuple(head)], pad)
+        return [as_tensor(np.flip(sums, axis) if reverse else sums, self.result.type.element_type)]

@@ -42,7 +42,7 @@ from nimble.frontend.onnx.common import (
     tensor_type,
 )
 from nimble.frontend.onnx.ops import CONVERTERS, DIM_INPUTS
-from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym
+from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym, materialize
 
 # ---------------------------------------------------------------------------------------
 # The importer
@@ -129,7 +129,7 @@ class Importer:
 
     def output(self, name: str) -> SSAValue:
         if name in self.shapes and name not in self.values:
-            raise OnnxImportError(f"graph output '{name}' is a shape computed at run time (not supported)")
+            self.values[name] = materialize(self, self.shapes[name])
         if name not in self.values:
             raise OnnxImportError(f"graph output '{name}' is not computed by any node")
         return self.values[name]
@@ -178,8 +178,8 @@ class Importer:
                 raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
             for k, x in enumerate(node.input):
                 if x in self.shapes and x not in self.values and k not in DIM_INPUTS.get(node.op_type, ()):
-                    raise OnnxImportError(f"{self.where()}: takes '{x}', a shape computed at run time, as a tensor "
-                                          "(only shape ops may use it)")
+                    # A shape value used as data (GPT-2's past length added to positions).
+                    self.values[x] = materialize(self, self.shapes[x])
             outputs = CONVERTERS[node.op_type](self, node, [self.values.get(x) if x else None for x in node.input],
                                                attrs)
             for name, value in zip(node.output, outputs):

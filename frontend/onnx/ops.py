@@ -34,6 +34,7 @@ _UNARY: dict[str, type[Operation]] = {
     "Abs": graph.AbsOp, "Neg": graph.NegOp, "Exp": graph.ExpOp, "Log": graph.LogOp, "Sqrt": graph.SqrtOp,
     "Tanh": graph.TanhOp, "Sigmoid": graph.SigmoidOp, "Relu": graph.ReluOp, "Erf": graph.ErfOp, "Not": graph.NotOp,
     "Floor": graph.FloorOp, "Ceil": graph.CeilOp, "Round": graph.RoundOp, "Sin": graph.SinOp, "Cos": graph.CosOp,
+    "IsNaN": graph.IsNanOp,
 }
 _BINARY: dict[str, type[Operation]] = {
     "Add": graph.AddOp, "Sub": graph.SubOp, "Mul": graph.MulOp, "Div": graph.DivOp,
@@ -332,6 +333,17 @@ def _argmax(b, n, xs, a):
     return [b.op(graph.ArgmaxOp, [xs[0]], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)))]
 
 
+def _is_inf(b, n, xs, a):
+    return [b.op(graph.IsInfOp, [xs[0]], detect_positive=bool(a.get("detect_positive", 1)),
+                 detect_negative=bool(a.get("detect_negative", 1)))]
+
+
+def _cumsum(b, n, xs, a):
+    axis = int(np.asarray(b.static(n.input[1], "CumSum's axis")).reshape(()))
+    return [b.op(graph.CumSumOp, [xs[0]], axis=axis, exclusive=bool(a.get("exclusive", 0)),
+                 reverse=bool(a.get("reverse", 0)))]
+
+
 def _cast_like(b, n, xs, a):
     return [b.op(graph.CastOp, [xs[0]], xs[1].type.element_type)]
 
@@ -486,7 +498,7 @@ CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": _batch_norm, "Softmax": _softmax, "LayerNormalization": _layer_norm,
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
-    "ArgMin": _argmin, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor, "LogSoftmax": _log_softmax,
+    "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor, "LogSoftmax": _log_softmax,
     "ReduceMin": _composite_reduce(_neg, graph.ReduceMaxOp, _neg, "ReduceMin"),
     "ReduceSumSquare": _composite_reduce(_square, graph.ReduceSumOp, None, "ReduceSumSquare"),
     "ReduceL1": _composite_reduce(lambda b, x: b.op(graph.AbsOp, [x]), graph.ReduceSumOp, None, "ReduceL1"),

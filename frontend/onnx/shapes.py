@@ -29,6 +29,8 @@ from nimble.reference import trunc_div
 class Sym:
     items: list[int | SSAValue]
     scalar: bool = False
+    dtype: type = np.int64
+    """The element type of the ONNX tensor (int64, or int32 after a Cast)."""
 
 
 def _sym(b, name: str) -> Sym | None:
@@ -39,7 +41,7 @@ def _sym(b, name: str) -> Sym | None:
         return b.shapes[name]
     array = b.constants.get(name)
     if array is not None and np.issubdtype(array.dtype, np.integer) and array.ndim <= 1:
-        return Sym([int(v) for v in np.atleast_1d(array)], array.ndim == 0)
+        return Sym([int(v) for v in np.atleast_1d(array)], array.ndim == 0, array.dtype.type)
     return None
 
 
@@ -64,6 +66,16 @@ def shape_value(b, dims: Sequence[int | SSAValue]) -> SSAValue:
 
 def _shape_value(b, sym: Sym) -> SSAValue:
     return shape_value(b, sym.items)
+
+
+def materialize(b, sym: Sym) -> SSAValue:
+    """A shape value used as data (a position offset, a scale, an index): its dims as a
+    tensor computed at run time (a constant where they are all known)."""
+    if all(isinstance(d, int) for d in sym.items):
+        return b.const(np.array(sym.items[0] if sym.scalar else sym.items, dtype=sym.dtype))
+    element = dense(np.zeros(1, sym.dtype)).get_element_type()
+    vector = b.op(graph.FromElementsOp, [_index_of(b, d) for d in sym.items], element)
+    return reshape(b, vector, []) if sym.scalar else vector
 
 
 def _sym_shape(b, n, a):
@@ -92,33 +104,33 @@ def _sym_gather(b, n, a):
         return None
     index = b.static(n.input[1], "the index into a shape")
     picked = [data.items[int(i)] for i in np.atleast_1d(index)]
-    return Sym(picked, index.ndim == 0)
+    return Sym(picked, index.ndim == 0, data.dtype)
 
 
 def _sym_unsqueeze(b, n, a):
     sym = b.shapes.get(n.input[0])
-    return Sym(sym.items) if sym is not None and sym.scalar else None
+    return Sym(sym.items, False, sym.dtype) if sym is not None and sym.scalar else None
 
 
 def _sym_squeeze(b, n, a):
     sym = b.shapes.get(n.input[0])
-    return Sym(sym.items, True) if sym is not None and len(sym.items) == 1 and not sym.scalar else None
+    return Sym(sym.items, True, sym.dtype) if sym is not None and len(sym.items) == 1 and not sym.scalar else None
 
 
 def _sym_concat(b, n, a):
     parts = [_sym(b, x) for x in n.input]
     if not any(x in b.shapes for x in n.input) or any(p is None for p in parts) or a.get("axis", 0) not in (0, -1):
         return None
-    return Sym([d for p in parts for d in p.items])
+    return Sym([d for p in parts for d in p.items], False, parts[0].dtype)
 
 
 def _sym_cast(b, n, a):
     sym = b.shapes.get(n.input[0])
     if sym is None:
         return None
-    integer = a.get("to") in (onnx_package().TensorProto.INT64, onnx_package().TensorProto.INT32)
-    if integer:
-        return Sym(list(sym.items), sym.scalar)
+    integer = {onnx_package().TensorProto.INT64: np.int64, onnx_package().TensorProto.INT32: np.int32}.get(a.get("to"))
+    if integer is not None:
+        return Sym(list(sym.items), sym.scalar, integer)
     if all(isinstance(d, int) for d in sym.items):  # dims known now, as numbers (attention's 1/sqrt(d))
         dtype = onnx_package().helper.tensor_dtype_to_np_dtype(a["to"])
         b.known(n.output[0], np.array(sym.items[0] if sym.scalar else sym.items, dtype=dtype))
@@ -131,7 +143,7 @@ def _sym_slice(b, n, a):
         return None
     starts, ends = (int(b.static(n.input[k], "a shape slice's bounds")[0]) for k in (1, 2))
     step = int(b.static(n.input[4], "a shape slice's step")[0]) if len(n.input) > 4 and n.input[4] else 1
-    return Sym(sym.items[slice(starts, None if ends >= 2**62 else ends, step)])
+    return Sym(sym.items[slice(starts, None if ends >= 2**62 else ends, step)], False, sym.dtype)
 
 
 _SYM_ARITH = {"Add": ("add", arith.AddiOp), "Sub": ("sub", arith.SubiOp), "Mul": ("mul", arith.MuliOp),
@@ -154,7 +166,7 @@ def _broadcast_dims(b, names: Sequence[str]) -> list[Sym] | None:
     count = max(len(s.items) for s in syms)
     if any(len(s.items) not in (1, count) for s in syms):
         return None
-    return [Sym(s.items * count if len(s.items) == 1 else list(s.items), s.scalar) for s in syms]
+    return [Sym(s.items * count if len(s.items) == 1 else list(s.items), s.scalar, s.dtype) for s in syms]
 
 
 def _sym_arith(b, n, a):
@@ -177,7 +189,7 @@ def _sym_arith(b, n, a):
             items.append({"add": x + y, "sub": x - y, "mul": x * y, "div": trunc_div(x, y) if y else 0}[kind])
         else:
             items.append(b.emit(cls(_index_of(b, x), _index_of(b, y))).result)
-    return Sym(items, lhs.scalar and rhs.scalar)
+    return Sym(items, lhs.scalar and rhs.scalar, lhs.dtype)
 
 
 def _sym_mod(b, n, a):
@@ -209,7 +221,7 @@ def _sym_mod(b, n, a):
             fix = b.emit(arith.AndIOp(differs, b.emit(arith.CmpiOp(rem, zero, "ne")).result)).result
             rem = b.emit(arith.SelectOp(fix, b.emit(arith.AddiOp(rem, y)).result, rem)).result
         items.append(rem)
-    return Sym(items, lhs.scalar and rhs.scalar)
+    return Sym(items, lhs.scalar and rhs.scalar, lhs.dtype)
 
 
 def _sym_constant_of_shape(b, n, a):
@@ -242,9 +254,9 @@ def _sym_reshape(b, n, a):
         # reshapes Concat(batch, 1, 1) to [-1] first): the same dims.
         count = len(dims_in.items)
         if len(target) == 0:
-            return Sym(list(dims_in.items), True) if count == 1 else None
+            return Sym(list(dims_in.items), True, dims_in.dtype) if count == 1 else None
         if int(target[0]) in (-1, count) or (int(target[0]) == 0 and not dims_in.scalar):
-            return Sym(list(dims_in.items))
+            return Sym(list(dims_in.items), False, dims_in.dtype)
     sym = b.shapes.get(n.input[1])
     x = b.values.get(n.input[0])
     if sym is None or x is None:
@@ -344,7 +356,7 @@ def _sym_equal(b, n, a):
             items.append(0)
         else:
             return None
-    return Sym(items, lhs.scalar and rhs.scalar)
+    return Sym(items, lhs.scalar and rhs.scalar, np.bool_)
 
 
 def _sym_where(b, n, a):
@@ -357,7 +369,7 @@ def _sym_where(b, n, a):
     flags = cond.items * len(x.items) if len(cond.items) == 1 else cond.items
     if len(flags) != len(x.items):
         return None
-    return Sym([p if c else q for c, p, q in zip(flags, x.items, y.items)], x.scalar and y.scalar)
+    return Sym([p if c else q for c, p, q in zip(flags, x.items, y.items)], x.scalar and y.scalar, x.dtype)
 
 
 SHAPE_CONVERTERS: dict[str, Callable[[Any, Any, dict[str, Any]], Sym | None]] = {

@@ -791,3 +791,51 @@ func.func @bool_negation(%a: tensor<2xi1>) {
   %c = graph.neg %a : tensor<2xi1> -> tensor<2xi1>
   func.return
 }
+
+// -----
+
+func.func @cumsum_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'graph.cumsum' op input must have rank >= 1}}
+  %c = graph.cumsum %x : tensor<f32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'graph.cumsum' op axis 2 is out of range for rank 2}}
+  %c = graph.cumsum %x {axis = 2 : i64} : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @cumsum_bools(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'graph.cumsum' op a running sum of i1 is not defined; cast first}}
+  %c = graph.cumsum %x : tensor<4xi1> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @is_nan_of_ints(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.is_nan' op operand must be a float tensor, not i32}}
+  %c = graph.is_nan %x : tensor<4xi32> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @from_elements_count(%n: index) {
+  // expected-error @+1 {{'graph.from_elements' op result #0 has type tensor<2xi64>, incompatible with the inferred type tensor<1xi64>}}
+  %t = graph.from_elements %n : tensor<2xi64>
+  func.return
+}
+
+// -----
+
+func.func @from_elements_bools(%n: index) {
+  // expected-error @+1 {{'graph.from_elements' op result elements must be numbers, not i1}}
+  %t = graph.from_elements %n : tensor<1xi1>
+  func.return
+}

@@ -437,3 +437,51 @@ func.func @fused(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
   }
   func.return %y : tensor<?x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @running_sums
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<3x?xf32>, %[[I:[A-Za-z0-9_$.-]+]]: tensor<?x2xi64>) -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>) {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.cumsum %[[X]] {axis = 1 : i64} : tensor<3x?xf32> -> tensor<3x?xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.cumsum %[[X]] {axis = -1 : i64, exclusive = true, reverse = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+// CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.cumsum %[[I]] : tensor<?x2xi64> -> tensor<?x2xi64>
+// CHECK-NEXT: func.return %[[A]], %[[B]], %[[C]] : tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>
+// CHECK-NEXT: }
+func.func @running_sums(%x: tensor<3x?xf32>, %i: tensor<?x2xi64>) -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>) {
+  %a = graph.cumsum %x {axis = 1 : i64} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %b = graph.cumsum %x {axis = -1 : i64, exclusive = true, reverse = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %c = graph.cumsum %i : tensor<?x2xi64> -> tensor<?x2xi64>
+  func.return %a, %b, %c : tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @float_classes
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> (tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>) {
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.is_nan %[[X]] : tensor<?x4xf32> -> tensor<?x4xi1>
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]] = graph.is_inf %[[X]] : tensor<?x4xf32> -> tensor<?x4xi1>
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = graph.is_inf %[[X]] {detect_negative = false} : tensor<?x4xf32> -> tensor<?x4xi1>
+// CHECK-NEXT: func.return %[[N]], %[[I]], %[[P]] : tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>
+// CHECK-NEXT: }
+func.func @float_classes(%x: tensor<?x4xf32>) -> (tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>) {
+  %n = graph.is_nan %x : tensor<?x4xf32> -> tensor<?x4xi1>
+  %i = graph.is_inf %x : tensor<?x4xf32> -> tensor<?x4xi1>
+  %p = graph.is_inf %x {detect_negative = false} : tensor<?x4xf32> -> tensor<?x4xi1>
+  func.return %n, %i, %p : tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dims_as_data
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?xf32>) -> tensor<2xi64> {
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x?xf32>
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?xf32>
+// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.from_elements %[[N]], %[[M]] : tensor<2xi64>
+// CHECK-NEXT: func.return %[[T]] : tensor<2xi64>
+// CHECK-NEXT: }
+func.func @dims_as_data(%x: tensor<?x?xf32>) -> tensor<2xi64> {
+  %n = shape.dim %x, 0 : tensor<?x?xf32>
+  %m = shape.dim %x, 1 : tensor<?x?xf32>
+  %t = graph.from_elements %n, %m : tensor<2xi64>
+  func.return %t : tensor<2xi64>
+}
