@@ -878,3 +878,42 @@ def test_dims_used_as_data_are_computed_at_run_time(rng):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype
             np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_one_dimensional_convs_and_pools_over_a_time_axis_match_onnxruntime(rng):
+    """Whisper's and wav2vec2's feature encoders: 1-D convs (strides, pads, dilations,
+    groups, bias or none) and pools over a time axis known only at run time."""
+    f32 = TensorProto.FLOAT
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1]),
+             helper.make_node("Conv", ["c1", "w2"], ["c2"], strides=[2], dilations=[2], group=2, pads=[2, 0]),
+             helper.make_node("MaxPool", ["c2"], ["p1"], kernel_shape=[3], strides=[2], pads=[1, 1]),
+             helper.make_node("AveragePool", ["c2"], ["p2"], kernel_shape=[2])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["b", 4, "t"])],
+                   [helper.make_tensor_value_info(o, f32, ["b", 6, None]) for o in ("p1", "p2")],
+                   [("w1", rng.standard_normal((6, 4, 3)).astype(np.float32)),
+                    ("b1", rng.standard_normal(6).astype(np.float32)),
+                    ("w2", rng.standard_normal((6, 3, 3)).astype(np.float32))])
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for shape in [(1, 4, 5), (2, 4, 16), (3, 4, 37)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        for got, want in zip(exe(x), ort(x)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_instance_normalization_over_dims_known_only_at_run_time_matches_onnxruntime(rng):
+    """wav2vec2's first feature layer (GroupNorm with a group per channel, exported as
+    InstanceNormalization) over a time axis, and a 2-D image."""
+    f32 = TensorProto.FLOAT
+    nodes = [helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3),
+             helper.make_node("InstanceNormalization", ["image", "s", "b"], ["z"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["n", 5, "t"]),
+                           helper.make_tensor_value_info("image", f32, ["n", 5, "h", "w"])],
+                   [helper.make_tensor_value_info("y", f32, ["n", 5, "t"]),
+                    helper.make_tensor_value_info("z", f32, ["n", 5, "h", "w"])],
+                   [("s", rng.standard_normal(5).astype(np.float32)), ("b", rng.standard_normal(5).astype(np.float32))])
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for n, t in [(1, 1), (2, 9), (3, 40)]:
+        x = (3 * rng.standard_normal((n, 5, t)) + 1).astype(np.float32)
+        image = rng.standard_normal((n, 5, t, 3)).astype(np.float32)
+        for got, want in zip(exe(x, image), ort(x, image)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

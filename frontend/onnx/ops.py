@@ -167,6 +167,28 @@ def _window(b, a, kernel: Sequence[int]) -> dict[str, Any]:
             "dilations": list(a.get("dilations", [1, 1]))}
 
 
+def _one_dimensional(convert: Converter) -> Converter:
+    """A converter of 2-D windows that also takes 1-D ones (Whisper's and wav2vec2's
+    convs over time): (N, C, L) as (N, C, 1, L), the window 1 high, then squeezed."""
+
+    def converter(b, n, xs, a):
+        if rank_of(xs[0]) != 3:
+            return convert(b, n, xs, a)
+        pads = list(a.get("pads", [0, 0]))
+        a = {**a, "kernel_shape": [1, *a["kernel_shape"]] if "kernel_shape" in a else None,
+             "strides": [1, *a.get("strides", [1])], "dilations": [1, *a.get("dilations", [1])],
+             "pads": [0, pads[0], 0, pads[1]]}
+        if a["kernel_shape"] is None:
+            del a["kernel_shape"]
+        xs = list(xs)
+        xs[0] = b.op(graph.UnsqueezeOp, [xs[0]], axes=[2])
+        if n.op_type == "Conv":  # the weights (M, C / groups, K) too
+            xs[1] = b.op(graph.UnsqueezeOp, [xs[1]], axes=[2])
+        return [b.op(graph.SqueezeOp, [y], axes=[2]) for y in convert(b, n, xs, a)]
+
+    return converter
+
+
 def _conv(b, n, xs, a):
     w = xs[1]
     kernel = a.get("kernel_shape", w.type.get_shape()[2:])
@@ -195,6 +217,24 @@ def _batch_norm(b, n, xs, a):
     if a.get("training_mode", 0):
         raise OnnxImportError(f"{b.where()}: training mode is not supported")
     return [b.op(graph.BatchNormOp, xs[:5], epsilon=float(a.get("epsilon", 1e-5)))]
+
+
+def _instance_norm(b, n, xs, a):
+    """Each (sample, channel) normalised over its spatial dims, then the channel's scale
+    and bias: mean and variance as reductions (what layer_norm computes, with the affine
+    per channel instead of per normalised element); one fusion group."""
+    x, scale, bias = xs[:3]
+    rank = rank_of(x)
+    if rank < 3:
+        raise OnnxImportError(f"{b.where()}: the input must have rank >= 3 (N, C, spatial dims)")
+    axes, per_channel = list(range(2, rank)), [-1] + [1] * (rank - 2)
+    mean = b.op(graph.ReduceMeanOp, [x], axes=axes, keepdims=True)
+    centred = b.op(graph.SubOp, [x, mean])
+    variance = b.op(graph.ReduceMeanOp, [b.op(graph.MulOp, [centred, centred])], axes=axes, keepdims=True)
+    epsilon = scalar(b, float(a.get("epsilon", 1e-5)), x)
+    normal = b.op(graph.MulOp, [centred, b.op(graph.RsqrtOp, [b.op(graph.AddOp, [variance, epsilon])])])
+    scale, bias = (shapes.reshape(b, v, per_channel) for v in (scale, bias))
+    return [b.op(graph.AddOp, [b.op(graph.MulOp, [normal, scale]), bias])]
 
 
 def _softmax(b, n, xs, a):
@@ -493,9 +533,9 @@ CONVERTERS: dict[str, Converter] = {
     **{k: _reduce(v, k) for k, v in _REDUCE.items()},
     "LessOrEqual": _compare_or_equal(graph.LessOp), "GreaterOrEqual": _compare_or_equal(graph.GreaterOp),
     "Pow": _pow, "Identity": _identity, "Constant": _constant, "Cast": _cast, "Reciprocal": _reciprocal, "Where": _where,
-    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm, "Conv": _conv,
-    "MaxPool": _max_pool, "AveragePool": _avg_pool, "GlobalAveragePool": _global_avg_pool,
-    "BatchNormalization": _batch_norm, "Softmax": _softmax, "LayerNormalization": _layer_norm,
+    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm, "Conv": _one_dimensional(_conv),
+    "MaxPool": _one_dimensional(_max_pool), "AveragePool": _one_dimensional(_avg_pool), "GlobalAveragePool": _global_avg_pool,
+    "BatchNormalization": _batch_norm, "InstanceNormalization": _instance_norm, "Softmax": _softmax, "LayerNormalization": _layer_norm,
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
     "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor, "LogSoftmax": _log_softmax,
