@@ -143,6 +143,9 @@ class JitModule:
         self.engine = engine
         self._object_code = object_code
         self.addresses = {n: engine.get_function_address(n) for n in names}
+        missing = [n for n, address in self.addresses.items() if not address]
+        if missing:  # (a call of address 0 would crash the process)
+            raise RuntimeError(f"no kernel named {', '.join(repr(n) for n in missing)} in the object code")
 
     @classmethod
     def compile(cls, module: ModuleOp) -> JitModule:

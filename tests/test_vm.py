@@ -627,6 +627,15 @@ def test_bad_indices_are_rejected_by_validation(lstm_bytes, tree_bytes):
         nimble.load(encode(program))
 
 
+def test_a_kernel_name_missing_from_its_object_code_is_rejected_at_load(lstm_bytes):
+    """A renamed kernel (one flipped bit in the strings: `main_rnn_0` -> `mein_rnn_0`) has
+    no entry in the object code; LLVM gives address 0 for it, which a launch would call."""
+    program = decode(lstm_bytes)
+    name = program.kernels[0].name = "renamed_" + program.kernels[0].name
+    with pytest.raises(BytecodeError, match=f"no kernel named '{name}' in the object code"):
+        nimble.load(encode(program))
+
+
 def test_fuzzed_modules_fail_cleanly(lstm_bytes):
     """Thousands of mutations (bit flips, truncations, random bytes; with the checksum
     fixed up so that the structural checks are reached): loading either succeeds or
