@@ -230,24 +230,26 @@ def _concat(kb: KernelBuilder, op: graph.ConcatOp, r: int, idx: list[Dim]) -> SS
 def _concat_into(kb: KernelBuilder, op: graph.ConcatOp, buffer: SSAValue) -> bool:
     """A concat that is a kernel output, written part by part into its slice of the
     buffer (see `INTO_OUTPUT`): each element computes its own part only, where the
-    per-element form (`_concat`) computes every part and selects. An RNN's stacked
-    outputs grow by one fused cell step per iteration: per element, the select form
-    computed the cell for every earlier step too (a bidirectional 2-layer GRU, 8 steps,
-    85 us per step's kernel, most of a 3.5 ms call)."""
+    per-element form (`_concat`) computes every part, with its fused producers, and
+    selects one (12 relus concatenated, 32 x 28 x 28 each, 1 thread: 0.276 ms a call in
+    that form, 0.102 part by part)."""
     axis = normalize_axis(op.axis.value.data, len(kb.dims(op.result)))
-    offset: Dim = 0
-    for k, part in enumerate(op.inputs):
-        dims = kb.dims(part)
 
-        def level(idx: list[SSAValue], part: SSAValue = part, dims: list[Dim] = dims, offset: Dim = offset) -> None:
-            if len(idx) < len(dims):
-                kb.foreach(dims[len(idx)], lambda i: level([*idx, i]))
-                return
-            dest = [kb.iadd(i, offset) if a == axis else i for a, i in enumerate(idx)]
-            kb.store_buffer(kb.at(part, idx), buffer, dest)
+    def level(part: SSAValue, dims: list[Dim], offset: Dim, idx: list[SSAValue]) -> None:
+        if len(idx) < len(dims):
+            kb.foreach(dims[len(idx)], lambda i: level(part, dims, offset, [*idx, i]))
+            return
+        dest = [kb.iadd(i, offset) if a == axis else i for a, i in enumerate(idx)]
+        kb.store_buffer(kb.at(part, idx), buffer, dest)
 
-        kb.staged(("concat", op, k), lambda level=level: level([]))
-        offset = kb.iadd(offset, dims[axis])
+    def parts() -> None:  # (offsets computed where the nests are: staged before the body)
+        offset: Dim = 0
+        for part in op.inputs:
+            dims = kb.dims(part)
+            level(part, dims, offset, [])
+            offset = kb.iadd(offset, dims[axis])
+
+    kb.staged(("concat", op), parts)
     return True
 
 

@@ -22,6 +22,11 @@ def _inputs(rng, op: str, shape, count: int, dtype: str):
     values = [rng.standard_normal(shape).astype(np.float32) * 2 for _ in range(count)]
     if FLOAT_ONLY_DOMAIN.get(op) == "positive":
         values = [np.abs(v) + 0.1 for v in values]
+    if op in ("is_nan", "is_inf"):  # every class of float, in every lane position
+        for v in values:
+            v.reshape(-1)[::3] = np.nan
+            v.reshape(-1)[1::5] = np.inf
+            v.reshape(-1)[2::7] = -np.inf
     return values
 
 
@@ -37,6 +42,8 @@ def _cases():
         elif short in ("equal", "less", "greater"):
             yield short, arity, "f32", "i1"
             yield short, arity, "i32", "i1"
+        elif short in ("is_nan", "is_inf"):
+            yield short, arity, "f32", "i1"
         else:
             yield short, arity, "f32", "f32"
             if short in ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "relu", "div"):

@@ -288,6 +288,22 @@ def test_float_classes(n, rng, run):
     np.testing.assert_array_equal(c, np.isposinf(x))
     np.testing.assert_array_equal(d, np.isneginf(x))
 
+
+@pytest.mark.parametrize("n", SIZES)
+def test_dims_as_data(n, rng, run):
+    """`graph.from_elements`: dims known at run time as a tensor (ONNX shape tensors)."""
+    text = """func.func @main(%x: tensor<?x3xf32>) -> (tensor<3xi64>, tensor<2xf32>) {
+  %n = shape.dim %x, 0 : tensor<?x3xf32>
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %t = graph.from_elements %n, %c3, %c7 : tensor<3xi64>
+  %f = graph.from_elements %c7, %n : tensor<2xf32>
+  func.return %t, %f : tensor<3xi64>, tensor<2xf32>
+}"""
+    t, f = run(text, rng.standard_normal((n, 3)).astype(np.float32))
+    np.testing.assert_array_equal(t, np.array([n, 3, 7], np.int64))
+    assert f.dtype == np.float32 and list(f) == [7.0, float(n)]
+
 @pytest.mark.parametrize("n", SIZES)
 def test_layout_ops(n, rng, run):
     text = """func.func @main(%x: tensor<?x4x6xf32>, %ids: tensor<3xi64>) -> (tensor<?x24xf32>, tensor<6x?x4xf32>, tensor<?x8x6xf32>, tensor<?x1x6xf32>, tensor<?x3x6xf32>, tensor<?x3x6xf32>, tensor<1x?x4x6xf32>) {
