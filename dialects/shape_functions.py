@@ -2,9 +2,11 @@
 
 A shape function (`HasShapeFunction.shape_function`) computes result dims with the
 operations of a `DimAlgebra`. `StaticDims` runs it on `int | None` (None is `?`) for type
-inference and verification; `ReifyDims` runs it on `int | SSAValue` and emits `arith` and
-`shape` ops that compute the dims at run time, turning conflicts it cannot decide
-statically into `shape.assert`.
+inference and verification; `SymbolicDims` on `int | Expr | None`, expressions over the
+named symbols of `#nimble.dims` (type inference: a reshape of `batch x seq x 768` to
+`batch x seq x 12 x 64` keeps the names); `ReifyDims` runs it on `int | SSAValue` and
+emits `arith` and `shape` ops that compute the dims at run time, turning conflicts it
+cannot decide statically into `shape.assert`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from nimble.dialects import arith
+from nimble.dialects import arith, dim_expr
 from nimble.dialects import shape
+from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph.types import dims as static_dims
+from nimble.dialects.graph.types import symbolic_dims
 
 
 class ShapeError(Exception):
@@ -189,6 +193,78 @@ class ConcreteDims(StaticDims):
 
     def shape(self, value: SSAValue) -> list[int | None]:
         return [int(d) for d in self.values[value]]
+
+
+class SymbolicDims(StaticDims):
+    """Dims as `int | Expr | None`: numbers where known, expressions over the symbols
+    that `#nimble.dims` names, None for an anonymous `?`. Only what holds for every
+    value of the symbols is concluded; a symbolic dim may be 1 at run time."""
+
+    _INDEX_OPS: dict[type[Operation], str] = {
+        arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.FloorDivSIOp: "floordiv",
+        arith.CeilDivSIOp: "ceildiv", arith.MaxSIOp: "max", arith.MinSIOp: "min",
+    }
+
+    def dims(self, value: SSAValue) -> list[int | Expr | None]:
+        if not isinstance(value.type, TensorType):
+            raise ShapeError(f"expected a tensor, got {value.type}")
+        return symbolic_dims(value.type)
+
+    def index(self, value: SSAValue) -> int | Expr | None:
+        """An index value's dim: a constant, a `shape.dim` of a tensor, or index
+        arithmetic on those."""
+        known = constant_index(value)
+        if known is not None:
+            return known
+        owner = value.owner
+        if isinstance(owner, shape.DimOp) and isinstance(owner.source.type, TensorType):
+            dims = self.dims(owner.source)
+            axis = owner.index.value.data
+            return dims[axis] if 0 <= axis < len(dims) else None
+        kind = self._INDEX_OPS.get(type(owner))
+        if kind is not None:
+            return self.binary(kind, self.index(owner.operands[0]), self.index(owner.operands[1]))
+        return None
+
+    def size(self, value: SSAValue) -> int | Expr | None:
+        known = self.index(value)
+        return None if isinstance(known, int) and known < 0 else known
+
+    def binary(self, kind: str, a: int | Expr | None, b: int | Expr | None) -> int | Expr | None:
+        if a is None or b is None:
+            return None
+        if isinstance(a, int) and isinstance(b, int):
+            return super().binary(kind, a, b)
+        try:
+            result = dim_expr.BINARY[kind](a, b)
+        except ZeroDivisionError:
+            raise ShapeError("division by zero in a shape computation") from None
+        known = result.as_int()
+        return result if known is None else known
+
+    def equal(self, a: int | Expr | None, b: int | Expr | None, message: str) -> int | Expr | None:
+        if isinstance(a, int) and isinstance(b, int):
+            return super().equal(a, b, message)
+        if a is None or isinstance(b, int):
+            return b
+        return a
+
+    def broadcast(self, a: int | Expr | None, b: int | Expr | None, message: str) -> int | Expr | None:
+        if isinstance(a, Expr) or isinstance(b, Expr):
+            if a == 1 or a == b:
+                return b
+            if b == 1:
+                return a
+            # A number other than 1 against a name: the name must be 1 or that number.
+            return a if isinstance(a, int) else b if isinstance(b, int) else None
+        return super().broadcast(a, b, message)
+
+    def normalize_index(self, v: int | Expr | None, n: int | Expr | None) -> int | Expr | None:
+        if isinstance(n, Expr) and isinstance(v, int):
+            return dim_expr.minimum(v, n) if v >= 0 else dim_expr.maximum(n + v, 0)
+        if isinstance(v, Expr):
+            return v if v == n else None
+        return super().normalize_index(v, n)
 
 
 def constant_index(value: SSAValue) -> int | None:

@@ -20,7 +20,8 @@ from xdsl.ir import Attribute, Operation, Region, SSAValue
 from nimble.dialects import arith
 from nimble.dialects.graph.adt import AdtType, AdtValue
 from nimble.dialects.graph.control import ConditionOp, YieldOp
-from nimble.dialects.graph.types import dims, format_dims, numpy_dtype
+from nimble.dialects.dim_expr import Expr
+from nimble.dialects.graph.types import dims, format_dims, numpy_dtype, symbolic_dims
 from nimble.dialects.interfaces import EvalContext, HasReference
 from nimble.dialects.shape import ShapeType
 from nimble.parser import location_of
@@ -164,6 +165,9 @@ class SignatureCheck:
                 whole = expected if len(static) == len(expected) else None
                 self.arrays.append((i, numpy_dtype(t.element_type), len(expected), whole, static))
         self.others = [i for i, t in enumerate(self.types) if not isinstance(t, TensorType)]
+        self.named = [(i, axis, d) for i, t in enumerate(self.types) if isinstance(t, TensorType)
+                      for axis, d in enumerate(symbolic_dims(t)) if isinstance(d, Expr)]
+        """Per named dim of a parameter (`#nimble.dims`): position, axis, expression."""
 
     def __call__(self, args: Sequence[Any]) -> None:
         if len(args) != len(self.types):
@@ -186,6 +190,31 @@ class SignatureCheck:
                         break
         for i in self.others:
             self._check(i, args[i])
+        if self.named:
+            self._bind(args)
+
+    def _bind(self, args: Sequence[Any]) -> None:
+        """Each symbol takes its value from the first dim that is that symbol alone; every
+        named dim must then equal its expression (those of symbols no dim binds alone
+        are not checked)."""
+        env: dict[str, int] = {}
+        source: dict[str, tuple[int, int]] = {}
+        for i, axis, e in self.named:
+            name = e.symbol_name()
+            if name is not None and name not in env:
+                env[name], source[name] = int(np.shape(args[i])[axis]), (i, axis)
+        for i, axis, e in self.named:
+            if not e.symbols() <= env.keys():
+                continue
+            actual, expected = int(np.shape(args[i])[axis]), e.evaluate(env)
+            if actual != expected:
+                bound = ", ".join(f"'{n}' is {env[n]} (dim {source[n][1]} of {self._label(source[n][0])})"
+                                  for n in sorted(e.symbols()))
+                raise InterpreterError(f"@{self.callee} {self._label(i)}: dim {axis} is {actual}, but it is "
+                                       f"'{e}' = {expected}, where {bound}")
+
+    def _label(self, i: int) -> str:
+        return f"argument #{i}" + (f" (%{self.names[i]})" if self.names[i] else "")
 
     def _check(self, i: int, arg: Any) -> None:
         if (why := conforms(arg, self.types[i], self.on_device)) is not None:

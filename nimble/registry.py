@@ -36,6 +36,7 @@ _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "device": _lazy("dialects.device", "Device"),
     "graph": _lazy("dialects.graph", "Graph"),
     "loop": _lazy("dialects.loop", "Loop"),
+    "nimble": _lazy("dialects.symbolic", "Nimble"),
     "shape": _lazy("dialects.shape", "Shape"),
     "vm": _lazy("dialects.vm", "Vm"),
 }

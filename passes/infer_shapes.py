@@ -32,7 +32,7 @@ from nimble.dialects.graph import (
     MatchOp,
     WhileOp,
 )
-from nimble.dialects.graph.types import dims, join_types, tensor, types_compatible
+from nimble.dialects.graph.types import dims, join_types, symbolic_dims, tensor, types_compatible
 
 MAX_ROUNDS = 32
 """Each round makes at least one dim static, so this bounds real programs loosely; it
@@ -49,10 +49,11 @@ def meet(current: Attribute, known: Attribute) -> Attribute:
         if current.element_type != known.element_type or len(current.get_shape()) != len(known.get_shape()):
             raise Conflict(f"{known} does not fit {current}")
         merged = []
-        for a, b in zip(dims(current), dims(known)):
-            if a is not None and b is not None and a != b:
+        for a, b in zip(symbolic_dims(current), symbolic_dims(known)):
+            if isinstance(a, int) and isinstance(b, int) and a != b:
                 raise Conflict(f"{known} does not fit {current}")
-            merged.append(a if a is not None else b)
+            # A number over a name, a name over an anonymous `?`.
+            merged.append(a if isinstance(a, int) or b is None or (a is not None and not isinstance(b, int)) else b)
         return tensor(current.element_type, merged)
     if isinstance(current, TupleType) and isinstance(known, TupleType) and len(current.types) == len(known.types):
         return TupleType(tuple(meet(a, b) for a, b in zip(current.types.data, known.types.data)))

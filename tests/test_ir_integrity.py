@@ -146,6 +146,8 @@ ATTRIBUTE_SAMPLES: dict[str, list[str]] = {
     "graph.adt": ["!graph.adt<@Tree>"],
     "shape.shape": ["!shape.shape<0>", "!shape.shape<2>"],
     "device.storage": ["!device.storage"],
+    "nimble.dims": ["#nimble.dims<[]>", "#nimble.dims<[batch, seq * 12, 768]>",
+                    "#nimble.dims<[?, seq floordiv 2 + 1, min(a, b), -((x * 2) mod 3)]>"],
 }
 """Texts of every attribute and type Nimble's dialects define, with empty and default
 parameters where they have them."""

@@ -104,7 +104,9 @@ def test_dims_sharing_a_name_are_tied(rng):
     exe = nimble.compile(import_onnx(model))
     a = rng.standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(exe(a, a), a + a)
-    with pytest.raises(InterpreterError, match="dims named 'n' differ"):
+    # Checked at entry, where the symbol is bound: naming both inputs and the symbol.
+    with pytest.raises(InterpreterError, match=r"argument #1 \(%b\): dim 0 is 1, but it is 'n' = 3, where 'n' is 3 "
+                                               r"\(dim 0 of argument #0 \(%a\)\)"):
         exe(a, rng.standard_normal((1, 4)).astype(np.float32))
 
 

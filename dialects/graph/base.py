@@ -27,8 +27,9 @@ from xdsl.irdl import IRDLOperation, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.graph.types import numpy_dtype, tensor, types_compatible
+from nimble.dialects.symbolic import check_dims_encoding
 from nimble.dialects.interfaces import EvalContext, FusionKind, HasReference, HasShapeFunction, InfersResultTypes
-from nimble.dialects.shape_functions import ConcreteDims, DimAlgebra, ReifyDims, ShapeError, StaticDims
+from nimble.dialects.shape_functions import ConcreteDims, DimAlgebra, ReifyDims, ShapeError, SymbolicDims
 
 
 def op_error(op: Operation, message: str) -> VerifyException:
@@ -115,7 +116,7 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
     def infer_result_types(self) -> list[TensorType]:
         """Static result types (with `?` where unknown); VerifyException on conflicts."""
         try:
-            shapes = self.shape_function(StaticDims())
+            shapes = self.shape_function(SymbolicDims())
             elements = self.result_element_types()
         except ShapeError as e:
             raise op_error(self, str(e)) from None
@@ -133,6 +134,11 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
                     numpy_dtype(operand.type.element_type)
                 except ValueError as e:
                     raise op_error(self, f"operand #{i}: {e}") from None
+        for what, values in (("operand", self.operands), ("result", self.results)):
+            for i, v in enumerate(values):
+                wrong = check_dims_encoding(v.type)
+                if wrong is not None:
+                    raise op_error(self, f"{what} #{i}: {wrong}")
         inferred = self.infer_result_types()
         if len(inferred) != len(self.results):
             raise op_error(self, f"expected {len(inferred)} results, got {len(self.results)}")
@@ -189,7 +195,7 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
             if element is None:
                 raise op_error(probe, "needs the element type of its result")
             try:
-                shapes = probe.shape_function(StaticDims())
+                shapes = probe.shape_function(SymbolicDims())
             except ShapeError as e:
                 raise op_error(probe, str(e)) from None
             return [tensor(element, s) for s in shapes]

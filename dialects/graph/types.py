@@ -1,7 +1,9 @@
 """Tensor type helpers shared by the graph dialect, the interpreter and later levels.
 
 Nimble's *Any* dimension is MLIR's `?`: xdsl stores it as `DYNAMIC_INDEX`. In Python we
-speak of dims as `int | None` (None = unknown) and convert at the edges.
+speak of dims as `int | None` (None = unknown) and convert at the edges. A `?` may have
+a name or an expression (`#nimble.dims` in the type's encoding, dialects/symbolic.py):
+`symbolic_dims` reads them as `int | Expr | None`, and `tensor` writes them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from nimble.dialects.dim_expr import Expr
+from nimble.dialects.symbolic import DimsAttr
+
 Dim = int | None
+SymDim = int | Expr | None
+"""A dim with its name where it has one: an int, an expression over named symbols, or
+None (an anonymous `?`)."""
 
 # One table for every element type the graph level understands.
 _NUMPY_DTYPES: tuple[tuple[Attribute, np.dtype], ...] = (
@@ -66,15 +74,30 @@ def dims(t: Attribute) -> list[Dim]:
     return [None if d == DYNAMIC_INDEX else d for d in t.get_shape()]
 
 
-def tensor(element_type: Attribute, shape: Sequence[Dim]) -> TensorType:
-    """Build `tensor<...>` from dims given as int or None (types are immutable: cached,
-    since verifying a new TensorType costs more than anything else in building IR)."""
-    return _tensor(element_type, tuple(shape))
+def symbolic_dims(t: Attribute) -> list[SymDim]:
+    """The dims of a tensor type, an expression where `#nimble.dims` names a `?`."""
+    static = dims(t)
+    names = t.encoding.data if isinstance(t.encoding, DimsAttr) else ()
+    if len(names) != len(static):
+        return static
+    return [d if d is not None or e is None or e.as_int() is not None else e for d, e in zip(static, names)]
+
+
+def tensor(element_type: Attribute, shape: Sequence[SymDim]) -> TensorType:
+    """Build `tensor<...>` from dims given as int, None or expressions (a `?` with
+    `#nimble.dims` naming it). Types are immutable: cached, since verifying a new
+    TensorType costs more than anything else in building IR."""
+    return _tensor(element_type, tuple(d.as_int() if isinstance(d, Expr) and d.as_int() is not None else d
+                                       for d in shape))
 
 
 @lru_cache(maxsize=4096)
-def _tensor(element_type: Attribute, shape: tuple[Dim, ...]) -> TensorType:
-    return TensorType(element_type, [DYNAMIC_INDEX if d is None else d for d in shape])
+def _tensor(element_type: Attribute, shape: tuple[SymDim, ...]) -> TensorType:
+    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
+    if not any(isinstance(d, Expr) for d in shape):
+        return TensorType(element_type, static)
+    names = DimsAttr(tuple(Expr.of(d) if isinstance(d, int) else d for d in shape))
+    return TensorType(element_type, static, names)
 
 
 def format_dims(shape: Sequence[Dim]) -> str:
@@ -86,7 +109,7 @@ def dims_compatible(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-def join_dims(a: Sequence[Dim], b: Sequence[Dim]) -> list[Dim]:
+def join_dims(a: Sequence[SymDim], b: Sequence[SymDim]) -> list[SymDim]:
     """The most precise dims both `a` and `b` conform to (differing dims become `?`)."""
     return [x if x == y else None for x, y in zip(a, b, strict=True)]
 
@@ -108,7 +131,7 @@ def join_types(a: Attribute, b: Attribute) -> Attribute | None:
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         if a.element_type != b.element_type or len(a.get_shape()) != len(b.get_shape()):
             return None
-        return tensor(a.element_type, join_dims(dims(a), dims(b)))
+        return tensor(a.element_type, join_dims(symbolic_dims(a), symbolic_dims(b)))
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.types) == len(b.types):
         joined = [join_types(x, y) for x, y in zip(a.types.data, b.types.data)]
         return None if None in joined else TupleType(tuple(joined))

@@ -21,6 +21,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from nimble.dialects import graph
+from nimble.dialects.dim_expr import Expr, symbol, symbol_name
+from nimble.dialects.graph.types import tensor
 
 MIN_OPSET = 13
 
@@ -63,15 +65,16 @@ def tensor_type(type_proto: Any, where: str, named: dict[str, list[tuple[int, in
         raise OnnxImportError(f"{where}: element type {onnx_package().TensorProto.DataType.Name(t.elem_type)} is not supported")
     if not t.HasField("shape"):
         raise OnnxImportError(f"{where}: the rank is unknown (Nimble needs the rank of every input)")
-    dims = []
+    dims: list[int | Expr | None] = []
     for axis, d in enumerate(t.shape.dim):
         if d.HasField("dim_value"):
             dims.append(d.dim_value)
+        elif d.HasField("dim_param") and d.dim_param:  # a named dim: a symbol of the types
+            dims.append(symbol(symbol_name(d.dim_param)))
+            named.setdefault(d.dim_param, []).append((param, axis))
         else:
-            dims.append(DYNAMIC_INDEX)
-            if d.HasField("dim_param") and d.dim_param:
-                named.setdefault(d.dim_param, []).append((param, axis))
-    return TensorType(element, dims)
+            dims.append(None)
+    return tensor(element, dims)
 
 
 def dense(array: np.ndarray) -> DenseIntOrFPElementsAttr:
