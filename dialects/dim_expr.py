@@ -5,9 +5,10 @@ A dim is an `Expr`: a polynomial with integer coefficients over *atoms* — symb
 of other expressions. The constructors simplify as they build (constants fold, `(seq *
 12 + 6) floordiv 12` is `seq`, `min(x, x + 1)` is `x`, nested floordivs merge, terms
 are sorted), so two expressions that the rules can prove equal are the same object
-value: `==` and `hash` decide dim equality. Every rule holds for all integer values of
-the symbols (dims are >= 0, but nothing here assumes it), which the tests check by
-evaluating expressions before and after simplification.
+value: `==` and `hash` decide dim equality. Symbols are dims, so never negative; every
+rule holds for all values >= 0 of the symbols (`min(seq, 0)` is 0, `max(seq, 0)` is
+`seq`), which the tests check by evaluating expressions before and after
+simplification.
 
 Text form (`str`, `parse`), as MLIR's affine expressions with names: `seq * 12`,
 `batch * seq`, `seq floordiv 2 + 1`, `(seq + 1) ceildiv 2`, `n mod 4`, `min(a, b)`.
@@ -94,10 +95,10 @@ class Expr:
 
     def symbol_name(self) -> str | None:
         """The name, if the expression is one symbol alone."""
-        if self.constant == 0 and len(self.terms) == 1 and self.terms[0][1] == 1 and len(self.terms[0][0]) == 1 \
-                and self.terms[0][0][0].kind == "sym":
-            return self.terms[0][0][0].name
-        return None
+        if self.constant != 0 or len(self.terms) != 1:
+            return None
+        (monomial, coefficient), = self.terms
+        return monomial[0].name if coefficient == 1 and len(monomial) == 1 and monomial[0].kind == "sym" else None
 
     def symbols(self) -> set[str]:
         found: set[str] = set()
@@ -270,11 +271,32 @@ def mod(a: ExprLike, b: ExprLike) -> Expr:
     return _atom("mod", r, Expr.of(c))
 
 
+def _nonnegative_atom(atom: Atom) -> bool:
+    if atom.kind == "sym":
+        return True  # a dim
+    if atom.kind == "mod":
+        return (atom.args[1].as_int() or 0) > 0
+    if atom.kind in ("floordiv", "ceildiv", "min"):
+        return all(nonnegative(a) for a in atom.args) if atom.kind == "min" else \
+            nonnegative(atom.args[0]) and (atom.args[1].as_int() or 0) > 0
+    return any(nonnegative(a) for a in atom.args)  # max
+
+
+def nonnegative(e: Expr) -> bool:
+    """Whether `e` >= 0 for every value of its symbols (dims, >= 0): a sum of a
+    nonnegative constant and terms with positive coefficients over nonnegative atoms."""
+    return e.constant >= 0 and all(c > 0 and all(_nonnegative_atom(a) for a in m) for m, c in e.terms)
+
+
 def _extremum(kind: str, a: ExprLike, b: ExprLike) -> Expr:
     a, b = Expr.of(a), Expr.of(b)
     gap = (a - b).as_int()
     if gap is not None:
         return a if (gap <= 0) == (kind == "min") else b
+    if nonnegative(b - a):  # a <= b
+        return a if kind == "min" else b
+    if nonnegative(a - b):
+        return b if kind == "min" else a
     return _atom(kind, *sorted((a, b), key=_sort_key))
 
 

@@ -195,6 +195,10 @@ class ConcreteDims(StaticDims):
         return [int(d) for d in self.values[value]]
 
 
+_NO_DIM_REACHES = 1 << 62
+"""No tensor dim is this large (no memory holds it): a bound from here on is the end."""
+
+
 class SymbolicDims(StaticDims):
     """Dims as `int | Expr | None`: numbers where known, expressions over the symbols
     that `#nimble.dims` names, None for an anonymous `?`. Only what holds for every
@@ -261,6 +265,8 @@ class SymbolicDims(StaticDims):
 
     def normalize_index(self, v: int | Expr | None, n: int | Expr | None) -> int | Expr | None:
         if isinstance(n, Expr) and isinstance(v, int):
+            if v >= _NO_DIM_REACHES:  # "to the end" (slice bounds past any real dim)
+                return n
             return dim_expr.minimum(v, n) if v >= 0 else dim_expr.maximum(n + v, 0)
         if isinstance(v, Expr):
             return v if v == n else None

@@ -63,7 +63,8 @@ def check_dims_encoding(t: Attribute) -> str | None:
         if value is None and d != DYNAMIC_INDEX:
             return f"{t}: dim {i} is {d} in the shape but '{e}' in #nimble.dims"
         if value is not None and d != value:
-            return f"{t}: dim {i} is {'?' if d == DYNAMIC_INDEX else d} in the shape but {value} in #nimble.dims"
+            shown = "?" if d == DYNAMIC_INDEX else d
+            return f"{t}: dim {i} is {shown} in the shape but {value} in #nimble.dims"
         if value is not None and value < 0:
             return f"{t}: dim {i} is {value} (negative)"
     return None

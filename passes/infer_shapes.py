@@ -53,7 +53,8 @@ def meet(current: Attribute, known: Attribute) -> Attribute:
             if isinstance(a, int) and isinstance(b, int) and a != b:
                 raise Conflict(f"{known} does not fit {current}")
             # A number over a name, a name over an anonymous `?`.
-            merged.append(a if isinstance(a, int) or b is None or (a is not None and not isinstance(b, int)) else b)
+            keep = isinstance(a, int) or b is None or (a is not None and not isinstance(b, int))
+            merged.append(a if keep else b)
         return tensor(current.element_type, merged)
     if isinstance(current, TupleType) and isinstance(known, TupleType) and len(current.types) == len(known.types):
         return TupleType(tuple(meet(a, b) for a, b in zip(current.types.data, known.types.data)))

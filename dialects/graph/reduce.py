@@ -153,7 +153,7 @@ class CumSumOp(UnaryTensorOp):
         if not x:
             raise ShapeError("input must have rank >= 1")
         normalize_axis(self.axis.value.data, len(x))
-        if isinstance(self.input.type.element_type, IntegerType) and self.input.type.element_type.width.data == 1:
+        if self.input.type.element_type == i1:
             raise ShapeError("a running sum of i1 is not defined; cast first")
         return [x]
 

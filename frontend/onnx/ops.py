@@ -174,12 +174,11 @@ def _one_dimensional(convert: Converter) -> Converter:
     def converter(b, n, xs, a):
         if rank_of(xs[0]) != 3:
             return convert(b, n, xs, a)
-        pads = list(a.get("pads", [0, 0]))
-        a = {**a, "kernel_shape": [1, *a["kernel_shape"]] if "kernel_shape" in a else None,
-             "strides": [1, *a.get("strides", [1])], "dilations": [1, *a.get("dilations", [1])],
-             "pads": [0, pads[0], 0, pads[1]]}
-        if a["kernel_shape"] is None:
-            del a["kernel_shape"]
+        begin, end = a.get("pads", [0, 0])
+        a = {**a, "strides": [1, *a.get("strides", [1])], "dilations": [1, *a.get("dilations", [1])],
+             "pads": [0, begin, 0, end]}
+        if "kernel_shape" in a:
+            a["kernel_shape"] = [1, *a["kernel_shape"]]
         xs = list(xs)
         xs[0] = b.op(graph.UnsqueezeOp, [xs[0]], axes=[2])
         if n.op_type == "Conv":  # the weights (M, C / groups, K) too
@@ -533,12 +532,15 @@ CONVERTERS: dict[str, Converter] = {
     **{k: _reduce(v, k) for k, v in _REDUCE.items()},
     "LessOrEqual": _compare_or_equal(graph.LessOp), "GreaterOrEqual": _compare_or_equal(graph.GreaterOp),
     "Pow": _pow, "Identity": _identity, "Constant": _constant, "Cast": _cast, "Reciprocal": _reciprocal, "Where": _where,
-    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm, "Conv": _one_dimensional(_conv),
-    "MaxPool": _one_dimensional(_max_pool), "AveragePool": _one_dimensional(_avg_pool), "GlobalAveragePool": _global_avg_pool,
-    "BatchNormalization": _batch_norm, "InstanceNormalization": _instance_norm, "Softmax": _softmax, "LayerNormalization": _layer_norm,
+    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm,
+    "Conv": _one_dimensional(_conv), "MaxPool": _one_dimensional(_max_pool),
+    "AveragePool": _one_dimensional(_avg_pool), "GlobalAveragePool": _global_avg_pool,
+    "BatchNormalization": _batch_norm, "InstanceNormalization": _instance_norm, "Softmax": _softmax,
+    "LayerNormalization": _layer_norm,
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
-    "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor, "LogSoftmax": _log_softmax,
+    "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor,
+    "LogSoftmax": _log_softmax,
     "ReduceMin": _composite_reduce(_neg, graph.ReduceMaxOp, _neg, "ReduceMin"),
     "ReduceSumSquare": _composite_reduce(_square, graph.ReduceSumOp, None, "ReduceSumSquare"),
     "ReduceL1": _composite_reduce(lambda b, x: b.op(graph.AbsOp, [x]), graph.ReduceSumOp, None, "ReduceL1"),

@@ -77,3 +77,18 @@ func.func @broadcast(%x: tensor<?x4xf32, #nimble.dims<[seq, 4]>>, %one: tensor<1
   %d = graph.add %x, %u : (tensor<?x4xf32, #nimble.dims<[seq, 4]>>, tensor<?x4xf32>) -> tensor<?x4xf32>
   func.return %a, %c, %d : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @slices
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32, #nimble.dims<[seq, 4]>>) -> (tensor<?x4xf32, #nimble.dims<[seq, 4]>>, tensor<?x4xf32, #nimble.dims<[max(0, seq - 1), 4]>>) {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.slice %[[X]][:, :] : tensor<?x4xf32, #nimble.dims<[seq, 4]>> -> tensor<?x4xf32, #nimble.dims<[seq, 4]>>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.slice %[[X]][:-1, :] : tensor<?x4xf32, #nimble.dims<[seq, 4]>> -> tensor<?x4xf32, #nimble.dims<[max(0, seq - 1), 4]>>
+// CHECK-NEXT: func.return %[[A]], %[[B]] : tensor<?x4xf32, #nimble.dims<[seq, 4]>>, tensor<?x4xf32, #nimble.dims<[max(0, seq - 1), 4]>>
+// CHECK-NEXT: }
+// Slices: dims are never negative, so `seq[0:]` is seq and `seq[:-1]` is max(0, seq - 1).
+func.func @slices(%x: tensor<?x4xf32, #nimble.dims<[seq, 4]>>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %a = graph.slice %x[:, :] : tensor<?x4xf32, #nimble.dims<[seq, 4]>> -> tensor<?x4xf32>
+  %b = graph.slice %x[0:-1, :] : tensor<?x4xf32, #nimble.dims<[seq, 4]>> -> tensor<?x4xf32>
+  func.return %a, %b : tensor<?x4xf32>, tensor<?x4xf32>
+}
