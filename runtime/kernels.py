@@ -27,7 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import SSAValue
 
-from nimble.dialects.graph import GraphOp
+from nimble.dialects.graph import ConcatOp, GraphOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
@@ -96,6 +96,21 @@ class ShapeOnly(StaticDims):
         return [int(d) for d in self.scalars[value]]
 
 
+def _clamps_reads(block: Any, outputs: Sequence[SSAValue]) -> bool:
+    """Whether a group's kernel may clamp an index into an input (`GraphOp.CLAMPS_READS`):
+    a concat that only its kernel's output takes is written part by part (no clamp); an
+    op with regions (a recurrence's loop) is assumed to."""
+    for op in block.ops:
+        if op.regions:
+            return True
+        if isinstance(op, GraphOp) and op.CLAMPS_READS:
+            written_whole = isinstance(op, ConcatOp) and outputs.count(op.result) == 1 \
+                and all(u.operation is block.last_op for u in op.result.uses)
+            if not written_whole:
+                return True
+    return False
+
+
 class KernelEntry:
     """One compiled kernel and the fusion group (a host function) it computes."""
 
@@ -127,6 +142,8 @@ class KernelEntry:
                            for p, k in zip(self.params, self.kinds)]
         self.out_dynamic = [[i for i, d in enumerate(v.type.get_shape()) if d < 0] for v in self.outputs]
         self.arity = len(self.params) + len(self.outputs)
+        self.clamps = _clamps_reads(block, self.outputs)
+        """Whether a launch with an empty input must run the group by its reference."""
         self.abi = self._abi()
         self._plans: dict[tuple, _Plan] = {}
         self._fast: _Fast | None = None
@@ -242,9 +259,9 @@ class KernelEntry:
         plan = self._plans.get(_key(args, outputs))
         if plan is None:
             plan = self.plan(args, outputs, threads)
-        if plan.empty_input:
-            # Kernels clamp indices into their inputs; a clamp into nothing reads outside:
-            # an empty input runs the group by its reference semantics instead.
+        if plan.empty_input and self.clamps:
+            # A kernel that clamps indices into its inputs would read outside an empty
+            # one: the group runs by its reference semantics instead.
             for out, value in zip(outputs, reference(self.group, list(args))):
                 np.copyto(out, value)
             return

@@ -47,6 +47,34 @@ def test_concat_with_an_empty_part_reads_nothing_outside():
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("after, clamps", [("", False), ("relu", True)])
+def test_an_empty_input_runs_the_kernel_unless_it_clamps_reads(after, clamps, monkeypatch):
+    """A concat that is its kernel's output is written part by part, so an empty part is
+    read nowhere and the kernel runs as compiled (an RNN's first step, whose stacked
+    output has no rows yet); read per element (by a relu in its group) it clamps indices
+    into its parts, and an empty part sends the launch to the reference semantics."""
+    result = "%c" if not after else "%r"
+    extra = "" if not after else f"  %r = graph.{after} %c : tensor<?x4xf32> -> tensor<?x4xf32>\n"
+    text = f"""func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {{
+  %c = graph.concat %a, %b {{axis = 0 : i64}} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+{extra}  func.return {result} : tensor<?x4xf32>
+}}"""
+    exe = nimble.compile(text)
+    assert [k.clamps for k in exe.vm.kernels] == [clamps]
+    import nimble.runtime.kernels as kernels
+
+    calls = []
+    real_launch = kernels.KernelEntry.launch
+
+    def counting(self, args, outputs, threads, pool, reference):
+        return real_launch(self, args, outputs, threads, pool, lambda *a: calls.append(1) or reference(*a))
+
+    monkeypatch.setattr(kernels.KernelEntry, "launch", counting)
+    a, b = np.zeros((0, 4), np.float32), np.arange(8, dtype=np.float32).reshape(2, 4) - 3
+    np.testing.assert_array_equal(exe(a, b), np.maximum(b, 0) if after else b)
+    assert len(calls) == int(clamps)
+
+
 def test_integer_min_divided_by_minus_one_does_not_trap():
     text = """func.func @main(%a: tensor<?xi32>, %b: tensor<?xi32>) -> tensor<?xi32> {
   %c = graph.div %a, %b : (tensor<?xi32>, tensor<?xi32>) -> tensor<?xi32>

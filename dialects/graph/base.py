@@ -97,6 +97,11 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
     consumer of both). A conv does not: its kernel is a staged im2col buffer and one
     matrix product, and a second conv in the group would be computed per output element
     (ResNet's projection shortcut)."""
+    CLAMPS_READS: ClassVar[bool] = False
+    """Whether its loop lowering clamps computed indices into an operand (gathers,
+    windows over padding, a concat read per element): with an empty operand a clamped
+    index still falls outside, so a launch with an empty input runs such a group by its
+    reference semantics instead (`runtime/kernels.py`)."""
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = False
     """True when the result element type is chosen by the user, not the operands
     (cast, zeros, full, arange, external_constant): builders must supply it."""

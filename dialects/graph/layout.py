@@ -169,6 +169,7 @@ class ConcatOp(GraphOp):
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    CLAMPS_READS: ClassVar[bool] = True  # per element (not as a kernel's output: part by part)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         if not self.inputs:
@@ -270,6 +271,7 @@ class GatherOp(GraphOp):
     axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
+    CLAMPS_READS: ClassVar[bool] = True
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
@@ -308,6 +310,7 @@ class GatherElementsOp(GraphOp):
     axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
     irdl_options = (ParsePropInAttrDict(),)
+    CLAMPS_READS: ClassVar[bool] = True
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 

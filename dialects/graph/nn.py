@@ -86,6 +86,7 @@ class _WindowOp(GraphOp):
     padding = prop_def(_I64_ARRAY, default_value=i64_array([0, 0, 0, 0]))
     dilations = prop_def(_I64_ARRAY, default_value=i64_array([1, 1]))
     irdl_options = (ParsePropInAttrDict(),)
+    CLAMPS_READS: ClassVar[bool] = True
 
     def window(self) -> tuple[list[int], list[int], list[int]]:
         return (

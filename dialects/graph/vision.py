@@ -140,6 +140,7 @@ class RoiAlignOp(GraphOp):
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())
     FUSION: ClassVar[FusionKind] = FusionKind.OUT_FUSABLE  # a compute op; its epilogue may join
+    CLAMPS_READS: ClassVar[bool] = True
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, rois, idx = k.dims(self.input), k.dims(self.rois), k.dims(self.batch_indices)
