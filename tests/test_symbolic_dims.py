@@ -68,3 +68,12 @@ def test_one_compiled_module_serves_every_size_of_its_symbols(rng):
     for batch, seq in [(1, 1), (3, 7), (2, 16)]:
         x, y = rng.standard_normal((batch, seq)).astype(np.float32), rng.standard_normal((batch, 2 * seq)).astype(np.float32)
         np.testing.assert_allclose(exe(x, y), np.concatenate([x, x], 1) + y, rtol=1e-6)
+
+
+def test_named_dims_survive_a_saved_module(tmp_path):
+    nimble.compile(nimble.parse(BIND)).save(tmp_path / "bind.nbc")
+    loaded = nimble.load(tmp_path / "bind.nbc")
+    x = np.ones((2, 3), np.float32)
+    assert loaded(x, np.ones((2, 6), np.float32)).shape == (2, 6)
+    with pytest.raises(InterpreterError, match="'seq' is 3"):
+        loaded(x, np.ones((2, 5), np.float32))
