@@ -72,11 +72,7 @@ def _defined_in(value: SSAValue, nest: Operation) -> bool:
     """Whether `value` is computed inside `nest` (an iv of it or an op in its body)."""
     owner = value.owner
     op = owner.parent_op() if isinstance(owner, Block) else owner
-    while op is not None:
-        if op is nest:
-            return True
-        op = op.parent_op()
-    return False
+    return op is not None and (op is nest or nest.is_ancestor(op))
 
 
 def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:

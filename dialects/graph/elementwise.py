@@ -8,14 +8,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import BoolAttr, FloatAttr, IntegerType, TensorType, f64
+from xdsl.dialects.builtin import FloatAttr, IntegerType, TensorType, f64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
-    prop_def,
     result_def,
     traits_def,
 )
@@ -514,50 +513,8 @@ class CosOp(ElementwiseUnaryOp):
 
 
 
-class FloatClassOp(ElementwiseUnaryOp):
-    """Base of tests of a float's class (NaN, infinity): `i1` results."""
-
-    def result_element_types(self) -> list[Attribute]:
-        element = self.input.type.element_type
-        if not is_float(element):
-            raise ShapeError(f"operand must be a float tensor, not {element}")
-        return [IntegerType(1)]
-
-
-@irdl_op_definition
-class IsNanOp(FloatClassOp):
-    """Elementwise "x is NaN", an `i1` tensor (ONNX IsNaN).
-
-    Example: `%m = graph.is_nan %x : tensor<?x4xf32> -> tensor<?x4xi1>`
-    """
-
-    name = "graph.is_nan"
-    FN: ClassVar[Callable[[Any], Any]] = staticmethod(np.isnan)
-
-
-@irdl_op_definition
-class IsInfOp(FloatClassOp):
-    """Elementwise "x is an infinity", an `i1` tensor; `detect_positive` /
-    `detect_negative` set to false leave out +inf / -inf (ONNX IsInf).
-
-    Example: `%m = graph.is_inf %x {detect_negative = false} : tensor<?xf32> -> tensor<?xi1>`
-    """
-
-    name = "graph.is_inf"
-    detect_positive = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
-    detect_negative = prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def detects(self) -> tuple[bool, bool]:
-        """(+inf counts, -inf counts)."""
-        return bool(self.detect_positive.value.data), bool(self.detect_negative.value.data)
-
-    def reference(self, x: Any) -> Sequence[Any]:
-        positive, negative = self.detects()
-        return [as_tensor((np.isposinf(x) & positive) | (np.isneginf(x) & negative), IntegerType(1))]
-
 UNARY_OPS = [NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, ErfOp, NotOp,
-             FloorOp, CeilOp, RoundOp, SinOp, CosOp, IsNanOp, IsInfOp]
+             FloorOp, CeilOp, RoundOp, SinOp, CosOp]
 
 
 @irdl_op_definition
