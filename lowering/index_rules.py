@@ -498,6 +498,10 @@ def _splat(kb: KernelBuilder, op: graph.ConstantOp, r: int, idx: list[Dim]) -> S
     return const(kb.emit, values[0], op.result.type.element_type)
 
 
+def _fill(kb: KernelBuilder, op: graph.ZerosOp | graph.FullOp, r: int, idx: list[Dim]) -> SSAValue:
+    return const(kb.emit, op.fill_value(), op.result.type.element_type)
+
+
 # Ops whose output nests run over (n, c, flattened pixels): with im2col, conv is a matrix
 # product whose columns are the pixels (contiguous in the patch buffer and the output),
 # so even a 7x7 map fills vector lanes.
@@ -505,6 +509,8 @@ FLATTEN_PIXELS: set[type[Operation]] = {graph.Conv2dOp}
 
 INDEX_RULES: dict[type[Operation], Rule] = {
     graph.ConstantOp: _splat,
+    graph.ZerosOp: _fill,
+    graph.FullOp: _fill,
     graph.TransposeOp: _transpose,
     graph.ReshapeOp: _reshape,
     graph.DynamicReshapeOp: _reshape,

@@ -15,10 +15,13 @@ gives each state's output the initial state's dims, and the VM checks, per launc
 shapes, that a step keeps every state's shape (then every step does) and that the
 body's shape checks hold at the first and last counter values, before the kernel
 runs; a launch where a step would change a state's shape (a state broadcast by the
-first step) runs the loop by its reference semantics instead.
+first step) runs the loop by its reference semantics instead. A state that stacks
+every step's rows (`WhileOp.stacked`: ONNX's `Y`, after the earlier rows or, in a
+reverse loop, before them) is the exception: its output has `max(bound, 0)` times the
+rows more, and the kernel writes each step's rows at their place.
 
-Loops the kernel cannot take keep the reason in `nimble.recurrence_skipped`: states
-that stack rows (their size grows), bodies with control flow or ops without a loop
+Loops the kernel cannot take keep the reason in `nimble.recurrence_skipped`: a stacked
+state that the step also reads, bodies with control flow or ops without a loop
 lowering. The `llvm` target runs this pass (the OpenCL targets place a loop's groups
 on their devices instead).
 """
@@ -135,20 +138,18 @@ def followed(op: Operation) -> bool:
 
 
 def _check(rec: Recurrence, step: Step) -> None:
-    if step.stacked:
-        raise NotARecurrence("a state stacks every step's rows (its size grows with the steps)")
     for op in step.flat.ops:
         if not followed(op):
             raise NotARecurrence(f"the body holds '{op.name}', whose shapes the launch cannot check")
     # The launch checks a step's shapes at the first and the last counter value: enough
-    # when the counter reaches graph ops (the slice `xs[i]`) only through `+ c` / `- c`,
-    # whose values then lie between those of the two ends.
+    # when the counter reaches graph ops (the slice `xs[i]`, a reverse loop's
+    # `xs[n - 1 - i]`) only through sums and differences with loop-invariant values:
+    # functions `c + i` or `c - i`, monotone, whose values lie between those of the ends.
     counter = {step.flat.args[rec.counter]}
     for op in step.flat.ops:
         if not any(v in counter for v in op.operands) or isinstance(op, GraphOp | YieldOp):
             continue
-        if isinstance(op, arith.AddiOp | arith.SubiOp) and not (op.lhs in counter and op.rhs in counter) \
-                and (op.lhs in counter or isinstance(op, arith.AddiOp)):
+        if isinstance(op, arith.AddiOp | arith.SubiOp) and not (op.lhs in counter and op.rhs in counter):
             counter.update(op.results)
         else:
             raise NotARecurrence(f"the step's shapes depend on the counter through '{op.name}'")

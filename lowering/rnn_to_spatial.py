@@ -55,7 +55,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
-from nimble.dialects.graph.control import ConditionOp
+from nimble.dialects.graph.control import ConditionOp, stacked_rows
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.hoist_projections import hoist_input_projections
 from nimble.lowering.index_set_split import split_reductions
@@ -171,32 +171,33 @@ class Step:
     group: FusedOp  # the body's graph ops (not inserted anywhere)
     scalars: list[Operation]  # index ops of the body computed before the step, in order
     flat: Block
-    stacked: set[int]  # carried values that append this step's rows (the group yields the rows)
+    stacked: set[int]  # carried values that add this step's rows (the group yields the rows)
+    prepended: set[int]  # those of them that put the rows before the earlier ones
 
 
-def _stacked_rows(flat: Block, i: int, value: SSAValue) -> SSAValue | None:
-    """If carried value `i` becomes `concat(itself, rows, axis=0)` (every step's output
-    stacked, as ONNX's LSTM gives `Y`): the rows; they must have a static count."""
-    op = value.owner
-    if not isinstance(op, ConcatOp) or flat.args[i] not in op.operands:
-        return None
-    if op.axis.value.data != 0 or list(op.operands) != [flat.args[i], op.operands[1]]:
-        raise NotARecurrence(f"state #{i} grows other than by rows appended along axis 0")
-    rows = op.operands[1]
-    if rows.type.get_shape()[0] < 0:
-        raise NotARecurrence(f"state #{i} grows by a number of rows known only at run time")
-    return rows
+def _stacked(flat: Block, counter: int) -> dict[int, tuple[SSAValue, bool]]:
+    """The carried values that every step grows by rows (`stacked_rows`: as ONNX's LSTM
+    gives `Y`), whose rows must have a static count; a carried value concatenated with
+    itself otherwise is not a recurrence."""
+    stacked = {i: v for i, v in stacked_rows(flat).items() if i != counter}
+    for i, value in enumerate(flat.last_op.operands):
+        op = value.owner
+        if i in stacked or i == counter or not isinstance(op, ConcatOp) or flat.args[i] not in op.operands:
+            continue
+        raise NotARecurrence(f"state #{i} grows other than by rows added along axis 0")
+    for i, (rows, _) in stacked.items():
+        if rows.type.get_shape()[0] < 0:
+            raise NotARecurrence(f"state #{i} grows by a number of rows known only at run time")
+    return stacked
 
 
 def recurrence_step(rec: Recurrence, functions: dict[str, func.FuncOp]) -> Step:
     flat = _flatten(rec.op.body_region.block, functions)
     yielded = list(flat.last_op.operands)
-    stacked: set[int] = set()
-    for i, v in enumerate(yielded):
-        rows = _stacked_rows(flat, i, v) if i != rec.counter else None
-        if rows is not None:
-            yielded[i] = rows
-            stacked.add(i)
+    stacking = _stacked(flat, rec.counter)
+    for i, (rows, _) in stacking.items():
+        yielded[i] = rows
+    stacked = set(stacking)
     # The graph ops the next states need, and the scalar (index) ops they read.
     needed: set[Operation] = set()
     work = [v.owner for i, v in enumerate(yielded) if i != rec.counter and isinstance(v.owner, Operation)]
@@ -232,7 +233,8 @@ def recurrence_step(rec: Recurrence, functions: dict[str, func.FuncOp]) -> Step:
         if i in stacked and flat.args[i] in inputs:
             raise NotARecurrence(f"state #{i} stacks every step's rows and is also read by the step")
     region.block.add_op(YieldOp([env[v] for v in states]))
-    return Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat, stacked)
+    first = {i for i, (_, before) in stacking.items() if before}
+    return Step(FusedOp(inputs, [v.type for v in states], region), scalars, flat, stacked, first)
 
 
 # ---------------------------------------------------------------------------------------
@@ -287,19 +289,27 @@ class _Signature:
         return [*self.tensors, *self.indices, *self.inits]
 
 
-def _append_rows(b: Builder, rows: SSAValue, out: SSAValue, init: SSAValue, t: SSAValue,
-                 zero: SSAValue, one: SSAValue) -> None:
-    """out[len(init) + t * len(rows) + r, ...] = rows[r, ...]."""
-    count = rows.type.get_shape()[0]
-    start = b.insert(arith.AddiOp(b.insert(memref.DimOp(init, zero)).result,
-                                  b.insert(arith.MuliOp(t, const(b, count))).result)).result
+def _rows_at(b: Builder, src: SSAValue, dst: SSAValue, offset: SSAValue, zero: SSAValue, one: SSAValue) -> None:
+    """dst[offset + r, ...] = src[r, ...] for every row r of `src`."""
 
     def body(b: Builder, ivs: list[SSAValue]) -> None:
-        value = b.insert(memref.LoadOp.get(rows, ivs)).res
-        at = b.insert(arith.AddiOp(start, ivs[0])).result
-        b.insert(memref.StoreOp.get(value, out, [at, *ivs[1:]]))
+        value = b.insert(memref.LoadOp.get(src, ivs)).res
+        at = b.insert(arith.AddiOp(offset, ivs[0])).result
+        b.insert(memref.StoreOp.get(value, dst, [at, *ivs[1:]]))
 
-    nest(b, buffer_dims(b, rows), body, zero, one)
+    nest(b, buffer_dims(b, src), body, zero, one)
+
+
+def _step_rows_at(b: Builder, rows: SSAValue, init: SSAValue, t: SSAValue, bound: SSAValue, first: bool) -> SSAValue:
+    """Where step `t`'s rows go in a stacked state's output: after the initial rows and
+    the earlier steps' (`init.dim(0) + t * count`), or, when each step's rows go `first`,
+    before the later steps' (`(bound - 1 - t) * count`; the initial rows come last)."""
+    count = const(b, rows.type.get_shape()[0])
+    if first:
+        later = b.insert(arith.SubiOp(b.insert(arith.SubiOp(bound, const(b, 1))).result, t)).result
+        return b.insert(arith.MuliOp(later, count)).result
+    return b.insert(arith.AddiOp(b.insert(memref.DimOp(init, const(b, 0))).result,
+                                 b.insert(arith.MuliOp(t, count)).result)).result
 
 
 def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = SPATIAL_DEVICE,
@@ -334,13 +344,15 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
                  if v not in streamed and spatial}
     # States: current and next, in SRAM. A stacked state goes straight to its output:
     # its initial rows first, then each step's rows (staged in SRAM) at their place.
-    kinds = [i in step.stacked for i in range(len(rec.op.inits)) if i != rec.counter]
+    kinds = [(i in step.stacked, i in step.prepended) for i in range(len(rec.op.inits)) if i != rec.counter]
+    steps = b.insert(arith.MaxSIOp(host[rec.bound], zero)).result
     current: list[tuple[SSAValue, list[SSAValue]] | None] = []
     following: list[SSAValue] = []
-    for p, out, rows, stacked in zip(init_params, out_params, step.group.outputs, kinds):
+    for p, out, rows, (stacked, first) in zip(init_params, out_params, step.group.outputs, kinds):
         dims = buffer_dims(b, p)
         if stacked:
-            copy(b, p, out, dims, zero, one)
+            count = const(b, rows.type.get_shape()[0])
+            _rows_at(b, p, out, b.insert(arith.MuliOp(steps, count)).result if first else zero, zero, one)
             t = memref_of(rows.type)
             out_dims = buffer_dims(b, out)
             nxt = b.insert(loop.AllocOp("sram", t, [d for d, n in zip(out_dims, t.get_shape()) if n < 0])).memref
@@ -372,11 +384,11 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     for o in kernel.body.block.ops:
         if not isinstance(o, func.ReturnOp):
             tb.insert(o.clone(value_mapper=inline))
-    for c, nxt, p, out in zip(current, following, init_params, out_params):
+    for c, nxt, p, out, (_, first) in zip(current, following, init_params, out_params, kinds):
         if c is not None:
             copy(tb, nxt, c[0], c[1], zero, one)
         else:
-            _append_rows(tb, nxt, out, p, time_block.args[0], zero, one)
+            _rows_at(tb, nxt, out, _step_rows_at(tb, nxt, p, time_block.args[0], host[rec.bound], first), zero, one)
     tb.insert(scf.YieldOp())
     time_loop = b.insert(scf.ForOp(zero, host[rec.bound], one, [], Region(time_block)))
     for c, out in zip(current, out_params):

@@ -213,6 +213,21 @@ def _as_view(group: FusedOp, k: GroupDims) -> SSAValue | None:
     return k.builder.insert(view).result
 
 
+def _recurrence_dims(k: GroupDims, op: WhileOp) -> None:
+    """A recurrence's kernel keeps each state's shape (its launch checks that a step
+    does), except that a stacked state grows by its rows at each of `max(bound, 0)` steps."""
+    stacked = op.stacked()
+    bound = op.cond_region.block.last_op.operands[0].owner.rhs  # `counter < bound` (lower-rnn-to-kernels)
+    steps = k.binary("max", k.index(bound), 0)
+    for i, (result, init) in enumerate(zip(op.results, op.inits)):
+        if not isinstance(init.type, TensorType):
+            continue
+        dims = list(k.known[init])
+        if i in stacked:
+            dims[0] = k.binary("add", dims[0], k.binary("mul", steps, stacked[i][0].type.get_shape()[0]))
+        k.known[result] = dims
+
+
 def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAValue]]) -> None:
     """Replace one kernel group by shape IR, allocations and a launch (recording the
     dims of its outputs in `outputs_dims`); a group that only views its input (`xs[i]`)
@@ -221,10 +236,7 @@ def manifest_group(group: FusedOp, outputs_dims: dict[SSAValue, list[int | SSAVa
     k = GroupDims(group, outputs_dims)
     for op in group.body.block.ops:
         if isinstance(op, WhileOp) and RECURRENCE_ATTR in group.attributes:
-            # A recurrence's kernel keeps each state's shape (its launch checks that a step does).
-            for result, init in zip(op.results, op.inits):
-                if isinstance(init.type, TensorType):
-                    k.known[result] = k.known[init]
+            _recurrence_dims(k, op)
         if not isinstance(op, GraphOp):
             continue
         try:

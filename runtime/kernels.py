@@ -144,6 +144,8 @@ class KernelEntry:
         self.arity = len(self.params) + len(self.outputs)
         self.clamps = _clamps_reads(block, self.outputs)
         """Whether a launch with an empty input must run the group by its reference."""
+        self.unread: set[int] = set()
+        """Parameters whose elements the kernel only copies (whether they are empty does not matter)."""
         self.abi = self._abi()
         self._plans: dict[tuple, _Plan] = {}
         self._fast: _Fast | None = None
@@ -212,7 +214,8 @@ class KernelEntry:
         touched = sum(a.nbytes for a in (*args, *outputs) if isinstance(a, np.ndarray))
         enough = size * self.work >= self.min_work or touched >= self.min_bytes
         chunks = threads if self.parallel and threads > 1 and enough else 1
-        empty_input = any(isinstance(a, self.tensor_class) and a.size == 0 for a in args)
+        empty_input = any(isinstance(a, self.tensor_class) and a.size == 0 and i not in self.unread
+                          for i, a in enumerate(args))
         contiguous = all(a.flags.c_contiguous for a in args if isinstance(a, np.ndarray))
         plan = _Plan(self._prepare(args, outputs), chunks, empty_input, contiguous)
         if len(self._plans) < 256:

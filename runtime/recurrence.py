@@ -6,7 +6,8 @@ first and the last counter value (`lower-rnn-to-kernels` takes only loops whose 
 see the counter plus or minus loop-invariant values, such as the slice `xs[i]`: the two
 ends bound every step): a check that fails is the error the loop would raise; a step
 that changes a state's shape is an error too (the outputs were allocated
-with the initial states' shapes, and the kernel keeps them). Both are memoised with the
+with the initial states' shapes, and the kernel keeps them), except for a stacked
+state (`WhileOp.stacked`), which must grow by whole rows. Both are memoised with the
 launch plan, like any kernel's checks.
 """
 
@@ -54,6 +55,12 @@ class RecurrenceEntry(KernelEntry):
             raise BytecodeError(f"kernel '{name}': its group's loop is not 'counter < bound'")
         self.bound = compare.rhs
         self.counter = cond.args.index(compare.lhs)
+        self.rows = {i: rows.type.get_shape()[0] for i, (rows, _) in self.loop.stacked().items()}
+        """Stacked states (`WhileOp.stacked`): the rows each step adds."""
+        # A stacked state's initial rows are copied, never read by a step (`[0, batch, h]`, typically).
+        initial = {self.loop.inits[i] for i in self.rows}
+        self.unread = {k for k, p in enumerate(self.params)
+                       if p in initial and all(u.operation is self.loop for u in p.uses)}
 
     def output_shapes(self, shapes: Shapes, scalars: dict[SSAValue, Any]) -> list[tuple[int, ...]]:
         shapes, scalars = dict(shapes), dict(scalars)
@@ -64,11 +71,15 @@ class RecurrenceEntry(KernelEntry):
         for t in sorted({0, bound - 1}) if bound > 0 else []:
             after = self._step(t, shapes, scalars)
             for (i, before_step), now in zip(states, after):
-                if now != before_step:
+                if i in self.rows:  # stacked: the body never reads it, so its shape is the initial one
+                    if now != (before_step[0] + self.rows[i], *before_step[1:]):
+                        raise self._fail(f"state #{i} stacks rows of shape {[self.rows[i], *now[1:]]} on "
+                                         f"{list(before_step)} at step {t}; the kernel stacks whole rows")
+                elif now != before_step:
                     raise self._fail(f"state #{i} changes shape in a step ({list(before_step)} -> {list(now)}) at "
                                      f"step {t}; the kernel keeps each state's shape (the loop's states must "
                                      "have the same shape before and after a step)")
-        return [s for _, s in states]
+        return [(s[0] + max(bound, 0) * self.rows[i], *s[1:]) if i in self.rows else s for i, s in states]
 
     def _step(self, t: int, outer: Shapes, outer_scalars: dict[SSAValue, Any]) -> list[tuple[int, ...]]:
         """The states' shapes after step `t`, by shapes alone."""

@@ -215,22 +215,65 @@ def test_a_state_that_changes_shape_is_an_error(rng: np.random.Generator) -> Non
 # -- what the lowering leaves to the VM ----------------------------------------------------
 
 
-def test_stacked_states_stay_loops() -> None:
-    text = """
-def @main(%xs: f32[t, 1, 2], %h0: f32[1, 2], %ys0: f32[k, 1, 2], %w: f32[2, 4]) -> f32[m, 1, 2] {
+STACKED = """
+def @main(%xs: f32[t, n, 3], %h0: f32[n, 5], %ys0: f32[k, n, 5], %w: f32[5, 8]) -> (f32[m, n, 5], f32[n, 5]) {
   let %steps = shape.dim(%xs, 0)
   let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
     let %h2 = tanh(dense(concat(%xs[%i], %h, axis=1), %w))
     (%i + 1, %h2, concat(%ys, unsqueeze(%h2, [0]), axis=0))
   }
+  (%ys, %h)
+}
+"""
+REVERSED = """
+def @main(%xs: f32[t, n, 3], %h0: f32[n, 5], %ys0: f32[k, n, 5], %w: f32[5, 8]) -> (f32[m, n, 5], f32[n, 5]) {
+  let %steps = shape.dim(%xs, 0)
+  let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
+    let %h2 = tanh(dense(concat(%xs[%steps - 1 - %i], %h, axis=1), %w))
+    (%i + 1, %h2, concat(unsqueeze(%h2, [0]), %ys, axis=0))
+  }
+  (%ys, %h)
+}
+"""
+
+
+@pytest.mark.parametrize("name,source", [("stacked", STACKED), ("reversed", REVERSED)])
+@pytest.mark.parametrize("t,n,k", [(0, 1, 0), (1, 1, 0), (5, 2, 0), (7, 3, 2), (0, 2, 3)])
+def test_stacked_states_are_one_kernel(name: str, source: str, t: int, n: int, k: int,
+                                       rng: np.random.Generator) -> None:
+    """A state that stacks every step's rows (ONNX's `Y`), after the earlier ones or, in a
+    reverse loop reading `xs[steps - 1 - i]`, before them: one kernel writes each step's
+    rows at their place in the output, the initial rows first or last."""
+    module = parse(source, f"{name}.nb")
+    run_stages(module, ["graph", "recurrences"])
+    assert not [o for o in module.walk() if SKIPPED_ATTR in o.attributes]
+    assert any(RECURRENCE_ATTR in o.attributes for o in module.walk())
+    exe = compiled(name, parse(source, f"{name}.nb"))
+    f = np.float32
+    args = [rng.standard_normal((t, n, 3)).astype(f), rng.standard_normal((n, 5)).astype(f),
+            rng.standard_normal((k, n, 5)).astype(f), (0.5 * rng.standard_normal((5, 8))).astype(f)]
+    got, expected = exe(*args), interpret(parse(source, f"{name}.nb"), *args)
+    assert [g.shape for g in got] == [e.shape for e in expected] == [(k + t, n, 5), (n, 5)]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    assert exe.fallbacks == []
+
+
+def test_a_stacked_state_also_read_stays_a_loop() -> None:
+    text = """
+def @main(%xs: f32[t, 1, 2], %ys0: f32[k, 2], %w: f32[2, 4]) -> f32[m, 2] {
+  let %steps = shape.dim(%xs, 0)
+  let %i, %ys = while (%i = index(0), %ys = %ys0) cond { %i < %steps } do {
+    let %h = tanh(dense(concat(%xs[%i], reduce_sum(%ys, axes=[0], keepdims=true), axis=1), %w))
+    (%i + 1, concat(%ys, %h, axis=0))
+  }
   %ys
 }
 """
-    module = parse(text, "stacked.nb")
+    module = parse(text, "read.nb")
     run_stages(module, ["graph", "recurrences"])
     (why,) = [o.attributes[SKIPPED_ATTR].data for o in module.walk() if SKIPPED_ATTR in o.attributes]
-    assert "stacks every step's rows" in why
-    assert not any(RECURRENCE_ATTR in o.attributes for o in module.walk())
+    assert "stacks every step's rows and is also read by the step" in why
 
 
 def test_counter_used_other_than_plus_a_constant_stays_a_loop(rng: np.random.Generator) -> None:

@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, IsTerminator, Pure, RecursiveMemoryEffect
 
 from nimble.dialects.graph.base import op_error
+from nimble.dialects.graph.layout import ConcatOp
 from nimble.dialects.graph.types import types_compatible
 from nimble.dialects.interfaces import EvalContext, HasReference
 
@@ -183,6 +184,22 @@ class _WhileCanonicalization(HasCanonicalizationPatternsTrait):
         return (DropDeadCarriedValues(),)
 
 
+def stacked_rows(body: Block) -> dict[int, tuple[SSAValue, bool]]:
+    """The carried values that each step of a loop body grows by rows along axis 0: the
+    body yields `concat(itself, rows, axis=0)` (rows after the earlier steps', as ONNX's
+    LSTM stacks `Y`) or `concat(rows, itself, axis=0)` (before them: a reverse
+    direction's). Position -> (the rows, whether they go first)."""
+    found: dict[int, tuple[SSAValue, bool]] = {}
+    for i, value in enumerate(body.last_op.operands if body.last_op is not None else ()):
+        op = value.owner
+        if not isinstance(op, ConcatOp) or op.axis.value.data != 0 or len(op.operands) != 2:
+            continue
+        first, second = op.operands
+        if (first is body.args[i]) != (second is body.args[i]):
+            found[i] = (first, True) if second is body.args[i] else (second, False)
+    return found
+
+
 @irdl_op_definition
 class WhileOp(IRDLOperation, HasReference):
     """Loop with carried values: the condition region decides, the body yields the next
@@ -221,6 +238,10 @@ class WhileOp(IRDLOperation, HasReference):
         check_terminator(self, self.cond_region, ConditionOp, "condition region")
         yielded = check_terminator(self, self.body_region, YieldOp, "body region")
         check_yielded(self, yielded.operands, types, "body region")
+
+    def stacked(self) -> dict[int, tuple[SSAValue, bool]]:
+        """The carried values that each step grows by rows (`stacked_rows` of the body)."""
+        return stacked_rows(self.body_region.block)
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> Sequence[Any]:
         values = list(args)

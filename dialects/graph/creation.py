@@ -32,7 +32,7 @@ from xdsl.traits import ConstantLike, HasFolder, Pure
 from nimble.dialects.graph.base import GraphOp, as_tensor, op_error
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype
-from nimble.dialects.interfaces import EvalContext
+from nimble.dialects.interfaces import EvalContext, FusionKind
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
 
@@ -148,6 +148,8 @@ class _FillOp(GraphOp):
     result = result_def(TensorType)
     traits = traits_def(Pure(), _FillFolder())
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    """A kernel writes it (alone, or inside its consumers' group), not a host call per run."""
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         target = k.shape(self.shape)
