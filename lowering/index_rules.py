@@ -502,6 +502,34 @@ def _fill(kb: KernelBuilder, op: graph.ZerosOp | graph.FullOp, r: int, idx: list
     return const(kb.emit, op.fill_value(), op.result.type.element_type)
 
 
+def _arange(kb: KernelBuilder, op: graph.ArangeOp, r: int, idx: list[Dim]) -> SSAValue:
+    """start + i * step, exact in index arithmetic, then converted as the reference does."""
+    value = kb.index(kb.iadd(kb.k.index(op.start), kb.imul(idx[0], kb.k.index(op.step))))
+    t = op.result.type.get_element_type()
+    if is_float(t):
+        return kb.emit(arith.SIToFPOp(kb.emit(arith.IndexCastOp(value, IntegerType(64))), t))
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        raise NoLoopLowering(f"{op.name} of i1 has no loop lowering")
+    return kb.emit(arith.IndexCastOp(value, t))
+
+
+def _from_elements(kb: KernelBuilder, op: graph.FromElementsOp, r: int, idx: list[Dim]) -> SSAValue:
+    """Element i of the operands: a chain of selects on i (a handful of dims)."""
+    t = op.result.type.get_element_type()
+
+    def convert(v: SSAValue) -> SSAValue:
+        if is_float(t):
+            return kb.emit(arith.SIToFPOp(kb.emit(arith.IndexCastOp(v, IntegerType(64))), t))
+        return kb.emit(arith.IndexCastOp(v, t))
+
+    values = [convert(kb.index(kb.k.index(e))) for e in op.elements]
+    value = values[0]
+    i = kb.index(idx[0])
+    for k, v in enumerate(values[1:], start=1):
+        value = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(k), "eq")), v, value))
+    return value
+
+
 # Ops whose output nests run over (n, c, flattened pixels): with im2col, conv is a matrix
 # product whose columns are the pixels (contiguous in the patch buffer and the output),
 # so even a 7x7 map fills vector lanes.
@@ -511,6 +539,8 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.ConstantOp: _splat,
     graph.ZerosOp: _fill,
     graph.FullOp: _fill,
+    graph.ArangeOp: _arange,
+    graph.FromElementsOp: _from_elements,
     graph.TransposeOp: _transpose,
     graph.ReshapeOp: _reshape,
     graph.DynamicReshapeOp: _reshape,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,6 +82,9 @@ class StoragePool:
     stats: PoolStats = field(default_factory=PoolStats)
     track_live: bool = False
     """Count live bytes (a finalizer per new storage, ~2 us: off unless measuring)."""
+    recorder: Any = None
+    """A recorded run's pool (`runtime.replay`): told of every storage and private
+    array it makes, which the recording then owns."""
 
     def alloc(self, size: int, alignment: int) -> Storage:
         if size < 0:
@@ -97,6 +101,8 @@ class StoragePool:
             storage = Storage(key[0], alignment)
             if self.track_live:
                 weakref.finalize(storage, self._released, key[0])
+            if self.recorder is not None:
+                self.recorder.allocated(storage)
         storage.size = size
         if self.track_live:
             s.live_bytes += key[0]
@@ -109,6 +115,8 @@ class StoragePool:
         s = self.stats
         s.allocations += 1
         s.requested_bytes += size
+        if self.recorder is not None:
+            self.recorder.allocated(array)
         if self.track_live:
             s.live_bytes += size
             s.peak_bytes = max(s.peak_bytes, s.live_bytes)

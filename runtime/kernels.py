@@ -256,7 +256,7 @@ class KernelEntry:
         fast = self._fast
         if fast is not None and fast.threads == threads and args.__class__ is list and outputs.__class__ is list \
                 and (fast.workers is None or fast.workers is current_workers()) \
-                and (not fast.statics or _same_statics(args, fast.statics)) \
+                and (not fast.statics or same_statics(args, fast.statics)) \
                 and LAUNCH(fast.function, fast.spec.address, args, outputs) == 0:
             return
         plan = self._plans.get(_key(args, outputs))
@@ -330,7 +330,7 @@ _STATIC = (int, tuple)
 them is one bool, and equal ones fill the same slots)."""
 
 
-def _same_statics(args: list, statics: tuple) -> bool:
+def same_statics(args: list, statics: tuple) -> bool:
     """Whether `args` holds the spec's shape and index arguments (class and value)."""
     for i, v in statics:
         a = args[i]

@@ -14,7 +14,7 @@ and for each tensor argument checks, from the list and array structs, that the
 object is exactly a numpy array with the spec's dtype (the same descriptor object), rank,
 dims and strides (and writable, for outputs), and writes its data pointer into the
 slots; then it calls the kernel and returns 0. (Shape and index arguments are in the
-template: the caller compares them with the spec's first, `kernels._same_statics`.)
+template: the caller compares them with the spec's first, `kernels.same_statics`.)
 Anything else returns 1 before the kernel runs and the caller takes the checked Python
 path, which raises the precise error or installs a new spec. For a launch split
 between worker threads the function called is `workers.nimble_split` and the slots

@@ -19,6 +19,7 @@ import functools
 import operator
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,8 @@ from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Progr
 from nimble.runtime.kernels import KernelEntry, LaunchError
 from nimble.runtime.opencl import ClStorage, ClTensor
 from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
+from nimble.runtime.replay import NotReplayable, Recording, Replays
+from nimble.runtime.workers import current as current_workers
 from nimble.runtime.workers import workers
 
 RETURN = -1
@@ -164,6 +167,11 @@ def native_op(function: Any) -> tuple[str, Any, Any] | None:
     return (where, op, run) if run is not None else None
 
 
+class _PerThread(threading.local):
+    recording: Recording | None = None
+    pool: StoragePool | None = None
+
+
 class VirtualMachine:
     """Runs the functions of one program."""
 
@@ -176,6 +184,8 @@ class VirtualMachine:
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
+        self.per_thread = _PerThread()
+        """This thread's run being recorded, if any, and its storage pool (`_record`)."""
         self.opencl = opencl  # the OpenCL kernels (`runtime.opencl.OpenCLModule`), if any
         self.opencl_device = opencl_device
         self.resident_constants: dict[int, ClTensor] = {}  # program constants copied to the device
@@ -214,6 +224,8 @@ class VirtualMachine:
             self.code.append(steps)
             self.registers.append(registers)
             self.origins.append(origins)
+        self.replays = Replays(program.functions)
+        """Calls of a signature seen before replay their launches (`runtime.replay`)."""
 
     def _load_host(self, program: Program, base_dir: str, code: Any) -> None:
         """Parse the host functions (CPU fallbacks, kernel groups, signatures) and bind
@@ -283,17 +295,50 @@ class VirtualMachine:
         index = self.index.get(name)
         if index is None:
             raise VMError(f"the module has no function @{name}")
+        args = list(args)
+        if self.profile is None and self.max_steps is None and self.per_thread.recording is None:
+            key, trace = self.replays.lookup(index, args)
+            if trace is not None and (trace.workers is None or trace.workers is current_workers()) \
+                    and trace.lock.acquire(blocking=False):
+                try:
+                    return self._held(lambda: trace.run(args), trace.workers is not None)
+                finally:
+                    trace.lock.release()
+            if key is not None:
+                return self._record(index, key, args)
+        return self._held(lambda: self.call(index, args, 0))
+
+    def _held(self, run: Callable[[], list[Any]], splits: bool | None = None) -> list[Any]:
+        """`run()` with the workers held awake (`Workers.hold`) if it may split a launch,
+        and woken first when the last run split."""
         native = workers(self.threads - 1) if self.splits else None
         if native is None:
-            return self.call(index, list(args), 0)
-        # Awake between split launches, and woken now when the last run split (`Workers.hold`).
+            return run()
         native.hold(1, self.split_last_run)
         launches = native.launches
         try:
-            return self.call(index, list(args), 0)
+            return run()
         finally:
-            self.split_last_run = native.launches != launches
+            self.split_last_run = splits if splits is not None else native.launches != launches
             native.hold(-1)
+
+    def _record(self, index: int, key: tuple, args: list[Any]) -> list[Any]:
+        """Run function `index`, recording its launches: later calls with `key` replay them.
+        The run allocates from a pool of its own, whose storages the trace then owns
+        (other threads' runs meanwhile use the shared pool)."""
+        local = self.per_thread
+        recording = local.recording = Recording(args, self.program.constants)
+        local.pool = StoragePool(recorder=recording)
+        try:
+            results = self._held(lambda: self.call(index, args, 0))
+        finally:
+            local.recording = local.pool = None
+        try:
+            trace = recording.trace(results)
+        except NotReplayable:
+            trace = None
+        self.replays.keep(index, key, trace)
+        return results
 
     def call(self, index: int, args: list[Any], depth: int) -> list[Any]:
         f = self.program.functions[index]
@@ -420,7 +465,7 @@ class VirtualMachine:
         dst, _, _, dtype, shape = tensor_fields
         dt, shape = dtype_of(dtype), tuple(shape)
         nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
-        pool = self.storage
+        shared, local = self.storage, self.per_thread
 
         def step(r):
             if self.max_steps is not None:
@@ -430,7 +475,7 @@ class VirtualMachine:
                 storage(r)
                 tensor(r)  # the error it makes
                 return after
-            r[dst] = pool.private(np.empty(shape, dt), n)
+            r[dst] = (local.pool or shared).private(np.empty(shape, dt), n)
             return after
         return step if device == "cpu" and nbytes <= PRIVATE_MAX_BYTES else storage
 
@@ -445,7 +490,7 @@ class VirtualMachine:
         dst, _, _, dtype, dims = tensor_fields
         dt = dtype_of(dtype)
         itemsize = dt.itemsize
-        pool = self.storage
+        shared, local = self.storage, self.per_thread
 
         def step(r):
             if self.max_steps is not None:
@@ -459,7 +504,7 @@ class VirtualMachine:
                     break
                 nbytes *= d
             if n.__class__ is int and 0 <= nbytes <= min(n, PRIVATE_MAX_BYTES):
-                r[dst] = pool.private(np.empty(shape, dt), n)
+                r[dst] = (local.pool or shared).private(np.empty(shape, dt), n)
             else:  # larger, or a value the checks of the instructions report
                 storage(r)
                 tensor(r)
@@ -517,6 +562,7 @@ class VirtualMachine:
         if len(inputs) + len(outputs) != entry.arity:
             raise BytecodeError(f"kernel '{entry.name}' takes {entry.arity} arguments, got {len(inputs) + len(outputs)}")
         host = self.run_host
+        local = self.per_thread
 
         def step(r):
             if self.profile is not None:
@@ -526,7 +572,16 @@ class VirtualMachine:
                 entry.finish()  # device launches are asynchronous: time them whole
                 self.profile.setdefault(entry.name, []).append(time.perf_counter() - t)
                 return None
+            if local.recording is not None:
+                return record(r)
             entry.launch([r[i] for i in inputs], [r[o] for o in outputs], self.threads, self.pool, host)
+
+        def record(r):
+            """A launch of a recorded run: the fast-path spec it took or made (`entry._fast`,
+            which the recording checks is this launch's)."""
+            ins, outs = [r[i] for i in inputs], [r[o] for o in outputs]
+            entry.launch(ins, outs, self.threads, self.pool, host)
+            local.recording.launched(entry._fast if entry.device == "cpu" else None, ins, outs, self.threads)
         return step
 
     def _i_invoke_host(self, dsts, host, args):
@@ -572,7 +627,7 @@ class VirtualMachine:
         return step
 
     def _i_alloc_storage(self, dst, size, alignment, device):
-        pool = self.storage
+        shared, local = self.storage, self.per_thread
         if device != "cpu":
             opencl = self.device_runtime()
 
@@ -581,7 +636,7 @@ class VirtualMachine:
             return on_device
 
         def step(r):
-            r[dst] = pool.alloc(_int(r[size]), alignment)
+            r[dst] = (local.pool or shared).alloc(_int(r[size]), alignment)
         return step
 
     def device_runtime(self) -> Any:
@@ -778,12 +833,12 @@ class VirtualMachine:
         return step
 
     def _i_kill(self, src):
-        pool = self.storage
+        shared, local = self.storage, self.per_thread
 
         def step(r):
             v = r[src]
             if isinstance(v, Storage):
-                pool.free(v)
+                (local.pool or shared).free(v)
             elif isinstance(v, ClStorage):
                 v.runtime.release(v)
             r[src] = None

@@ -50,15 +50,9 @@ def compile_mlir(text: str, target: str = "llvm"):
     return _COMPILED[text, target]
 
 
-HOST_CREATION = {"graph.zeros", "graph.full", "graph.arange", "graph.from_elements"}
-
-
 def run_compiled(text: str, *args, entry: str = "main", target: str = "llvm"):
     exe = compile_mlir(text, target)
-    # Shape-driven creation ops have no loop lowering yet: they run on the host (as dims
-    # used as data, `from_elements`, do by design: a few host scalars).
-    left = [f for f in exe.fallbacks if f.split(": ")[1] not in HOST_CREATION]
-    assert not left, f"ops left to the host: {left}"
+    assert not exe.fallbacks, f"ops left to the host: {exe.fallbacks}"
     if target == "opencl":
         on_cpu = [k.name for k in exe.program.kernels if k.device != "opencl"]
         assert not on_cpu, f"kernels left on the CPU: {on_cpu}"

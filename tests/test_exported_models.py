@@ -48,3 +48,11 @@ def test_exported_model_matches_onnxruntime_at_every_size(name, exporter, tmp_pa
         got = exe.run(*inputs)[0]
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max(),
                                    err_msg=f"batch {batch}, length {length}")
+        # The second call of a signature records its launches, the third replays them
+        # (`runtime/replay.py`): the same result, on new inputs of the same shapes.
+        again = MODELS[name].inputs(batch, length, rng)
+        want = session.run(None, dict(zip(names, again)))[0]
+        for _ in range(2):
+            np.testing.assert_allclose(exe.run(*again)[0], want, rtol=1e-4, atol=1e-4 * np.abs(want).max(),
+                                       err_msg=f"batch {batch}, length {length}, recorded and replayed")
+    assert any(exe.vm.replays.traces[exe.vm.index["main"]].values()), "no call replayed"

@@ -209,6 +209,8 @@ class ArangeOp(GraphOp):
     assembly_format = "$start `,` $stop `,` $step attr-dict `:` type($result)"
     traits = traits_def(Pure())
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+    """A kernel writes it (GPT-2's and T5's positions), not a host call per run."""
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         if isinstance(self.result.type, TensorType) and len(self.result.type.get_shape()) != 1:
@@ -242,6 +244,7 @@ class FromElementsOp(GraphOp):
     assembly_format = "$elements attr-dict `:` type($result)"
     traits = traits_def(Pure())
     ELEMENT_TYPE_FROM_RESULT: ClassVar[bool] = True
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         if isinstance(self.result.type, TensorType) and len(self.result.type.get_shape()) != 1:
