@@ -124,36 +124,3 @@ func.func @nms_on_device(%boxes: tensor<?x4xf32>, %logits: tensor<?xf32>) -> ten
   %keep = graph.nms %boxes, %scores {iou_threshold = 5.000000e-01 : f32, score_threshold = 0.0 : f32, max_output = 10 : i64} : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?xi64>
   func.return %keep : tensor<?xi64>
 }
-
-// -----
-
-// CHECK-LABEL: func.func @host_op
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xf32> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = device.copy %[[X]] from "cpu" to "opencl" : tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[V0]]) : (tensor<?xf32>) -> tensor<?xf32> {
-// CHECK-NEXT: %[[T_1:[A-Za-z0-9_$.-]+]] = graph.tanh %[[X_1]] : tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT: graph.yield %[[T_1]] : tensor<?xf32>
-// CHECK-NEXT: } attributes {device.placement = "opencl"}
-// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[T]], 0 : tensor<?xf32>
-// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.arange %[[C0]], %[[N]], %[[C1]] : tensor<?xf32>
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = device.copy %[[R]] from "cpu" to "opencl" : tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[T_2:[A-Za-z0-9_$.-]+]] = %[[T]], %[[R_1:[A-Za-z0-9_$.-]+]] = %[[V1]]) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> {
-// CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = graph.add %[[T_2]], %[[R_1]] : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
-// CHECK-NEXT: graph.yield %[[Y_1]] : tensor<?xf32>
-// CHECK-NEXT: } attributes {device.placement = "opencl"}
-// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = device.copy %[[Y]] from "opencl" to "cpu" : tensor<?xf32> -> tensor<?xf32>
-// CHECK-NEXT: func.return %[[V2]] : tensor<?xf32>
-// CHECK-NEXT: }
-// A host op (arange: no kernel) reads only the shape of a device tensor (no copy); its
-// result goes to the device for the kernel that uses it.
-func.func @host_op(%x: tensor<?xf32>) -> tensor<?xf32> {
-  %t = graph.tanh %x : tensor<?xf32> -> tensor<?xf32>
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = shape.dim %t, 0 : tensor<?xf32>
-  %r = graph.arange %c0, %n, %c1 : tensor<?xf32>
-  %y = graph.add %t, %r : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
-  func.return %y : tensor<?xf32>
-}
