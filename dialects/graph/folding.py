@@ -50,7 +50,7 @@ def array_to_dense(array: np.ndarray, type: TensorType) -> DenseIntOrFPElementsA
     return DenseIntOrFPElementsAttr(type, BytesAttr(flat.astype(packed).tobytes()))
 
 
-def _is_identity_for(value: SSAValue, scalar: float, other: SSAValue) -> bool:
+def is_identity_for(value: SSAValue, scalar: float, other: SSAValue) -> bool:
     """`value` is a constant splat of `scalar` that cannot broadcast `other` to a larger
     shape (every dim 1, rank not above `other`'s): then `other op value == other`."""
     array = constant_array(value)
@@ -81,9 +81,9 @@ class GraphFolder(HasFolder):
             return None
         lhs, rhs = op.operands
         result_type = op.results[0].type
-        if lhs.type == result_type and _is_identity_for(rhs, identity, lhs):
+        if lhs.type == result_type and is_identity_for(rhs, identity, lhs):
             return [lhs]
-        if op.COMMUTATIVE and rhs.type == result_type and _is_identity_for(lhs, identity, rhs):
+        if op.COMMUTATIVE and rhs.type == result_type and is_identity_for(lhs, identity, rhs):
             return [rhs]
         return None
 
