@@ -48,6 +48,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--turns", type=int, default=3)
     args = parser.parse_args()
+    # This folder off the path: its kernels.py would shadow the `kernels` package
+    # transformers imports.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     import torch
     import transformers as hf
 

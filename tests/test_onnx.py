@@ -920,3 +920,22 @@ def test_instance_normalization_over_dims_known_only_at_run_time_matches_onnxrun
         image = rng.standard_normal((n, 5, t, 3)).astype(np.float32)
         for got, want in zip(exe(x, image), ort(x, image)):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_shapes_computed_from_constants_are_folded_at_import(rng):
+    """A fixed-shape export computes Expand's target from constants (BERT's token types:
+    `Where(Equal(ConstantOfShape(s) * -1, -1), ConstantOfShape(s), -1)`): the importer
+    evaluates such nodes (onnx's reference evaluator), so the target is a constant."""
+    c = lambda name, value: helper.make_node(  # noqa: E731
+        "Constant", [], [name], value=numpy_helper.from_array(np.array(value, np.int64)))
+    nodes = [c("s", [2]), c("m1", -1), c("neg", [-1, -1]),
+             helper.make_node("ConstantOfShape", ["s"], ["ones"], value=numpy_helper.from_array(np.array([1], np.int64))),
+             helper.make_node("Mul", ["ones", "m1"], ["minus"]),
+             helper.make_node("Equal", ["neg", "minus"], ["same"]),
+             helper.make_node("Where", ["same", "ones", "neg"], ["target"]),
+             helper.make_node("Expand", ["x", "target"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1])])
+    exe = nimble.compile(import_onnx(model))
+    x = rng.standard_normal((3, 1)).astype(np.float32)
+    np.testing.assert_array_equal(exe(x), _ort(model)(x)[0])

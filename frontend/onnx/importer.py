@@ -48,6 +48,13 @@ from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym, materialize
 # The importer
 
 
+FOLD_ELEMENTS = 1 << 12
+"""Largest inputs (together) and outputs (each) of a node computed at import from constants."""
+NOT_FOLDED = frozenset({"Constant", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                        "Multinomial", "Bernoulli"})
+"""Nodes never computed at import: constants have their converter, random ops differ per run."""
+
+
 class Importer:
     """Builds `@main` from an ONNX graph, one node at a time."""
 
@@ -166,6 +173,12 @@ class Importer:
             self.values[t.name] = self.const(self.constants[t.name])
         for node in nodes:
             self.node = node
+            folded = self.fold(node)
+            if folded is not None:  # computed here from constants (a fixed-shape export's shapes)
+                for name, array in zip(node.output, folded):
+                    if name:
+                        self.known(name, array)
+                continue
             attrs = _attributes(node)
             symbolic = SHAPE_CONVERTERS.get(node.op_type)
             result = symbolic(self, node, attrs) if symbolic is not None else None
@@ -186,6 +199,33 @@ class Importer:
                 if name:
                     self.values[name] = value
         self.node = None
+
+    def fold(self, node: Any) -> list[np.ndarray] | None:
+        """The outputs of a node whose inputs are all known constants, computed now by
+        onnx's reference evaluator (at the model's opsets), when inputs and outputs are
+        small (`FOLD_ELEMENTS`): the shape arithmetic an exporter writes with every dim
+        fixed (BERT's `Expand` to `Where(Equal(ConstantOfShape(..) * -1, ..), ..)`).
+        None when it does not apply or the evaluator fails (the converter then says why)."""
+        names = [x for x in node.input if x]
+        if not names or node.op_type in NOT_FOLDED or node.domain not in ("", "ai.onnx") \
+                or any(a.g.ByteSize() or len(a.graphs) for a in node.attribute) \
+                or not all(x in self.constants for x in names) \
+                or sum(self.constants[x].size for x in names) > FOLD_ELEMENTS:
+            return None
+        onnx = onnx_package()
+        helper = onnx.helper
+        try:
+            inputs = [helper.make_tensor_value_info(x, helper.np_dtype_to_tensor_dtype(self.constants[x].dtype),
+                                                    self.constants[x].shape) for x in dict.fromkeys(names)]
+            outputs = [helper.make_empty_tensor_value_info(o) for o in node.output if o]
+            model = helper.make_model(helper.make_graph([node], "fold", inputs, outputs),
+                                      opset_imports=list(self.model.opset_import))
+            from onnx.reference import ReferenceEvaluator
+
+            results = [np.asarray(r) for r in ReferenceEvaluator(model).run(None, {x: self.constants[x] for x in names})]
+        except Exception:  # noqa: BLE001 (whatever the evaluator cannot do, the converter handles or reports)
+            return None
+        return results if all(r.size <= FOLD_ELEMENTS for r in results) else None
 
     def tie_named_dims(self, named: dict[str, list[tuple[int, int]]]) -> None:
         """Dims that share a `dim_param` must agree at run time."""
