@@ -173,7 +173,7 @@ class _Result:
 
 
 class Recording:
-    """What the VM reports while it records a run (`VirtualMachine.record`)."""
+    """What the VM reports while it records a run (`VirtualMachine._record`)."""
 
     def __init__(self, args: Sequence[Any], constants: Sequence[Any]):
         self.args = list(args)
