@@ -312,6 +312,39 @@ def _step_rows_at(b: Builder, rows: SSAValue, init: SSAValue, t: SSAValue, bound
                                  b.insert(arith.MuliOp(t, count)).result)).result
 
 
+def _state_buffers(b: Builder, init_params: list[SSAValue], out_params: list[SSAValue], rows: list[SSAValue],
+                   kinds: list[tuple[bool, bool]], bound: SSAValue, zero: SSAValue,
+                   one: SSAValue) -> tuple[list[tuple[SSAValue, list[SSAValue]] | None], list[SSAValue]]:
+    """States: current and next, in SRAM, the current one filled from the initial state
+    (for each: (current, its dims) and next). A stacked state (`kinds`: (stacked, rows
+    first)) goes straight to its output: its initial rows at their place, each step's
+    rows staged in an SRAM buffer (its `next`; no current)."""
+    steps = b.insert(arith.MaxSIOp(bound, zero)).result
+    current: list[tuple[SSAValue, list[SSAValue]] | None] = []
+    following: list[SSAValue] = []
+    for p, out, step_rows, (stacked, first) in zip(init_params, out_params, rows, kinds):
+        dims = buffer_dims(b, p)
+        if stacked:
+            count = const(b, step_rows.type.get_shape()[0])
+            _rows_at(b, p, out, b.insert(arith.MuliOp(steps, count)).result if first else zero, zero, one)
+            t = memref_of(step_rows.type)
+            out_dims = buffer_dims(b, out)
+            nxt = b.insert(loop.AllocOp("sram", t, [d for d, n in zip(out_dims, t.get_shape()) if n < 0])).memref
+            nxt.name_hint = f"{out.name_hint}_rows"
+            current.append(None)
+            following.append(nxt)
+            continue
+        dynamic = [d for d, n in zip(dims, p.type.get_shape()) if n < 0]
+        cur = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
+        nxt = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
+        if p.name_hint:
+            cur.name_hint, nxt.name_hint = f"{p.name_hint}_state", f"{p.name_hint}_next"
+        copy(b, p, cur, dims, zero, one)
+        current.append((cur, dims))
+        following.append(nxt)
+    return current, following
+
+
 def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = SPATIAL_DEVICE,
                   constant: Callable[[SSAValue], bool] = lambda v: False) -> tuple[func.FuncOp, list[SSAValue]]:
     """The spatial program of a recurrence, and the host values its input parameters
@@ -342,32 +375,9 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
                 for v in o.operands if v in host and isinstance(v.type, TensorType)}
     residents = {v: make_resident(b, host[v], precision, zero, one) for v in sig.tensors
                  if v not in streamed and spatial}
-    # States: current and next, in SRAM. A stacked state goes straight to its output:
-    # its initial rows first, then each step's rows (staged in SRAM) at their place.
     kinds = [(i in step.stacked, i in step.prepended) for i in range(len(rec.op.inits)) if i != rec.counter]
-    steps = b.insert(arith.MaxSIOp(host[rec.bound], zero)).result
-    current: list[tuple[SSAValue, list[SSAValue]] | None] = []
-    following: list[SSAValue] = []
-    for p, out, rows, (stacked, first) in zip(init_params, out_params, step.group.outputs, kinds):
-        dims = buffer_dims(b, p)
-        if stacked:
-            count = const(b, rows.type.get_shape()[0])
-            _rows_at(b, p, out, b.insert(arith.MuliOp(steps, count)).result if first else zero, zero, one)
-            t = memref_of(rows.type)
-            out_dims = buffer_dims(b, out)
-            nxt = b.insert(loop.AllocOp("sram", t, [d for d, n in zip(out_dims, t.get_shape()) if n < 0])).memref
-            nxt.name_hint = f"{out.name_hint}_rows"
-            current.append(None)
-            following.append(nxt)
-            continue
-        dynamic = [d for d, n in zip(dims, p.type.get_shape()) if n < 0]
-        cur = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
-        nxt = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
-        if p.name_hint:
-            cur.name_hint, nxt.name_hint = f"{p.name_hint}_state", f"{p.name_hint}_next"
-        copy(b, p, cur, dims, zero, one)
-        current.append((cur, dims))
-        following.append(nxt)
+    current, following = _state_buffers(b, init_params, out_params, step.group.outputs, kinds, host[rec.bound],
+                                         zero, one)
     # The time loop: the step's index code, the step nest (the group's kernel, inlined),
     # then the next states over the current ones.
     time_block = Block(arg_types=[IndexType()])

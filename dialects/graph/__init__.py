@@ -47,7 +47,6 @@ from nimble.dialects.graph.elementwise import (
     NegOp,
     NotOp,
     OrOp,
-    PowOp,
     ReluOp,
     RoundOp,
     RsqrtOp,
@@ -58,6 +57,7 @@ from nimble.dialects.graph.elementwise import (
     TanhOp,
     WhereOp,
 )
+from nimble.dialects.graph.power import PowOp
 from nimble.dialects.graph.float_class import FLOAT_CLASS_OPS, IsInfOp, IsNanOp
 from nimble.dialects.graph.folding import GraphConstantMaterialization
 from nimble.dialects.graph.fusion import FusedOp
@@ -88,7 +88,7 @@ from nimble.dialects.graph.slice import SliceOp
 from nimble.dialects.graph.vision import NmsOp, RoiAlignOp
 
 OPERATIONS = [
-    *BINARY_OPS, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *FLOAT_CLASS_OPS, ClipOp, CastOp,
+    *BINARY_OPS, PowOp, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *FLOAT_CLASS_OPS, ClipOp, CastOp,
     MatmulOp, DenseOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp, CumSumOp,

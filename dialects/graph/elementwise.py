@@ -23,7 +23,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from nimble.dialects.interfaces import FusionKind
 from nimble.dialects.graph.base import GraphOp, UnaryTensorOp, as_tensor, broadcast_dims
-from nimble.dialects.graph.folding import GraphFolder, is_identity_for
+from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_bool, is_float
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
 
@@ -162,44 +162,6 @@ class DivOp(ElementwiseBinaryOp):
     RIGHT_IDENTITY: ClassVar[float | None] = 1.0
 
 
-class _PowCanonicalization(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return (_PowBySmallInteger(),)
-
-
-@irdl_op_definition
-class PowOp(ElementwiseBinaryOp):
-    """Elementwise power `lhs ** rhs`.
-
-    Example: `%c = graph.pow %a, %b : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>`
-    """
-
-    name = "graph.pow"
-    traits = traits_def(Pure(), GraphFolder(), _PowCanonicalization())
-    FN: ClassVar[Callable[[Any, Any], Any]] = staticmethod(np.power)
-    RIGHT_IDENTITY: ClassVar[float | None] = 1.0
-
-
-class _PowBySmallInteger(RewritePattern):
-    """`x ** 2` and `x ** 3` of floats by a constant (GPT-2's tanh GELU: `x ** 3.0`) are
-    products, not `powf` calls (exp and log per element). Only where the exponent
-    cannot broadcast `x` to a larger shape."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: PowOp, rewriter: PatternRewriter) -> None:
-        x = op.lhs
-        if op.result.type != x.type or not is_float(x.type.element_type):
-            return
-        for exponent in (2.0, 3.0):
-            if is_identity_for(op.rhs, exponent, x):
-                square = MulOp.create(operands=[x, x], result_types=[x.type])
-                product = [square] if exponent == 2.0 else \
-                    [square, MulOp.create(operands=[square.result, x], result_types=[x.type])]
-                rewriter.replace_op(op, product, [product[-1].result])
-                return
-
-
 @irdl_op_definition
 class MaximumOp(ElementwiseBinaryOp):
     """Elementwise maximum (NaN propagates).
@@ -284,7 +246,7 @@ class GreaterOp(ComparisonOp):
     ACCEPTS_BOOL: ClassVar[bool] = True
 
 
-BINARY_OPS = [AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, AndOp, OrOp]
+BINARY_OPS = [AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, AndOp, OrOp]
 COMPARISON_OPS = [EqualOp, LessOp, GreaterOp]
 
 
