@@ -222,11 +222,34 @@ def _split(p: Expr, c: int) -> tuple[Expr, Expr]:
     return Expr._from(q_terms, p.constant // c), Expr._from(r_terms, p.constant % c)
 
 
+def _cancel(a: Expr, b: Expr) -> tuple[Expr, int] | None:
+    """`(a', c)` with `a = a' * m` and `b = c * m` for a product `m` of nonnegative atoms
+    (so `m > 0` wherever `b` is not 0): `a floordiv b` is then `a' floordiv c`, and the
+    same for ceildiv (`batch * seq * 64 floordiv (batch * seq * 16)` is 4: an ONNX
+    reshape's -1 computed from dims the reshape keeps)."""
+    if b.constant != 0 or len(b.terms) != 1 or a.constant != 0:
+        return None
+    (m, c), = b.terms
+    if not all(_nonnegative_atom(atom) for atom in m):
+        return None
+    terms: dict[Monomial, int] = {}
+    for monomial, coefficient in a.terms:
+        rest = list(monomial)
+        for atom in m:
+            if atom not in rest:
+                return None
+            rest.remove(atom)
+        terms[tuple(rest)] = coefficient
+    constant = terms.pop((), 0)
+    return Expr._from(terms, constant), c
+
+
 def floordiv(a: ExprLike, b: ExprLike) -> Expr:
     a, b = Expr.of(a), Expr.of(b)
     c = b.as_int()
     if c is None:
-        return _atom("floordiv", a, b)
+        cancelled = _cancel(a, b)
+        return floordiv(*cancelled) if cancelled is not None else _atom("floordiv", a, b)
     if c == 0:
         raise ZeroDivisionError("floordiv by 0 in a dim")
     if c < 0:
@@ -248,7 +271,8 @@ def ceildiv(a: ExprLike, b: ExprLike) -> Expr:
     a, b = Expr.of(a), Expr.of(b)
     c = b.as_int()
     if c is None:
-        return _atom("ceildiv", a, b)
+        cancelled = _cancel(a, b)
+        return ceildiv(*cancelled) if cancelled is not None else _atom("ceildiv", a, b)
     if c == 0:
         raise ZeroDivisionError("ceildiv by 0 in a dim")
     if c < 0:

@@ -208,6 +208,7 @@ class SymbolicDims(StaticDims):
         arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.FloorDivSIOp: "floordiv",
         arith.CeilDivSIOp: "ceildiv", arith.MaxSIOp: "max", arith.MinSIOp: "min",
     }
+    _TRUNCATING_OPS: dict[type[Operation], str] = {arith.DivSIOp: "floordiv", arith.RemSIOp: "mod"}
 
     def dims(self, value: SSAValue) -> list[int | Expr | None]:
         if not isinstance(value.type, TensorType):
@@ -228,6 +229,11 @@ class SymbolicDims(StaticDims):
         kind = self._INDEX_OPS.get(type(owner))
         if kind is not None:
             return self.binary(kind, self.index(owner.operands[0]), self.index(owner.operands[1]))
+        kind = self._TRUNCATING_OPS.get(type(owner))
+        if kind is not None:  # truncating = flooring on dims (both operands >= 0)
+            a, b = self.index(owner.operands[0]), self.index(owner.operands[1])
+            if _nonnegative(a) and _nonnegative(b):
+                return self.binary(kind, a, b)
         return None
 
     def size(self, value: SSAValue) -> int | Expr | None:
@@ -259,6 +265,12 @@ class SymbolicDims(StaticDims):
                 return b
             if b == 1:
                 return a
+            # `x` against `min(x, n)` (n >= 1: a slice of the first n, the positions of
+            # a sequence): they are 1 together, else they must be equal: `x`.
+            if _clamps(b, a):
+                return a
+            if _clamps(a, b):
+                return b
             # A number other than 1 against a name: the name must be 1 or that number.
             return a if isinstance(a, int) else b if isinstance(b, int) else None
         return super().broadcast(a, b, message)
@@ -268,9 +280,26 @@ class SymbolicDims(StaticDims):
             if v >= _NO_DIM_REACHES:  # "to the end" (slice bounds past any real dim)
                 return n
             return dim_expr.minimum(v, n) if v >= 0 else dim_expr.maximum(n + v, 0)
-        if isinstance(v, Expr):
-            return v if v == n else None
+        if isinstance(v, Expr):  # a bound >= 0 (a dim): clamped to the dim
+            if v == n:
+                return v
+            return dim_expr.minimum(v, n) if dim_expr.nonnegative(v) and n is not None else None
         return super().normalize_index(v, n)
+
+
+def _nonnegative(d: int | Expr | None) -> bool:
+    return d is not None and (d >= 0 if isinstance(d, int) else dim_expr.nonnegative(d))
+
+
+def _clamps(d: int | Expr | None, x: int | Expr | None) -> bool:
+    """Whether `d` is `min(x, n)` with `n >= 1` (so `d == 1` exactly when `x == 1`)."""
+    if not isinstance(d, Expr) or d.constant != 0 or len(d.terms) != 1:
+        return False
+    (monomial, coefficient), = d.terms
+    if coefficient != 1 or len(monomial) != 1 or monomial[0].kind != "min":
+        return False
+    args = monomial[0].args
+    return x is not None and any(a == Expr.of(x) and dim_expr.nonnegative(b - 1) for a, b in (args, args[::-1]))
 
 
 def constant_index(value: SSAValue) -> int | None:

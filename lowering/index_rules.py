@@ -132,7 +132,10 @@ def _product(dims: Sequence[Dim]) -> int | None:
 
 
 def _peel(a: Sequence[Dim], b: Sequence[Dim]) -> tuple[int, int] | None:
-    """The shortest prefixes of `a` and `b` with the same static number of elements."""
+    """The shortest prefixes of `a` and `b` with the same static number of elements, or
+    the first dims alone when they are one run-time value (a dim kept by name)."""
+    if a and b and isinstance(a[0], SSAValue) and a[0] is b[0]:
+        return 1, 1
     n = m = 1
     while n <= len(a) and m <= len(b):
         pa, pb = _product(a[:n]), _product(b[:m])

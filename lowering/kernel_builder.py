@@ -30,7 +30,9 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp, YieldOp
+from nimble.dialects.graph.types import symbolic_dims
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import INT_BINARY, ReifyDims, ShapeError
 from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
@@ -183,6 +185,7 @@ class KernelBuilder:
                 self.scalars[value] = next(args)
         self.out_buffers = list(entry.args[n_in:])
         self.known: dict[SSAValue, list[Dim]] = {}
+        self._by_name: dict[Expr, SSAValue] = {}
         self.k = KernelDims(self.entry, self.known, self.scalars, self.shapes, no_stretch)
         self._consts: dict[tuple[int, Attribute], SSAValue] = {}
         self._cache: list[dict[tuple[SSAValue, tuple], SSAValue]] = [{}]
@@ -240,10 +243,10 @@ class KernelBuilder:
         if value not in self.known:
             if value in self.buffers:
                 buf = self.buffers[value]
-                self.known[value] = [
+                self.known[value] = self._named(value, [
                     d if d >= 0 else self.entry.insert(memref.DimOp(buf, self.index(i))).result
                     for i, d in enumerate(value.type.get_shape())
-                ]
+                ])
             else:
                 owner = value.owner
                 assert isinstance(owner, GraphOp)
@@ -256,9 +259,20 @@ class KernelBuilder:
                     # shape function computes it from (a dynamic reshape's shape operand:
                     # `[s, 256] -> [s, 4, 64]` then indexes by groups, not flat).
                     static = r.type.get_shape() if isinstance(r.type, TensorType) else ()
-                    self.known[r] = [d if d >= 0 else x for d, x in zip(static, s)] \
-                        if len(static) == len(s) else list(s)
+                    self.known[r] = self._named(r, [d if d >= 0 else x for d, x in zip(static, s)]
+                                                if len(static) == len(s) else list(s))
         return self.known[value]
+
+    def _named(self, value: SSAValue, dims: list[Dim]) -> list[Dim]:
+        """`dims` with each dim the types name alike (`#nimble.dims`: `seq` here and
+        there) one SSA value, the first found: a reshape or a transpose between tensors
+        whose `seq`s are different values at the kernel's entry would otherwise index
+        through a division by one of them (`[b, s, 64] -> [b, s, 4, 16]` whole groups)."""
+        named = symbolic_dims(value.type) if isinstance(value.type, TensorType) else ()
+        if len(named) != len(dims):
+            return dims
+        return [self._by_name.setdefault(e, d) if isinstance(d, SSAValue) and isinstance(e, Expr) else d
+                for d, e in zip(dims, named)]
 
     # -- loops ------------------------------------------------------------------------
     def foreach(self, upper: Dim, body: Callable[[SSAValue], None], step: Dim = 1) -> loop.ForeachOp:

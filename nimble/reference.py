@@ -147,6 +147,9 @@ def conforms(value: Any, type: Attribute, on_device: bool = False) -> str | None
     return None
 
 
+BOUND_KEPT = 64
+
+
 class SignatureCheck:
     """Checks arguments against parameter types, naming the parameter on a mismatch.
     Built once per signature: the common case (ndarrays of the right dtype and dims)
@@ -168,6 +171,10 @@ class SignatureCheck:
         self.named = [(i, axis, d) for i, t in enumerate(self.types) if isinstance(t, TensorType)
                       for axis, d in enumerate(symbolic_dims(t)) if isinstance(d, Expr)]
         """Per named dim of a parameter (`#nimble.dims`): position, axis, expression."""
+        self.named_axes = [(i, axis) for i, axis, _ in self.named]
+        self.bound: set[tuple[int, ...]] = set()
+        """Named dims' values (in `named`'s order) that held: a call with the same ones
+        needs no evaluation (at most `BOUND_KEPT` kept)."""
 
     def __call__(self, args: Sequence[Any]) -> None:
         if len(args) != len(self.types):
@@ -191,12 +198,18 @@ class SignatureCheck:
         for i in self.others:
             self._check(i, args[i])
         if self.named:
+            try:  # the common case: dims that held before
+                if tuple([args[i].shape[axis] for i, axis in self.named_axes]) in self.bound:
+                    return
+            except AttributeError:
+                pass
             self._bind(args)
 
     def _bind(self, args: Sequence[Any]) -> None:
         """Each symbol takes its value from the first dim that is that symbol alone; every
         named dim must then equal its expression (those of symbols no dim binds alone
         are not checked)."""
+        key = tuple([int(np.shape(args[i])[axis]) for i, axis in self.named_axes])
         env: dict[str, int] = {}
         source: dict[str, tuple[int, int]] = {}
         for i, axis, e in self.named:
@@ -212,6 +225,9 @@ class SignatureCheck:
                                   for n in sorted(e.symbols()))
                 raise InterpreterError(f"@{self.callee} {self._label(i)}: dim {axis} is {actual}, but it is "
                                        f"'{e}' = {expected}, where {bound}")
+        if len(self.bound) >= BOUND_KEPT:
+            self.bound.clear()
+        self.bound.add(key)
 
     def _label(self, i: int) -> str:
         return f"argument #{i}" + (f" (%{self.names[i]})" if self.names[i] else "")

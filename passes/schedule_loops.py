@@ -11,7 +11,9 @@ that `tile-vectorize` can apply to it wins (tried on a copy):
   jammed across the tile and run 4 steps per trip, and that operand packed per 64-column
   panel (contiguous, reused by every row tile). Packing pays from PACK_MIN_ROWS rows;
   when the rows are known only at run time the nest is split at a column `cut` (whole
-  panels with enough rows, else none) and the rest takes the next strategy unpacked.
+  panels with enough rows, else none) and the rest takes the next strategy unpacked
+  (columns that are whole panels: all packed or none, the unpacked copy with its
+  columns static, run once when the cut is none: `_otherwise`).
   An operand already staged in panels by an enclosing loop (a conv's im2col rows per
   panel of pixels) is read in place, the rows parallel too (`PANEL_GRAIN`). Under
   `remainder=auto` the columns whole vectors leave are dot products along k after the
@@ -43,7 +45,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref, vector
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -229,12 +231,23 @@ def _split(outer: loop.ForeachOp, inner: loop.ForeachOp, rows: bool,
            cut_of: Callable[[Builder, SSAValue], SSAValue]) -> tuple[loop.ForeachOp, loop.ForeachOp] | None:
     """Split the nest's rows (`rows`) or columns at `cut_of(builder, rows)` (built before
     the nest). The nest keeps [0, cut) and returns a copy for [cut, n) (its iv counts from
-    0; the body sees cut + iv). None if the bounds are computed inside the nest."""
+    0; the body sees cut + iv). None if the bounds are computed inside the nest.
+
+    A cut that is all or nothing (`select(c, n, 0)`: whole panels of columns that are
+    whole panels, or none) keeps the copy's bounds as they are, in a loop that runs it
+    once when not `c` (`_otherwise`): its columns stay static, so its tiles leave no
+    run-time remainders (a dense layer of 128 columns at 8 rows: 4 x 4 tiles on 128
+    columns, as a static shape would have them, not on 128 - cut)."""
     if any(outer.is_ancestor(v.owner) for v in (outer.upper, inner.upper) if isinstance(v.owner, Operation)):
         return None
     b = Builder(InsertPoint.before(outer))
     cut = cut_of(b, outer.upper)
     split = outer if rows else inner
+    choice = cut.owner
+    if isinstance(choice, arith.SelectOp) and choice.lhs is split.upper and constant_index(choice.rhs) == 0:
+        rest = _otherwise(b, outer, choice.cond)
+        split.operands = [split.lower, cut, split.step]
+        return rest, next(o for o in rest.body.block.ops if isinstance(o, loop.ForeachOp))
     left = b.insert(arith.SubiOp(split.upper, cut)).result
     rest = outer.clone()
     Rewriter.insert_op(rest, InsertPoint.after(outer))
@@ -253,11 +266,24 @@ def _const(b: Builder, value: int) -> SSAValue:
     return b.insert(arith.ConstantOp.from_int_and_width(value, IndexType())).result
 
 
+def _otherwise(b: Builder, nest: loop.ForeachOp, condition: SSAValue) -> loop.ForeachOp:
+    """A copy of `nest` after it, in a loop that runs it once where `condition` is false."""
+    trips = b.insert(arith.SelectOp(condition, _const(b, 0), _const(b, 1))).result
+    block = Block(arg_types=[IndexType()])
+    guard = loop.ForeachOp(_const(b, 0), trips, _const(b, 1), Region(block))
+    Rewriter.insert_op(guard, InsertPoint.after(nest))
+    copy = nest.clone()
+    block.add_ops([copy, loop.YieldOp()])
+    return copy
+
+
 def _whole(n: SSAValue, width: int, least: int, most: int | None = None) -> Callable[[Builder, SSAValue], SSAValue]:
     """`cut_of` for `_split`: `n` rounded down to whole `width`s when the rows are at
-    least `least` (and fewer than `most`), else 0."""
+    least `least` (and fewer than `most`), else 0 (`n` itself when whole: all or none)."""
     def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
-        whole = b.insert(arith.SubiOp(n, b.insert(arith.RemSIOp(n, _const(b, width))).result)).result
+        static = constant_index(n)
+        whole = n if static is not None and static % width == 0 else \
+            b.insert(arith.SubiOp(n, b.insert(arith.RemSIOp(n, _const(b, width))).result)).result
         enough = b.insert(arith.CmpiOp(rows, _const(b, least), "sge")).result
         if most is not None:
             few = b.insert(arith.CmpiOp(rows, _const(b, most), "slt")).result
@@ -546,9 +572,10 @@ class ScheduleLoopsPass(ModulePass):
                 continue
             parallel = self.parallel and (outer in top or (outer is None and inner in top))
             self._schedule_nest(kernel, outer, inner, parallel, strategies, lanes)
-        for red in kernel.walk():  # reductions outside nests (hoisted): along k in lanes
+        for red in kernel.walk():  # reductions outside nests (hoisted): along k in lanes,
+            # the steps whole vectors leave one masked step (unless `remainder=peeled`)
             if isinstance(red, loop.ReduceOp) and red.schedule is None and _standalone(red):
-                red.schedule = loop.ScheduleAttr(Schedule(vector=lanes))
+                red.schedule = loop.ScheduleAttr(Schedule(vector=lanes, mask=self.remainder != "peeled"))
         for nest in top:  # loops holding deeper nests: the outermost one runs in parallel
             if nest.schedule is None and self.parallel:
                 nest.schedule = loop.ScheduleAttr(Schedule(parallel=True))

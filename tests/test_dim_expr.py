@@ -73,6 +73,10 @@ def test_simplification_is_sound_and_text_parses_back(tree, envs):
     ("max(seq - min(0, seq), 0)", "seq"),
     ("max(0, max(0, seq - 1))", "max(0, seq - 1)"),
     ("min(seq, seq * batch + seq)", "seq"),
+    ("batch * seq * 64 floordiv (batch * seq * 16)", "4"),
+    ("(a * b * 4 + a * 6) floordiv (a * 2)", "b * 2 + 3"),
+    ("a * 4 ceildiv (a * 3)", "2"),
+    ("(a + 1) floordiv a", "(a + 1) floordiv a"),
 ])
 def test_canonical_forms(text, canonical):
     assert str(parse_text(text)) == canonical

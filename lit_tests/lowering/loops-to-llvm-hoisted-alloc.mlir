@@ -2,10 +2,17 @@
 
 // A heap buffer allocated inside a loop, sized by values known before the loop (a conv's
 // im2col panel per panel of pixels), is allocated once before the loop and freed when the
-// kernel returns, not mapped and unmapped at every iteration.
+// kernel returns, not mapped and unmapped at every iteration. A run-time size of 0 bytes
+// calls no malloc: the buffer is null (free of null does nothing).
 
 // CHECK-LABEL: llvm.func internal @panels_body
-// CHECK: %[[P:[A-Za-z0-9_$.-]+]] = llvm.call @malloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK: %[[SOME:[A-Za-z0-9_$.-]+]] = llvm.icmp "ne" %[[BYTES:[A-Za-z0-9_$.-]+]], %{{.*}} : i64
+// CHECK-NEXT: %[[NULL:[A-Za-z0-9_$.-]+]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
+// CHECK-NEXT: llvm.cond_br %[[SOME]], ^[[CALL:[A-Za-z0-9]+]], ^[[JOIN:[A-Za-z0-9]+]](%[[NULL]] : !llvm.ptr)
+// CHECK-NEXT: ^[[CALL]]:
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = llvm.call @malloc(%[[BYTES]]) : (i64) -> !llvm.ptr
+// CHECK-NEXT: llvm.br ^[[JOIN]](%[[M]] : !llvm.ptr)
+// CHECK-NEXT: ^[[JOIN]](%[[P:[A-Za-z0-9_$.-]+]]: !llvm.ptr):
 // CHECK-NEXT: llvm.br ^[[HEADER:[A-Za-z0-9]+]](
 // CHECK-NEXT: ^[[HEADER]](
 // CHECK-NOT: @malloc
@@ -38,7 +45,9 @@ func.func @panels(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble
 
 // CHECK-LABEL: llvm.func internal @rows_body
 // CHECK: ^[[HEADER:[A-Za-z0-9]+]](%{{.*}}: i64):
-// CHECK: %[[P:[A-Za-z0-9_$.-]+]] = llvm.call @malloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK: %[[M:[A-Za-z0-9_$.-]+]] = llvm.call @malloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK-NEXT: llvm.br ^[[JOIN:[A-Za-z0-9]+]](%[[M]] : !llvm.ptr)
+// CHECK-NEXT: ^[[JOIN]](%[[P:[A-Za-z0-9_$.-]+]]: !llvm.ptr):
 // CHECK: llvm.call @free(%[[P]]) : (!llvm.ptr) -> ()
 // CHECK-NEXT: llvm.add
 // CHECK-NEXT: llvm.br ^[[HEADER]](

@@ -615,3 +615,51 @@ func.func @epilogue_loop(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memre
   }
   func.return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @masked_row_sum
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?xf32>, %[[E:[A-Za-z0-9_$.-]+]]: memref<?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<f32>) attributes {nimble.kernel = "masked_row_sum"} {
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %[[C0]] : memref<?xf32>
+// CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.remsi %[[N]], %[[V0]] : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V1]] : index
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V5:[A-Za-z0-9_$.-]+]] = %[[C0]] to %[[V2]] step %[[V0]] combine(add) init(%[[V3]]) : vector<16xf32> {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = vector.load %[[X]][%[[V5]]] : memref<?xf32>, vector<16xf32>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = math.exp %[[V6]] : vector<16xf32>
+// CHECK-NEXT: vector.store %[[V7]], %[[E]][%[[V5]]] : memref<?xf32>, vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V7]] : vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V9:[A-Za-z0-9_$.-]+]] = %[[V2]] to %[[N]] step %[[V0]] combine(add) init(%[[V4]]) : vector<16xf32> {
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.subi %[[N]], %[[V9]] : index
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = vector.create_mask %[[V10]] : vector<16xi1>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_$.-]+]] = vector.maskedload %[[X]][%[[V9]]], %[[V11]], %[[V3]] : memref<?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_$.-]+]] = math.exp %[[V12]] : vector<16xf32>
+// CHECK-NEXT: vector.maskedstore %[[E]][%[[V9]]], %[[V11]], %[[V13]] : memref<?xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_$.-]+]] = arith.select %[[V11]], %[[V13]], %[[V3]] : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT: loop.yield %[[V14]] : vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V8]], %[[ZERO]] : vector<16xf32> into f32
+// CHECK-NEXT: memref.store %[[S]], %[[OUT]][] : memref<f32>
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+// A row's sum of exps along k in 16 lanes, the steps whole vectors leave (`mask`) as
+// one masked vector step (a loop.reduce by 16 that runs once, or not at all), its off
+// lanes adding 0; the exps it stores are masked stores.
+func.func @masked_row_sum(%x: memref<?xf32>, %e: memref<?xf32>, %out: memref<f32>) attributes {nimble.kernel = "masked_row_sum"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %zero = arith.constant 0.0 : f32
+  %s = loop.reduce %k = %c0 to %n step %c1 combine(add) init(%zero) : f32 schedule #loop.schedule<vector = 16, mask> {
+    %v = memref.load %x[%k] : memref<?xf32>
+    %p = math.exp %v : f32
+    memref.store %p, %e[%k] : memref<?xf32>
+    loop.yield %p : f32
+  }
+  memref.store %s, %out[] : memref<f32>
+  func.return
+}
