@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     I1,
     I64,
@@ -37,11 +38,13 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.printer import Printer
-from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import arith
+from nimble.dialects.dim_expr import Expr
 from nimble.dialects.interfaces import EvalContext, HasReference, InfersResultTypes
+from nimble.dialects.symbolic import DimsAttr
 
 
 class ShapeAssertionError(RuntimeError):
@@ -92,7 +95,7 @@ class _CanonicalizeBind(HasCanonicalizationPatternsTrait):
 class _CanonicalizeShape(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        return (FoldStaticDim(), FoldGetOfKnownShape(), FoldTrueAssert())
+        return (FoldStaticDim(), DimOfNamedDim(), FoldGetOfKnownShape(), FoldTrueAssert())
 
 
 class _DimIndexOp(IRDLOperation, HasReference, InfersResultTypes):
@@ -368,6 +371,39 @@ class FoldStaticDim(RewritePattern):
         d = op.source.type.get_shape()[op.index.value.data]
         if d >= 0:
             rewriter.replace(op, arith.ConstantOp(IntegerAttr(d, IndexType())))
+
+
+class DimOfNamedDim(RewritePattern):
+    """`shape.dim` of a dim that `#nimble.dims` names (`seq`) is the first parameter dim of
+    the function with that name: the tensor it read is then not kept for its shape (a
+    fusion group would otherwise write it out too: BERT's unscaled queries, read only
+    for their length)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter) -> None:
+        name = _named(op.source.type)[op.index.value.data]
+        if name is None or name.as_int() is not None:
+            return
+        function = op.parent_op()
+        while function is not None and not isinstance(function, func.FuncOp):
+            if function.has_trait(IsolatedFromAbove):
+                return  # (a parameter cannot be read from here)
+            function = function.parent_op()
+        if function is None or not function.body.blocks:
+            return
+        for arg in function.body.block.args:
+            for axis, d in enumerate(_named(arg.type)):
+                if d == name:
+                    if arg is not op.source or axis != op.index.value.data:
+                        rewriter.replace(op, DimOp(arg, axis))
+                    return
+
+
+def _named(t: Attribute) -> tuple[Expr | None, ...]:
+    """The expressions `#nimble.dims` gives a tensor type's dims (None where none)."""
+    if isinstance(t, TensorType) and isinstance(t.encoding, DimsAttr) and len(t.encoding.data) == len(t.get_shape()):
+        return t.encoding.data
+    return (None,) * (len(t.get_shape()) if isinstance(t, TensorType) else 0)
 
 
 class FoldGetOfKnownShape(RewritePattern):

@@ -171,9 +171,9 @@ class SignatureCheck:
         self.named = [(i, axis, d) for i, t in enumerate(self.types) if isinstance(t, TensorType)
                       for axis, d in enumerate(symbolic_dims(t)) if isinstance(d, Expr)]
         """Per named dim of a parameter (`#nimble.dims`): position, axis, expression."""
-        self.named_axes = [(i, axis) for i, axis, _ in self.named]
-        self.bound: set[tuple[int, ...]] = set()
-        """Named dims' values (in `named`'s order) that held: a call with the same ones
+        self.named_inputs = sorted({i for i, _, _ in self.named})
+        self.bound: set[tuple[tuple[int, ...], ...]] = set()
+        """Shapes of the parameters with named dims that held: a call with the same ones
         needs no evaluation (at most `BOUND_KEPT` kept)."""
 
     def __call__(self, args: Sequence[Any]) -> None:
@@ -198,18 +198,15 @@ class SignatureCheck:
         for i in self.others:
             self._check(i, args[i])
         if self.named:
-            try:  # the common case: dims that held before
-                if tuple([args[i].shape[axis] for i, axis in self.named_axes]) in self.bound:
-                    return
-            except AttributeError:
-                pass
-            self._bind(args)
+            key = tuple([np.shape(args[i]) if args[i].__class__ is not np.ndarray else args[i].shape
+                         for i in self.named_inputs])
+            if key not in self.bound:  # (the common case: shapes that held before)
+                self._bind(args, key)
 
-    def _bind(self, args: Sequence[Any]) -> None:
+    def _bind(self, args: Sequence[Any], key: tuple[tuple[int, ...], ...]) -> None:
         """Each symbol takes its value from the first dim that is that symbol alone; every
         named dim must then equal its expression (those of symbols no dim binds alone
-        are not checked)."""
-        key = tuple([int(np.shape(args[i])[axis]) for i, axis in self.named_axes])
+        are not checked). `key`: the shapes of the parameters with named dims."""
         env: dict[str, int] = {}
         source: dict[str, tuple[int, int]] = {}
         for i, axis, e in self.named:

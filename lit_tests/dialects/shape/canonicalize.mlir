@@ -36,3 +36,21 @@ func.func @true_assert() {
   shape.assert %t, "always holds"
   func.return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @named_dim
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?xf32, #nimble.dims<[batch, seq]>>, %[[C:[A-Za-z0-9_$.-]+]]: tensor<f32>) -> (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index) {
+// CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.mul %[[X]], %[[C]] : (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, tensor<f32>) -> tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+// CHECK-NEXT: func.return %[[Y]], %[[N]], %[[M]] : tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index
+// CHECK-NEXT: }
+// A dim that `#nimble.dims` names is read from the first parameter with that name: the
+// scaled tensor is then not kept for its length (the parameter's own dim stays).
+func.func @named_dim(%x: tensor<?x?xf32, #nimble.dims<[batch, seq]>>, %c: tensor<f32>) -> (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index) {
+  %y = graph.mul %x, %c : (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, tensor<f32>) -> tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+  %n = shape.dim %y, 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+  %m = shape.dim %x, 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+  func.return %y, %n, %m : tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index
+}
