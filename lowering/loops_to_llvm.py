@@ -120,6 +120,13 @@ class _Buffer:
     dims: list[SSAValue]  # i64 values (constants for static dims)
 
 
+@dataclass
+class _Lazy:
+    """A hoisted heap buffer to free: the slot that holds its address (0 if never made)."""
+
+    slot: SSAValue
+
+
 class _FunctionLowering:
     """Translates one kernel `func.func` into an `llvm.func` (with its CFG)."""
 
@@ -165,6 +172,8 @@ class _FunctionLowering:
         self.regions: set[Block] = set()
         self.split_loops: set[Operation] = set()
         self.shared_buffers: list[SSAValue] = []
+        self.lazy: dict[SSAValue, SSAValue] = {}
+        """Hoisted heap buffers not made yet: the memref -> the slot for its address."""
         if not loop.can_cooperate(self.kernel):
             return
         self.mailbox = self.emit(llvm.IntToPtrOp(mailbox))
@@ -282,7 +291,7 @@ class _FunctionLowering:
 
     def region(self, block: Block, after: Callable[[Operation], None] | None = None) -> None:
         """Lower the ops of `block`; `after(op)` is called after each."""
-        frees: list[SSAValue] = []
+        frees: list[SSAValue | _Lazy] = []
         together = block in self.regions
         reads: set[SSAValue] = set()  # buffers read and written since the last barrier
         writes: set[SSAValue] = set()
@@ -305,6 +314,8 @@ class _FunctionLowering:
         if together and (looped and (reads or writes) or self.shared_buffers and frees):
             self.barrier()  # before the next iteration (its nests may use these buffers) or the frees
         for ptr in frees:
+            if isinstance(ptr, _Lazy):  # (0 if never made: free of null does nothing)
+                ptr = self.emit(llvm.IntToPtrOp(self.emit(llvm.LoadOp(ptr.slot, i64))))
             if ptr in self.shared_buffers:
                 name = self.external("nimble_shared_free", llvm.LLVMVoidType(), [i64, PTR])
                 self.emit(llvm.CallOp(name, self.chunk, ptr))
@@ -313,7 +324,7 @@ class _FunctionLowering:
         if isinstance(block.last_op, func.ReturnOp):
             self.emit(llvm.ReturnOp())
 
-    def op(self, op: Operation, frees: list[SSAValue]) -> None:
+    def op(self, op: Operation, frees: list[SSAValue | _Lazy]) -> None:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             handler(self, op)
@@ -585,10 +596,13 @@ class _FunctionLowering:
             raise LLVMLoweringError("memref.dim needs a constant dim index")
         self.values[op.result] = self.buffers[op.source].dims[index.value.value.data]
 
-    def hoist_allocs(self, nest: Operation, frees: list[SSAValue]) -> None:
+    def hoist_allocs(self, nest: Operation, frees: list[SSAValue | _Lazy]) -> None:
         """Heap buffers allocated inside the loops of `nest` (a kernel's top-level op) with
         sizes known before it, a panel per iteration, are allocated once before it and
-        freed at the kernel's end (the chunk runs its iterations one after the other).
+        freed at the kernel's end (the chunk runs its iterations one after the other):
+        made where it was, the first time the loops get there (`lazy_malloc`), so a nest
+        that runs no iteration this call (the packed side of a run-time split at 8 rows)
+        costs a compare, not a 16 KiB malloc and free per call.
         Allocated per iteration, a buffer over glibc's mmap threshold (128 KiB at first,
         then moving with the sizes freed) may be mapped and unmapped each time, its pages
         faulted in again: a conv's 147 KB im2col panels, 49 per call, took 0.75 ms more
@@ -596,9 +610,16 @@ class _FunctionLowering:
         for op in nest.walk():
             if isinstance(op, loop.AllocOp) and op.level.data != "reg" and _on_heap(op) \
                     and not any(loop.defined_inside(s, nest) for s in op.dynamic_sizes):
-                self.alloc(op, frees)
+                saved = self.block
+                self.block = self.entry
+                slot = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(
+                    self.emit(llvm.AllocaOp(self.const(1, i64), i64, alignment=8)), i64))))
+                self.block = saved
+                self.emit(llvm.StoreOp(self.const(0, i64), slot))
+                self.lazy[op.memref] = slot
+                frees.append(_Lazy(slot))
 
-    def alloc(self, op: loop.AllocOp, frees: list[SSAValue]) -> None:
+    def alloc(self, op: loop.AllocOp, frees: list[SSAValue | _Lazy]) -> None:
         if op.memref in self.buffers:  # hoisted
             return
         t = op.memref.type
@@ -616,6 +637,9 @@ class _FunctionLowering:
             ptr = self.emit(llvm.CallOp(name, self.mailbox, index, self.chunk, self.nchunks, nbytes, return_type=PTR))
             self.shared_buffers.append(ptr)
             frees.append(ptr)
+        elif op.memref in self.lazy:  # hoisted: made once, here, the first time
+            nbytes = self.mul(count, self.const(_byte_size(element), i64))
+            ptr = self.lazy_malloc(self.lazy.pop(op.memref), nbytes)
         elif _on_heap(op):
             nbytes = self.mul(count, self.const(_byte_size(element), i64))
             ptr = self.malloc_unless_empty(nbytes) if op.dynamic_sizes else \
@@ -632,6 +656,19 @@ class _FunctionLowering:
             ptr = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(slot, i64))))
             self.block = saved
         self.buffers[op.memref] = _Buffer(ptr, dims)
+
+    def lazy_malloc(self, slot: SSAValue, nbytes: SSAValue) -> SSAValue:
+        """The buffer whose address `slot` holds, malloc'd (and kept there) if it holds 0."""
+        bits = self.emit(llvm.LoadOp(slot, i64))
+        made = self.emit(llvm.ICmpOp(bits, self.const(0, i64), IntegerAttr(1, i64)))  # ne
+        call, join = self.new_block(), self.new_block([PTR])
+        self.emit(llvm.CondBrOp(made, join, [self.emit(llvm.IntToPtrOp(bits))], call, []))
+        self.block = call
+        ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
+        self.emit(llvm.StoreOp(self.emit(llvm.PtrToIntOp(ptr, i64)), slot))
+        self.emit(llvm.BrOp(join, ptr))
+        self.block = join
+        return join.args[0]
 
     def malloc_unless_empty(self, nbytes: SSAValue) -> SSAValue:
         """malloc(nbytes), or null for 0 bytes (`free` of null does nothing): the staging

@@ -1,23 +1,32 @@
 // RUN: nimble-opt %s --split-input-file -p lower-loops-to-llvm | filecheck %s
 
 // A heap buffer allocated inside a loop, sized by values known before the loop (a conv's
-// im2col panel per panel of pixels), is allocated once before the loop and freed when the
-// kernel returns, not mapped and unmapped at every iteration. A run-time size of 0 bytes
-// calls no malloc: the buffer is null (free of null does nothing).
+// im2col panel per panel of pixels), is made once and freed when the kernel returns, not
+// mapped and unmapped at every iteration: its address lives in a slot, 0 before the
+// loop, and the first iteration that gets to it mallocs it (a loop that runs no
+// iteration mallocs nothing; free of null does nothing).
 
 // CHECK-LABEL: llvm.func internal @panels_body
-// CHECK: %[[SOME:[A-Za-z0-9_$.-]+]] = llvm.icmp "ne" %[[BYTES:[A-Za-z0-9_$.-]+]], %{{.*}} : i64
-// CHECK-NEXT: %[[NULL:[A-Za-z0-9_$.-]+]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
-// CHECK-NEXT: llvm.cond_br %[[SOME]], ^[[CALL:[A-Za-z0-9]+]], ^[[JOIN:[A-Za-z0-9]+]](%[[NULL]] : !llvm.ptr)
-// CHECK-NEXT: ^[[CALL]]:
-// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = llvm.call @malloc(%[[BYTES]]) : (i64) -> !llvm.ptr
-// CHECK-NEXT: llvm.br ^[[JOIN]](%[[M]] : !llvm.ptr)
-// CHECK-NEXT: ^[[JOIN]](%[[P:[A-Za-z0-9_$.-]+]]: !llvm.ptr):
+// CHECK: llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK: %[[SLOT:[A-Za-z0-9_$.-]+]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
+// CHECK: llvm.store %[[ZERO:[A-Za-z0-9_$.-]+]], %[[SLOT]] : i64, !llvm.ptr
 // CHECK-NEXT: llvm.br ^[[HEADER:[A-Za-z0-9]+]](
 // CHECK-NEXT: ^[[HEADER]](
 // CHECK-NOT: @malloc
-// CHECK: llvm.call @free(%[[P]]) : (!llvm.ptr) -> ()
+// CHECK: %[[BITS:[A-Za-z0-9_$.-]+]] = llvm.load %[[SLOT]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[MADE:[A-Za-z0-9_$.-]+]] = llvm.icmp "ne" %[[BITS]], %[[ZERO]] : i64
+// CHECK-NEXT: %[[OLD:[A-Za-z0-9_$.-]+]] = llvm.inttoptr %[[BITS]] : i64 to !llvm.ptr
+// CHECK-NEXT: llvm.cond_br %[[MADE]], ^[[JOIN:[A-Za-z0-9]+]](%[[OLD]] : !llvm.ptr), ^[[CALL:[A-Za-z0-9]+]]
+// CHECK: %[[LAST:[A-Za-z0-9_$.-]+]] = llvm.load %[[SLOT]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = llvm.inttoptr %[[LAST]] : i64 to !llvm.ptr
+// CHECK-NEXT: llvm.call @free(%[[P]]) : (!llvm.ptr) -> ()
 // CHECK-NEXT: llvm.return
+// CHECK-NEXT: ^[[CALL]]:
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = llvm.call @malloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK-NEXT: %[[MBITS:[A-Za-z0-9_$.-]+]] = llvm.ptrtoint %[[M]] : !llvm.ptr to i64
+// CHECK-NEXT: llvm.store %[[MBITS]], %[[SLOT]] : i64, !llvm.ptr
+// CHECK-NEXT: llvm.br ^[[JOIN]](%[[M]] : !llvm.ptr)
+// CHECK-NEXT: ^[[JOIN]](
 // CHECK-NOT: @malloc
 // CHECK-LABEL: llvm.func @panels
 func.func @panels(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble.kernel = "panels"} {
