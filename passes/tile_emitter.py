@@ -556,8 +556,9 @@ class Tile:
         vectors = self.jammed_reduce(op, lower, main, self.e.const_index(width),
                                      [width] * (n * len(self.copies)), k_lane=True)
         if main is not upper and schedule_of(op).mask:
-            vectors = self._masked_step(op, main, upper, width, vectors)
-            main = upper
+            masked = self._masked_step(op, main, upper, width, vectors)
+            if masked is not None:
+                vectors, main = masked, upper
         rest = [Copy(dict(copy.subst), None, 1) for copy in self.copies]
         totals: list[SSAValue] = []
         for ci, copy in enumerate(self.copies):
@@ -578,38 +579,42 @@ class Tile:
             for r in op.results:
                 copy.subst[r] = scalar.subst[r]
 
-
     def _masked_step(self, op: loop.ReduceOp, start: SSAValue, upper: SSAValue, width: int,
-                     vectors: list[SSAValue]) -> list[SSAValue]:
+                     vectors: list[SSAValue]) -> list[SSAValue] | None:
         """The steps [start, upper) whole vectors leave (fewer than `width`) as one step in
         lanes under a mask, off lanes taking the combiner's identity, into each copy's
         accumulators `vectors` (a softmax row of 8 or 100: one vector step, not a scalar
         loop of exps). A `loop.reduce` by `width`: it runs once, or not at all when no
-        step is left (a row of 128 pays nothing for it)."""
+        step is left (a row of 128 pays nothing for it). None, and nothing emitted, if
+        the body cannot be masked (an f16 row: the caller's scalar steps instead)."""
         e = self.e
         block = Block(arg_types=[IndexType()])
         saved = e.b
         e.b = Builder(InsertPoint.at_end(block))
         e.memo.append({})
-        count = e.emit(arith.SubiOp(upper, block.args[0])).result
-        mask = e.lane_mask(count, width)
-        varying = _closure(list(op.body.block.ops), self.varying | {op.iv})
-        yielded: list[SSAValue] = []
-        for copy in self.copies:
-            step = Copy(dict(copy.subst), op.iv, width, mask=mask, count=count)
-            step.subst[op.iv] = block.args[0]
-            body = list(op.body.block.ops)
-            for body_op in body[:-1]:
-                e.clone(body_op, step, varying)
-            for ri, v in enumerate(body[-1].operands):
-                value = step.subst.get(v, v)
-                if v not in varying:
-                    value = e.broadcast(value, width)
-                identity = self._identity_vector(op.kinds[ri], value.type.get_element_type(), width)
-                yielded.append(e.emit(arith.SelectOp(mask, value, identity)).result)
-        e.memo.pop()
-        e.b.insert(loop.YieldOp(yielded))
-        e.b = saved
+        try:
+            count = e.emit(arith.SubiOp(upper, block.args[0])).result
+            mask = e.lane_mask(count, width)
+            varying = _closure(list(op.body.block.ops), self.varying | {op.iv})
+            yielded: list[SSAValue] = []
+            for copy in self.copies:
+                step = Copy(dict(copy.subst), op.iv, width, mask=mask, count=count)
+                step.subst[op.iv] = block.args[0]
+                body = list(op.body.block.ops)
+                for body_op in body[:-1]:
+                    e.clone(body_op, step, varying)
+                for ri, v in enumerate(body[-1].operands):
+                    value = step.subst.get(v, v)
+                    if v not in varying:
+                        value = e.broadcast(value, width)
+                    identity = self._identity_vector(op.kinds[ri], value.type.get_element_type(), width)
+                    yielded.append(e.emit(arith.SelectOp(mask, value, identity)).result)
+        except NotVectorizable:
+            return None  # (the block and its memo scope are dropped: nothing escaped them)
+        finally:
+            e.memo.pop()
+            e.b = saved
+        block.add_op(loop.YieldOp(yielded))
         kinds = [k for _ in self.copies for k in op.kinds]
         return list(e.emit(loop.ReduceOp(start, upper, e.const_index(width), vectors, kinds, Region(block))).results)
 

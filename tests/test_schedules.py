@@ -491,6 +491,28 @@ def test_auto_remainder_with_f16_next_to_f32(rng):
         np.testing.assert_array_equal(d, b + b)
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_softmax_rows_end_with_a_masked_step(dtype, rng):
+    """A row's max and sum of exps run in lanes, the steps whole vectors leave as one
+    masked step (f32); an f16 row, which cannot be masked, keeps its lanes and ends
+    with scalar steps, not a scalar row."""
+    text = f"""func.func @main(%x: tensor<?x?x{dtype}>) -> tensor<?x?x{dtype}> {{
+  %y = graph.softmax %x {{axis = -1 : i64}} : tensor<?x?x{dtype}> -> tensor<?x?x{dtype}>
+  func.return %y : tensor<?x?x{dtype}>
+}}"""
+    exe = nimble.compile(text)
+    (kernel,) = [str(k) for k in exe.module.body.block.ops if "nimble.kernel" in k.attributes]
+    assert kernel.count("vector.reduction") == 2
+    assert ("vector.maskedload" in kernel) == (dtype == "f32")
+    ref = nimble.parse(text)
+    np_type = np.float32 if dtype == "f32" else np.float16
+    for shape in [(1, 1), (3, 8), (2, 16), (5, 17), (3, 100)]:
+        x = (rng.standard_normal(shape) * 4).astype(np_type)
+        x[0, -1] = -1000  # an exponential far below the others: 0
+        np.testing.assert_allclose(exe(x).astype(np.float32), nimble.interpret(ref, x)[0].astype(np.float32),
+                                   rtol=1e-5 if dtype == "f32" else 2e-3, atol=1e-6 if dtype == "f32" else 1e-3)
+
+
 def test_remainder_option_is_checked():
     with pytest.raises(ValueError, match="remainder must be one of auto, peeled, masked"):
         nimble.compile(_dense(4), remainder="rounded")
