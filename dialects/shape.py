@@ -42,9 +42,8 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, IsolatedFromAbove, Pur
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import arith
-from nimble.dialects.dim_expr import Expr
 from nimble.dialects.interfaces import EvalContext, HasReference, InfersResultTypes
-from nimble.dialects.symbolic import DimsAttr
+from nimble.dialects.symbolic import named_dims
 
 
 class ShapeAssertionError(RuntimeError):
@@ -381,7 +380,7 @@ class DimOfNamedDim(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter) -> None:
-        name = _named(op.source.type)[op.index.value.data]
+        name = named_dims(op.source.type)[op.index.value.data]
         if name is None or name.as_int() is not None:
             return
         function = op.parent_op()
@@ -392,18 +391,11 @@ class DimOfNamedDim(RewritePattern):
         if function is None or not function.body.blocks:
             return
         for arg in function.body.block.args:
-            for axis, d in enumerate(_named(arg.type)):
+            for axis, d in enumerate(named_dims(arg.type)):
                 if d == name:
                     if arg is not op.source or axis != op.index.value.data:
                         rewriter.replace(op, DimOp(arg, axis))
                     return
-
-
-def _named(t: Attribute) -> tuple[Expr | None, ...]:
-    """The expressions `#nimble.dims` gives a tensor type's dims (None where none)."""
-    if isinstance(t, TensorType) and isinstance(t.encoding, DimsAttr) and len(t.encoding.data) == len(t.get_shape()):
-        return t.encoding.data
-    return (None,) * (len(t.get_shape()) if isinstance(t, TensorType) else 0)
 
 
 class FoldGetOfKnownShape(RewritePattern):

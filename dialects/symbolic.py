@@ -43,6 +43,17 @@ class DimsAttr(Data[tuple[Expr | None, ...]]):
         printer.print_string(f"<[{', '.join('?' if d is None else str(d) for d in self.data)}]>")
 
 
+def named_dims(t: Attribute) -> tuple[Expr | None, ...]:
+    """The expressions `#nimble.dims` gives a tensor type's dims (None for each dim where
+    it gives none, or where the type has no such encoding)."""
+    if not isinstance(t, TensorType):
+        return ()
+    rank = len(t.get_shape())
+    if isinstance(t.encoding, DimsAttr) and len(t.encoding.data) == rank:
+        return t.encoding.data
+    return (None,) * rank
+
+
 def check_dims_encoding(t: Attribute) -> str | None:
     """Why tensor type `t`'s `#nimble.dims` does not fit its shape (None if it does, or
     if it has none): one expression per dim, a constant where the shape has a number,

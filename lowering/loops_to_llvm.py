@@ -661,25 +661,25 @@ class _FunctionLowering:
         """The buffer whose address `slot` holds, malloc'd (and kept there) if it holds 0."""
         bits = self.emit(llvm.LoadOp(slot, i64))
         made = self.emit(llvm.ICmpOp(bits, self.const(0, i64), IntegerAttr(1, i64)))  # ne
-        call, join = self.new_block(), self.new_block([PTR])
-        self.emit(llvm.CondBrOp(made, join, [self.emit(llvm.IntToPtrOp(bits))], call, []))
-        self.block = call
-        ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
-        self.emit(llvm.StoreOp(self.emit(llvm.PtrToIntOp(ptr, i64)), slot))
-        self.emit(llvm.BrOp(join, ptr))
-        self.block = join
-        return join.args[0]
+        return self.malloc_unless(made, nbytes, self.emit(llvm.IntToPtrOp(bits)), slot)
 
     def malloc_unless_empty(self, nbytes: SSAValue) -> SSAValue:
         """malloc(nbytes), or null for 0 bytes (`free` of null does nothing): the staging
         buffer of a split's side that takes no rows this call (lanes along the rows at 8
         rows) costs a compare, not a malloc and a free."""
+        empty = self.emit(llvm.ICmpOp(nbytes, self.const(0, i64), IntegerAttr(0, i64)))  # eq
+        return self.malloc_unless(empty, nbytes, self.emit(llvm.IntToPtrOp(self.const(0, i64))))
+
+    def malloc_unless(self, skip: SSAValue, nbytes: SSAValue, otherwise: SSAValue,
+                      slot: SSAValue | None = None) -> SSAValue:
+        """`otherwise` where `skip`, else malloc(nbytes) (its address stored in `slot`, if
+        given)."""
         call, join = self.new_block(), self.new_block([PTR])
-        some = self.emit(llvm.ICmpOp(nbytes, self.const(0, i64), IntegerAttr(1, i64)))  # ne
-        null = self.emit(llvm.IntToPtrOp(self.const(0, i64)))
-        self.emit(llvm.CondBrOp(some, call, [], join, [null]))
+        self.emit(llvm.CondBrOp(skip, join, [otherwise], call, []))
         self.block = call
         ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
+        if slot is not None:
+            self.emit(llvm.StoreOp(self.emit(llvm.PtrToIntOp(ptr, i64)), slot))
         self.emit(llvm.BrOp(join, ptr))
         self.block = join
         return join.args[0]

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from nimble.dialects.dim_expr import Expr
-from nimble.dialects.symbolic import DimsAttr
+from nimble.dialects.symbolic import DimsAttr, named_dims
 
 Dim = int | None
 SymDim = int | Expr | None
@@ -76,11 +76,7 @@ def dims(t: Attribute) -> list[Dim]:
 
 def symbolic_dims(t: Attribute) -> list[SymDim]:
     """The dims of a tensor type, an expression where `#nimble.dims` names a `?`."""
-    static = dims(t)
-    names = t.encoding.data if isinstance(t.encoding, DimsAttr) else ()
-    if len(names) != len(static):
-        return static
-    return [d if d is not None or e is None or e.as_int() is not None else e for d, e in zip(static, names)]
+    return [d if d is not None or e is None or e.as_int() is not None else e for d, e in zip(dims(t), named_dims(t))]
 
 
 def tensor(element_type: Attribute, shape: Sequence[SymDim]) -> TensorType:
