@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import sys
 import tempfile
 
@@ -25,7 +24,7 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import nimble  # noqa: E402
-from timing import best_time, isolated  # noqa: E402
+from timing import best_time, isolated, machine  # noqa: E402
 
 SIZES = [(1, 8), (4, 24)]
 """(batch, length) pairs timed (GPT-2 with past reads length + length + 2 of its 64 positions)."""
@@ -46,14 +45,6 @@ def child(runtime: str, folder: str, repeat: int, size: int) -> None:
         session = ort.InferenceSession(os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"])
         fn = lambda: session.run(None, inputs)  # noqa: E731
     print(best_time(fn, repeat))
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
 
 
 def bench(name: str, exporter: str, repeat: int) -> list[float]:
@@ -108,7 +99,7 @@ def main() -> None:
     sys.path.insert(0, os.path.join(here, "..", "tests"))
     from model_zoo import MODELS
 
-    print(f"cpu: {cpu_name()}, threads: {THREADS}, exporter: {a.exporter}")
+    print(f"{machine()}; threads: {THREADS}, exporter: {a.exporter}")
     ratios = [r for name in a.models or list(MODELS) for r in bench(name, a.exporter, 15 if a.quick else 60)]
     if ratios:
         mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))

@@ -25,8 +25,7 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import nimble  # noqa: E402
-from exported_models import cpu_name  # noqa: E402
-from timing import best_time  # noqa: E402
+from timing import best_time, machine  # noqa: E402
 
 
 def export(model, ids: np.ndarray, path: str, dynamic: bool) -> None:
@@ -70,7 +69,7 @@ def main() -> None:
     model = LastHidden().eval()
     lengths = [int(v) for v in args.lengths.split(",")]
     rng = np.random.default_rng(0)
-    print(f"cpu: {cpu_name()}, threads: {args.threads}, BERT hidden {args.hidden}, {args.layers} layers, batch 1")
+    print(f"{machine()}; threads: {args.threads}, BERT hidden {args.hidden}, {args.layers} layers, batch 1")
     with tempfile.TemporaryDirectory() as folder:
         dynamic_path = os.path.join(folder, "dynamic.onnx")
         export(model, rng.integers(0, 100, (2, 7)), dynamic_path, True)

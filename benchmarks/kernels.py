@@ -1,11 +1,15 @@
 """Compiled kernels against numpy/OpenBLAS (and PyTorch CPU when installed), same run.
 
     python benchmarks/kernels.py [--threads 1|2] [--quick] [--remainder auto|peeled|masked|all]
+                                 [--cpu host|haswell|znver3|x86-64-v2|...]
 
 Prints, per workload: Nimble's time, the reference's, the ratio (>1: Nimble faster),
-GFLOP/s, and the compile time: the passes (`nimble.compile`) and the JIT of the kernels
-the calls launched (each compiled on its first launch), with their number. BLAS threads are pinned to `--threads`
-before numpy loads, so both sides use the same number of cores.
+GFLOP/s, the compile time (the passes, `nimble.compile`, and the JIT of the kernels the
+calls launched, each compiled on its first launch, with their number) and the ISA level
+Nimble compiled for. BLAS threads are pinned to `--threads` before numpy loads, so both
+sides use the same number of cores; with `--cpu` naming a smaller ISA than the host's
+(AVX2 code on an AVX-512 host), OpenBLAS, MKL and oneDNN are kept to that ISA too
+(`timing.ISA_LIMITS`), so both sides use the same vector width.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import time
 
 THREADS = 1
 REMAINDER = "auto"
+CPU = sys.argv[sys.argv.index("--cpu") + 1] if "--cpu" in sys.argv else None
 if "--threads" in sys.argv:
     THREADS = int(sys.argv[sys.argv.index("--threads") + 1])
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -25,6 +30,13 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import nimble  # noqa: E402
+from nimble.runtime import cpu_target  # noqa: E402
+from timing import ISA_LIMITS, limit_references_to, machine  # noqa: E402
+
+LIMITED = {k: os.environ[k] for k in ISA_LIMITS.get(cpu_target.resolve(CPU).isa, {}) if k in os.environ}
+if CPU is not None and limit_references_to(cpu_target.resolve(CPU).isa):
+    # The BLAS libraries read these when they load (numpy has loaded one): start again.
+    os.execv(sys.executable, [sys.executable, *sys.argv])
 
 try:  # optional: PyTorch CPU as a second reference
     import torch  # noqa: E402
@@ -55,7 +67,8 @@ def report(name: str, flops: float, nimble_s: float, refs: dict[str, float], com
            exe: nimble.Executable) -> None:
     ratios = "  ".join(f"{k} {v * 1e3:8.3f} ms (x{v / nimble_s:5.2f})" for k, v in refs.items())
     print(f"{name:34s} nimble {nimble_s * 1e3:8.3f} ms {flops / nimble_s / 1e9:7.1f} GF/s  {ratios}  "
-          f"compile {compile_s:.2f} s + JIT {exe.seconds_jit:.2f} s ({len(exe.code.compiled)} kernels)", flush=True)
+          f"compile {compile_s:.2f} s + JIT {exe.seconds_jit:.2f} s ({len(exe.code.compiled)} kernels)  "
+          f"[{exe.code.cpu.cpu}, {exe.code.cpu.isa}]", flush=True)
 
 
 def gemm(m: int, k: int, n: int) -> None:
@@ -64,7 +77,7 @@ def gemm(m: int, k: int, n: int) -> None:
   func.return %c : tensor<?x{n}xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER, cpu=CPU)
     compile_s = time.perf_counter() - t
     rng = np.random.default_rng(0)
     a = rng.standard_normal((m, k)).astype(np.float32)
@@ -96,7 +109,7 @@ def dense(m: int, k: int, n: int) -> None:
   func.return %y : tensor<?x{n}xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER, cpu=CPU)
     compile_s = time.perf_counter() - t
     x = rng.standard_normal((m, k)).astype(np.float32)
     wt = np.ascontiguousarray(w.T)
@@ -129,7 +142,7 @@ def lstm_cell(hidden: int) -> None:
   func.return %h2, %c2 : tensor<?x{hidden}xf32>, tensor<?x{hidden}xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER, cpu=CPU)
     compile_s = time.perf_counter() - t
     groups = {k.group for k in exe.vm.kernels}  # a no-stretch variant is the same group compiled twice
     assert len(groups) == 1, exe.kernel_names  # the whole cell is one kernel
@@ -177,7 +190,7 @@ def conv(cin: int, cout: int, kernel: int, stride: int, size: int) -> None:
   func.return %r : tensor<1x{cout}x?x?xf32>
 }}"""
     t = time.perf_counter()
-    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER)
+    exe = nimble.compile(text, threads=THREADS, remainder=REMAINDER, cpu=CPU)
     compile_s = time.perf_counter() - t
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, cin, size, size)).astype(np.float32)
@@ -208,6 +221,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--remainder", choices=["auto", "peeled", "masked", "all"], default="auto",
                         help="how vector loops finish sizes that are not a multiple of the width")
+    parser.add_argument("--cpu", help="the CPU to compile for (default: the host)")
     args = parser.parse_args()
     global REMAINDER
     for remainder in (["auto", "peeled", "masked"] if args.remainder == "all" else [args.remainder]):
@@ -216,8 +230,9 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    print(f"threads={args.threads} remainder={REMAINDER} numpy {np.__version__} "
-          f"torch {torch.__version__ if torch else 'not installed'}")
+    limits = " ".join(f"{k}={v}" for k, v in LIMITED.items())
+    print(f"{machine(CPU)}\nthreads={args.threads} remainder={REMAINDER} numpy {np.__version__} "
+          f"torch {torch.__version__ if torch else 'not installed'}{'; references limited: ' + limits if limits else ''}")
     sizes = [(256, 256, 256)] if args.quick else [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (1000, 777, 513)]
     for m, k, n in sizes:
         gemm(m, k, n)

@@ -33,6 +33,7 @@ for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import nimble  # noqa: E402
+from timing import machine  # noqa: E402
 from nimble.dialects.graph.adt import AdtValue  # noqa: E402
 
 try:
@@ -345,7 +346,7 @@ def main() -> None:
     p.add_argument("--quick", action="store_true")
     args = p.parse_args()
     repeat = 5 if args.quick else 40
-    print(f"threads {THREADS}; pytorch {'not installed' if torch is None else torch.__version__}", flush=True)
+    print(f"{machine()}; threads {THREADS}; pytorch {'not installed' if torch is None else torch.__version__}", flush=True)
     for hidden, steps in ([(256, 25)] if args.quick else [(256, 25), (256, 100), (1024, 25), (1024, 100)]):
         lstm(hidden, steps, repeat)
     tree_lstm(47, repeat)

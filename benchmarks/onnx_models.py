@@ -37,7 +37,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import nimble  # noqa: E402
 from nimble.frontend.onnx import import_onnx  # noqa: E402
-from timing import best_time, isolated  # noqa: E402
+from timing import best_time, isolated, machine  # noqa: E402
 
 
 def child(runtime: str, folder: str, repeat: int) -> None:
@@ -191,7 +191,7 @@ def main() -> None:
         return
     rng = np.random.default_rng(0)
     repeat = 15 if a.quick else 60
-    print(f"threads: {THREADS}")
+    print(f"{machine()}; threads: {THREADS}")
     for batch in (1, 32):
         run("mlp 512-1024-256 (helper)", helper_mlp(rng), (batch, 512), repeat, rng)
     for size in (32, 64) if a.quick else (32, 112):

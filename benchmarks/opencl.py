@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 import nimble  # noqa: E402
 from nimble.runtime.opencl import ClTensor  # noqa: E402
-from timing import best_time, isolated  # noqa: E402
+from timing import best_time, isolated, machine  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -187,7 +187,7 @@ def main() -> None:
     repeat = 3 if a.quick else 7
     from nimble.runtime.opencl import OpenCLRuntime
 
-    print(f"OpenCL device: {OpenCLRuntime.get(a.device).description}; LLVM kernels on {THREADS} threads")
+    print(f"OpenCL device: {OpenCLRuntime.get(a.device).description}; LLVM kernels on {THREADS} threads; {machine()}")
     for n in (128, 256) if a.quick else (128, 256, 512):
         gemm(n, repeat, a.device, rng)
     for c, size in ((32, 28),) if a.quick else ((32, 56), (64, 56)):

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 import nimble
+from timing import machine
 from nimble import interpret, parse
 from nimble.passes.spatial_dse import REPORT_ATTR
 from nimble.runtime.spatial_model import estimate, parse_machine
@@ -130,7 +131,7 @@ def main() -> None:
     args = parser.parse_args()
     machine = parse_machine(args.machine)
     print(f"accelerator model: {machine.describe()}")
-    print(f"CPU: {os.cpu_count()} cores, nimble.compile(target='llvm'), f32, measured\n")
+    print(f"{machine()}; {os.cpu_count()} cores, nimble.compile(target='llvm'), f32, measured\n")
     header = (f"{'task':<16} {'weights':<5} {'design (par hidden, par reduce, weights)':<44} {'PCU':>4} {'PMU':>4} "
               f"{'est. us':>10} {'max err':>9} {'rel err':>8} {'CPU ms':>9} {'est. speedup':>12}")
     print(header)

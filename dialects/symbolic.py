@@ -18,6 +18,7 @@ from xdsl.printer import Printer
 
 from nimble.dialects import dim_expr
 from nimble.dialects.dim_expr import Expr
+from nimble.dialects.target import CpuAttr
 
 
 @irdl_attr_definition
@@ -81,4 +82,4 @@ def check_dims_encoding(t: Attribute) -> str | None:
     return None
 
 
-Nimble = Dialect("nimble", [], [DimsAttr])
+Nimble = Dialect("nimble", [], [DimsAttr, CpuAttr])

@@ -18,3 +18,8 @@ for tool in ("nimble-opt", "filecheck"):
         lit_config.fatal(f"'{tool}' not found on PATH: install Nimble with its test extra")
 config.environment["PATH"] = os.environ["PATH"]
 config.substitutions.append(("%python", shutil.which("python") or "python3"))
+# The CPU a test that names none compiles for (runtime/cpu_target.py): the host, or
+# $NIMBLE_CPU (`NIMBLE_CPU=haswell lit lit_tests` checks that every test whose output
+# depends on the CPU names one with --cpu).
+if "NIMBLE_CPU" in os.environ:
+    config.environment["NIMBLE_CPU"] = os.environ["NIMBLE_CPU"]

@@ -29,7 +29,6 @@ from xdsl.traits import is_side_effect_free
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.schedule_loops import VECTOR_BITS
 
 ROWS = 4
 """Steps per register tile of the hoisted product (4 steps x 4 gate rows: 16 vector
@@ -79,16 +78,15 @@ def _drop_dead(scope: Operation) -> None:
                 changed = True
 
 
-def hoist_input_projections(time_loop: scf.ForOp) -> int:
+def hoist_input_projections(time_loop: scf.ForOp, lanes: int) -> int:
     """Move every reduction of the step nest that reads nothing the loop writes in front
-    of the loop (see the module docstring); returns how many moved."""
+    of the loop (see the module docstring), in vectors of `lanes`; returns how many moved."""
     for bound, value in ((time_loop.lb, 0), (time_loop.step, 1)):
         if not (isinstance(bound.owner, arith.ConstantOp) and bound.owner.value.value.data == value):
             return 0
     _drop_dead(time_loop)
     body = time_loop.body.block
     written = _stored(time_loop)
-    lanes = VECTOR_BITS["cpu"] // 32
     moved = 0
     for outer in [o for o in body.ops if isinstance(o, loop.ForeachOp)]:
         for inner in [o for o in outer.body.block.ops if isinstance(o, loop.ForeachOp)]:

@@ -48,6 +48,7 @@ from nimble.dialects import arith
 from nimble.dialects import shape
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
+from nimble.dialects.target import target_of
 from nimble.lowering.graph_to_loops import KERNEL_ATTR
 from nimble.lowering.pad_rows import padded_constant
 from nimble.lowering.rnn_to_spatial import (
@@ -161,7 +162,8 @@ def lower_module(module: ModuleOp) -> list[str]:
 
     def lower(rec: Recurrence, step: Step, name: str) -> None:
         _check(rec, step)
-        program, host_values = build_program(rec, step, name, "f32", target="cpu", constant=_is_constant)
+        program, host_values = build_program(rec, step, name, "f32", target="cpu", constant=_is_constant,
+                                             lanes=target_of(module).lanes(32))
         module.body.block.add_op(program)
         _wrap(rec, step, name, host_values, _laid_out(rec, program, host_values))
 

@@ -26,11 +26,14 @@ from xdsl.passes import PassPipeline
 from nimble.dialects import loop
 from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.target import set_target, target_of
 from nimble.diagnostics import verify_after_pass
 from nimble.passes.schedule_loops import REMAINDERS
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
+from nimble.runtime import cpu_target
+from nimble.runtime.cpu_target import CpuTarget, TargetError
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
@@ -131,7 +134,8 @@ class Executable:
         from nimble.runtime.llvm_jit import KernelCode
 
         used = {k.name for k in program.kernels if k.device == "cpu"}
-        code = KernelCode([f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used], lower_kernels)
+        code = KernelCode([f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used], lower_kernels,
+                          target_of(module))
         names = [f.name for f in program.functions]
         if entry is None:
             entry = "main" if "main" in names or len(names) != 1 else names[0]
@@ -186,6 +190,7 @@ class Executable:
         launched compiled now)."""
         objects = self.code.objects()
         self.program.object_code = [data for _names, data in objects]
+        self.program.cpu, self.program.cpu_features = self.code.cpu.cpu, self.code.cpu.features
         holder = {name: i for i, (names, _data) in enumerate(objects) for name in names}
         for k in self.program.kernels:
             if k.device == "cpu":
@@ -216,7 +221,12 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
         if not blob.startswith(b"\x7fELF"):
             raise BytecodeError(f"object {i} of the kernels section does not hold ELF object code")
     try:
-        code = KernelCode.from_objects([o for o in objects if o[0]])
+        cpu = cpu_target.named(program.cpu, program.cpu_features) if program.cpu else cpu_target.host()
+    except TargetError as e:
+        raise BytecodeError(f"the kernels' target: {e}") from None
+    cpu_target.check_runs_here(cpu)
+    try:
+        code = KernelCode.from_objects([o for o in objects if o[0]], cpu)
     except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
         raise BytecodeError(f"the kernels' object code does not load: {e}") from None
     functions = [f.name for f in program.functions]
@@ -240,7 +250,8 @@ def _opencl_module(program: Program, device: str | None) -> Any:
 
 
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
-            remainder: str = "auto", opencl_device: str | None = None) -> Executable:
+            remainder: str = "auto", opencl_device: str | None = None, cpu: str | None = None,
+            cpu_features: str = "") -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
 
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
@@ -250,14 +261,18 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     kernel on the CPU), `opencl` (every kernel the OpenCL backend can express on the
     OpenCL device, the rest on the CPU), `hetero` (OpenCL for the groups with enough
     work); `opencl_device` picks the device (`P:D` indices or part of its name; default:
-    the first GPU, else the first device).
+    the first GPU, else the first device). `cpu` is the CPU the kernels are compiled
+    for: `host` (the default, unless `$NIMBLE_CPU` names another), or
+    one LLVM names (`haswell`, `znver3`, `x86-64-v2`, `skylake-avx512`),
+    `cpu_features` overrides (`-avx512f`); code for a CPU the host cannot run is
+    compiled (and can be saved) but not run (`TargetError`).
     """
     with fewer_collections():
-        return _compile(source, target, entry, threads, remainder, opencl_device)
+        return _compile(source, target, entry, threads, remainder, opencl_device, cpu_target.resolve(cpu, cpu_features))
 
 
 def _compile(source: Any, target: str, entry: str | None, threads: int | None, remainder: str,
-             opencl_device: str | None) -> Executable:
+             opencl_device: str | None, cpu: CpuTarget) -> Executable:
     from nimble.api import parse
 
     if target not in TARGETS:
@@ -273,6 +288,7 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
     if entry not in functions:
         raise ValueError(f"the module has no function @{entry}")
     options = {"schedule-loops": f"remainder={remainder}", **TARGET_OPTIONS.get(target, {})}
+    set_target(module, cpu)
     run_stages(module, [s for s in TARGETS[target] if s != "llvm"], options)
     program = program_from_module(module, base_dir)
     seconds_passes = time.perf_counter() - t0
@@ -319,6 +335,6 @@ def compile_kernels(source: Any, devices: Sequence[str] = ("cpu",)) -> dict[str,
 
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)
     run_stages(module, ["realize"])
-    jit = JitModule.compile(lower_kernels(module, devices))
+    jit = JitModule.compile(lower_kernels(module, devices), target_of(module))
     return {f.sym_name.data: KernelFunction(f, jit)
             for d in devices for f in loop.kernels_of(module, d)}

@@ -24,6 +24,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from nimble import __version__
 from nimble.dialects import loop
+from nimble.dialects.target import set_target
 from nimble.diagnostics import (
     Diagnostic,
     OpError,
@@ -41,6 +42,8 @@ from nimble.frontend.errors import FrontendError
 from nimble.frontend.printer import PrintError, print_nb
 from nimble.parser import parse_mlir
 from nimble.registry import all_dialects, all_passes
+from nimble.runtime import cpu_target
+from nimble.runtime.cpu_target import TargetError
 
 _SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 
@@ -197,6 +200,15 @@ class NimbleOptMain(xDSLOptMain):
             help="Verify the IR after every pass and name the pass that broke it (default: true, as "
                  "in mlir-opt; --verify-each=false verifies the input and the result only)",
         )
+        arg_parser.add_argument(
+            "--cpu", metavar="NAME",
+            help="The CPU to schedule and compile for (`host`, `haswell`, `znver3`, `x86-64-v2`, "
+                 "`skylake-avx512`, ...): sets the module's `nimble.target` before the passes run",
+        )
+        arg_parser.add_argument(
+            "--cpu-features", default="", metavar="LIST",
+            help="Feature overrides for --cpu (`-avx512f,+fma`)",
+        )
         for action in arg_parser._actions:
             if action.dest == "verify_diagnostics":
                 action.help = (
@@ -233,6 +245,12 @@ class NimbleOptMain(xDSLOptMain):
                 print(pass_summary(self.available_passes[name]()))
             return 0
         name = self.args.input_file or "<stdin>"
+        try:
+            self.cpu = cpu_target.resolve(self.args.cpu, self.args.cpu_features) \
+                if self.args.cpu or self.args.cpu_features else None
+        except TargetError as e:
+            print(f"nimble-opt: error: {e}", file=sys.stderr)
+            return 1
         if self.args.input_file is not None and self.frontend_for(name) == "onnx":
             # A binary model: imported, then processed as the MLIR text of its graph IR.
             from nimble.frontend.onnx import OnnxImportError, import_onnx
@@ -319,6 +337,8 @@ class NimbleOptMain(xDSLOptMain):
         diagnostics = verify_module(module, source)
         if any(d.severity == "error" for d in diagnostics):
             return diagnostics, None
+        if self.cpu is not None:
+            set_target(module, self.cpu)
         try:
             self.apply_passes(module)
         except OpError as e:

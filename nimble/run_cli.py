@@ -97,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device: P:D indices or part of its name "
                    "(default: the first GPU, else the first device)")
+    p.add_argument("--cpu", metavar="NAME",
+                   help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, x86-64-v2, skylake-avx512, ...")
+    p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
     args = p.parse_args(argv)
     if args.dynamic_size is not None:
         args.dim.insert(0, str(args.dynamic_size))
@@ -105,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bytecode = args.file.endswith(BYTECODE_SUFFIX)
         exe = load(args.file, args.threads, args.entry, args.opencl_device) if bytecode else \
             compile(args.file, target=args.target, entry=args.entry, threads=args.threads,
-                    opencl_device=args.opencl_device)
+                    opencl_device=args.opencl_device, cpu=args.cpu, cpu_features=args.cpu_features)
         t_compile = time.perf_counter() - t0
         values = build_inputs(exe, exe.entry, args)
         for _ in range(max(0, args.warmup)):
@@ -152,10 +155,14 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
     p.add_argument("--entry")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device to build the kernels for while compiling")
+    p.add_argument("--cpu", metavar="NAME",
+                   help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, x86-64-v2, skylake-avx512, ...")
+    p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
     args = p.parse_args(argv)
     output = args.output or args.file.rsplit(".", 1)[0] + BYTECODE_SUFFIX
     try:
-        exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device)
+        exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device,
+                      cpu=args.cpu, cpu_features=args.cpu_features)
         exe.save(output)
     except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError, OpenCLError,
             OnnxImportError) as e:
@@ -163,7 +170,7 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
         return 1
     on_device = sum(k.device != "cpu" for k in exe.program.kernels)
     print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels "
-          f"({on_device} OpenCL), {len(exe.program.constants)} constants")
+          f"({on_device} OpenCL), {len(exe.program.constants)} constants; CPU code for {exe.code.cpu.describe()}")
     return 0
 
 

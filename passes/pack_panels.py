@@ -110,11 +110,13 @@ def copy_panel(e: Emitter, loop: Loop, load: memref.LoadOp, k_iv: SSAValue, pane
 
 
 def transpose_block(e: Emitter, rows: list[SSAValue]) -> list[SSAValue]:
-    """The columns of a square block held as row vectors. Round `d` (8, 4, 2, 1) swaps bit
-    `d` of the row index with bit `d` of the lane index, pairing row r with row r + d."""
+    """The columns of a square block held as row vectors (a power of two of them). Round
+    `d` (8, 4, 2, 1 for 16 rows) swaps bit `d` of the row index with bit `d` of the lane
+    index, pairing row r with row r + d."""
     n = len(rows)
     t = rows[0].type
-    for d in (8, 4, 2, 1):
+    assert n & (n - 1) == 0, n
+    for d in reversed([1 << b for b in range(n.bit_length() - 1)]):
         low = [c if not c & d else n + c - d for c in range(n)]  # row r: lanes with bit d set from r + d
         high = [c + d if not c & d else n + c for c in range(n)]  # row r + d: lanes without it from r
         out = list(rows)

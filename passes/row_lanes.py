@@ -28,7 +28,7 @@ read once in all, and without it the next tile's rows (staged or read in place) 
 from memory at its start instead of during this tile's FMAs.
 
 The rows whole panels leave run as one more panel when schedule-loops gives the nest
-them (`PARTIAL_ROWS` or more): packed with zeros past the last row, the tile's results
+them (`partial_rows` or more): packed with zeros past the last row, the tile's results
 through a register block, row by row. Columns left over by whole tiles run one element
 at a time (schedule-loops otherwise splits the rows at whole panels). `W` may be read
 from row `c` on (`W[j + c, k]`: one output of several sliced from the product); a
@@ -106,7 +106,7 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
     blocks = e.emit(arith.DivSIOp(main_m, e.const_index(width))).result
     # The rows whole panels leave (fewer than V) run as one more panel, its lanes past
     # the last row zero and their results dropped (schedule-loops gives the nest such
-    # rows from PARTIAL_ROWS on).
+    # rows from `partial_rows` on).
     part = None if main_m is m else e.emit(arith.SubiOp(m, main_m)).result
     total = blocks
     if part is not None and constant_index(part) != 0:

@@ -1,13 +1,15 @@
 """`schedule-loops`: give each kernel's innermost loop nests a schedule for the target.
 
-Schedules are data (`#loop.schedule<...>` on loops), chosen here from a per-target table
-of *strategies* and realised by `tile-vectorize`; a tuner can write them instead. For
+Schedules are data (`#loop.schedule<...>` on loops), chosen here from a table of
+*strategies* sized for the module's CPU (`#nimble.cpu`: lanes from its vector width,
+register tiles from its vector registers) and realised by `tile-vectorize`; a tuner can
+write them instead. Sizes below are for AVX-512 (16 f32 lanes, 32 registers). For
 each innermost nest `foreach i { foreach j { ... } }` the first strategy of the table
 that `tile-vectorize` can apply to it wins (tried on a copy):
 
 - `lanes_j` (matmul-like: the operand read along j is contiguous, or a dense layer's
   `W[j, k]`, packed transposed): a 6 x 64 register tile (24 vector accumulators of 16 f32
-  lanes: measured best of 8x32, 8x48, 6x48, 7x48, 5x64, 4x64, 6x64, 4x80), the reduction
+  lanes; 6 x 16 with AVX2's 8 lanes and 16 registers: `tile_vectors`), the reduction
   jammed across the tile and run 4 steps per trip, and that operand packed per 64-column
   panel (contiguous, reused by every row tile). Packing pays from PACK_MIN_ROWS rows;
   when the rows are known only at run time the nest is split at a column `cut` (whole
@@ -22,7 +24,7 @@ that `tile-vectorize` can apply to it wins (tried on a copy):
   products with 16-lane vector accumulators along k;
 - a nest that would pack transposed panels (a dense layer's `W[j, k]`) with 16 to 511
   rows takes lanes along the rows instead (`ROW_LANES`, passes/row_lanes.py): whole
-  panels of 16 rows and, when `PARTIAL_ROWS` or more are left, one more panel for
+  panels of 16 rows and, when `partial_rows` or more are left, one more panel for
   them; split at run time when the rows are, the rest as above; its tiles stage their
   rows of `W` when W's rows are a multiple of `STAGE_ROWS` long (K, when only known at
   run time);
@@ -53,6 +55,8 @@ from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
+from nimble.dialects.target import target_of
+from nimble.runtime.cpu_target import CpuTarget
 from nimble.passes.pack_panels import transposed
 from nimble.passes.row_lanes import row_operands
 from nimble.passes.tile_emitter import NotVectorizable
@@ -72,17 +76,32 @@ class Strategy:
     leftover columns are dot products under `auto` where its reduction allows: `dots`.)"""
 
 
-def _strategies(lanes: int) -> list[Strategy]:
+TILE_ROWS = 6
+"""Rows of a `lanes_j` register tile."""
+
+
+def tile_vectors(registers: int) -> int:
+    """Vectors of columns per row of a `lanes_j` register tile: the accumulators
+    (`TILE_ROWS` x this) take three quarters of the vector registers, the rest hold the
+    row of columns loaded at each step, the broadcast element and the spills LLVM keeps.
+    32 registers (AVX-512): 6 x 4 vectors, the best of 8x2, 8x3, 6x3, 7x3, 5x4, 4x4, 6x4,
+    4x5 measured; 16 (AVX2, SSE): 6 x 2. Measured, AVX2 code on the AVX-512 host, 1
+    thread, GEMM 256^3 / 1024^3 GF/s (OpenBLAS Haswell kernels 116 / 117): 6x2 124 / 109,
+    5x2 119 / 102, 4x3 116 / 94, 3x4 107 / 104, 8x1 103 / 77, 6x4 (AVX-512's, spilled)
+    73 / 65."""
+    return max(1, registers * 3 // 4 // TILE_ROWS)
+
+
+def _strategies(lanes: int, registers: int, masks: bool) -> list[Strategy]:
+    """The strategies, tried in order; `masks`: the CPU has mask registers (remainders
+    under `auto` are masked vector steps with them, scalar loops without)."""
     return [
-        Strategy("lanes_j", Schedule(unroll=6), Schedule(vector=lanes, unroll=4, pack=True), Schedule(unroll=REDUCE_UNROLL),
-                 needs_reduce=True),
+        Strategy("lanes_j", Schedule(unroll=TILE_ROWS), Schedule(vector=lanes, unroll=tile_vectors(registers), pack=True),
+                 Schedule(unroll=REDUCE_UNROLL), needs_reduce=True),
         Strategy("lanes_k", Schedule(unroll=4), Schedule(unroll=4), Schedule(vector=lanes), needs_reduce=True),
-        Strategy("elementwise", Schedule(), Schedule(vector=lanes), masks=True),
+        Strategy("elementwise", Schedule(), Schedule(vector=lanes), masks=masks),
         Strategy("elementwise", Schedule(), Schedule(vector=lanes)),  # bodies that cannot mask (bools)
     ]
-
-
-VECTOR_BITS: dict[str, int] = {"cpu": 512, "generic": 128}  # AVX-512 on the CI machine kind
 
 
 def _outermost_buffer(store: Operation, nest: loop.ForeachOp) -> SSAValue | None:
@@ -332,11 +351,11 @@ def _panel_loop(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> loop.For
 
 def _row_panels(n: SSAValue, width: int) -> Callable[[Builder, SSAValue], SSAValue]:
     """`cut_of` for `_split`: the rows lanes along the rows take (`ROW_LANES`): whole
-    panels, and the rows they leave when there are `PARTIAL_ROWS` of them or more."""
+    panels, and the rows they leave when there are `partial_rows` of them or more."""
     def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
         left = b.insert(arith.RemSIOp(n, _const(b, width))).result
         whole = b.insert(arith.SubiOp(n, left)).result
-        many = b.insert(arith.CmpiOp(left, _const(b, PARTIAL_ROWS), "sge")).result
+        many = b.insert(arith.CmpiOp(left, _const(b, partial_rows(width)), "sge")).result
         taken = b.insert(arith.SelectOp(many, n, whole)).result
         enough = b.insert(arith.CmpiOp(rows, _const(b, ROW_LANES[0]), "sge")).result
         few = b.insert(arith.CmpiOp(rows, _const(b, ROW_LANES[1]), "slt")).result
@@ -345,15 +364,17 @@ def _row_panels(n: SSAValue, width: int) -> Callable[[Builder, SSAValue], SSAVal
     return cut_of
 
 
-PARTIAL_ROWS = 12
-"""Rows left by whole panels of lanes along the rows from which they run as one more
-panel (its other lanes zero), not with the next strategy. Measured, x @ W^T + b, as one
-more panel vs the next strategy (min us, same process): 2 threads, W 1024 x 256: 25
-rows 92.6 vs 86.5, 26 93.0 vs 88.5, 28 93.0 vs 109.4, 30 93.7 vs 113.8, 127 318.9 vs
-343.8; W 256 x 1024: 26 134.3 vs 116.0, 28 129.2 vs 137.3, 30 133.4 vs 144.0. On 1
-thread it does not pay for every shape: W 1024 x 256 28 rows 163.4 vs 164.3, 30 162.4
-vs 177.1, but W 256 x 1024 28 213.8 vs 194.5, 30 215.4 vs 208.7 (the choice is made
-for 2 threads, this machine's cores)."""
+def partial_rows(lanes: int) -> int:
+    """Rows left by whole panels of lanes along the rows from which they run as one more
+    panel (its other lanes zero), not with the next strategy: three quarters of a panel
+    (12 of AVX-512's 16). Measured, x @ W^T + b, as one more panel vs the next strategy
+    (min us, same process): 2 threads, W 1024 x 256: 25 rows 92.6 vs 86.5, 26 93.0 vs
+    88.5, 28 93.0 vs 109.4, 30 93.7 vs 113.8, 127 318.9 vs 343.8; W 256 x 1024: 26 134.3
+    vs 116.0, 28 129.2 vs 137.3, 30 133.4 vs 144.0. On 1 thread it does not pay for every
+    shape: W 1024 x 256 28 rows 163.4 vs 164.3, 30 162.4 vs 177.1, but W 256 x 1024 28
+    213.8 vs 194.5, 30 215.4 vs 208.7 (the choice is made for 2 threads, this machine's
+    cores)."""
+    return lanes * 3 // 4
 
 
 ROW_LANES = (16, 512)
@@ -484,7 +505,6 @@ class ScheduleLoopsPass(ModulePass):
 
     name = "schedule-loops"
 
-    target: str = "cpu"
     parallel: bool = True
     remainder: str = "auto"
     """Columns left over by full vectors: `peeled` (a scalar loop), `masked` (one masked
@@ -496,12 +516,12 @@ class ScheduleLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.remainder not in REMAINDERS:
             raise ValueError(f"remainder must be one of {', '.join(REMAINDERS)}, not '{self.remainder}'")
-        lanes = VECTOR_BITS.get(self.target, VECTOR_BITS["generic"]) // 32
+        cpu = target_of(op)
         for kernel in op.body.block.ops:
             if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes \
                     or loop.kernel_device(kernel) != "cpu":
                 continue  # device kernels keep their loops for the device emitter
-            self._schedule_kernel(kernel, lanes)
+            self._schedule_kernel(kernel, cpu)
 
     def _schedule_nest(self, kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
                        parallel: bool, strategies: list[Strategy], lanes: int) -> None:
@@ -522,14 +542,14 @@ class ScheduleLoopsPass(ModulePass):
             if self.parallel:
                 panels.schedule = loop.ScheduleAttr(Schedule(parallel=True, grain=PANEL_GRAIN if rows else 0))
             if remainder == "auto" and strategy is not None:  # a panel's pixels left by whole
-                strategy = replace(strategy, masks=True)  # vectors: masked where not dot products
+                strategy = replace(strategy, masks=strategies[-2].masks)  # vectors: masked where not dots
         if packs and _row_lanes_work(inner, lanes):
             # A transposed panel for few rows: lanes along the rows instead (whole panels
             # of them, and the 12 to 15 rows they leave as one more), the rest (or all,
             # out of range) as usual.
             rows = constant_index(outer.upper)
             if rows is None or ROW_LANES[0] <= rows < ROW_LANES[1]:
-                rest = None if rows is not None and rows % lanes in (0, *range(PARTIAL_ROWS, lanes)) else \
+                rest = None if rows is not None and rows % lanes in (0, *range(partial_rows(lanes), lanes)) else \
                     _split(outer, inner, True, _row_panels(outer.upper, lanes))
                 if rest is not None or rows is not None:  # (run-time rows need the split)
                     _row_lanes(outer, inner, parallel, lanes)
@@ -553,7 +573,8 @@ class ScheduleLoopsPass(ModulePass):
         elif parallel:
             (outer or inner).schedule = loop.ScheduleAttr(Schedule(parallel=True))
 
-    def _schedule_kernel(self, kernel: func.FuncOp, lanes: int) -> None:
+    def _schedule_kernel(self, kernel: func.FuncOp, cpu: CpuTarget) -> None:
+        lanes = cpu.lanes(32)
         kernel.attributes[loop.WORK_MARK] = IntegerAttr(loop.reduction_work(kernel), i64)
         # Chunks of a kernel run independently (no barrier), each with its own local
         # buffers: only nests that write nothing but the kernel's outputs may be split.
@@ -566,7 +587,7 @@ class ScheduleLoopsPass(ModulePass):
                and all(_outermost_buffer(s, o) in outputs for s in o.walk()
                        if isinstance(s, memref.StoreOp | vector.StoreOp) and _outermost_buffer(s, o) is not None)}
         top |= {inner for nest in top for inner in _sole_loops(nest)}
-        strategies = _strategies(lanes)
+        strategies = _strategies(lanes, cpu.vector_registers, cpu.masks)
         for outer, inner in _innermost_nests(kernel):
             if (outer is not None and outer.schedule is not None) or inner.schedule is not None:
                 continue
@@ -575,7 +596,8 @@ class ScheduleLoopsPass(ModulePass):
         for red in kernel.walk():  # reductions outside nests (hoisted): along k in lanes,
             # the steps whole vectors leave one masked step (unless `remainder=peeled`)
             if isinstance(red, loop.ReduceOp) and red.schedule is None and _standalone(red):
-                red.schedule = loop.ScheduleAttr(Schedule(vector=lanes, mask=self.remainder != "peeled"))
+                masked = self.remainder == "masked" or (self.remainder == "auto" and cpu.masks)
+                red.schedule = loop.ScheduleAttr(Schedule(vector=lanes, mask=masked))
         for nest in top:  # loops holding deeper nests: the outermost one runs in parallel
             if nest.schedule is None and self.parallel:
                 nest.schedule = loop.ScheduleAttr(Schedule(parallel=True))

@@ -1,4 +1,4 @@
-"""Copies that transpose: 16 x 16 blocks through registers.
+"""Copies that transpose: V x V blocks through registers (16 x 16 with AVX-512).
 
 For `foreach i { foreach j { v = X[..j.., i]; rest(v); store out[.., i, j] } }` (BERT's
 keys split into heads and transposed, `out[h, d, s] = X[s, h * 64 + d]`) lanes along `j`
@@ -68,8 +68,8 @@ def transpose_tiles(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, bo
     """Emit the nest in transposed blocks; raises NotVectorizable (nothing usable emitted)
     if it cannot (a load read along the rows not contiguous in them, say)."""
     width = schedule_of(outer).vector
-    if width != BLOCK or schedule_of(inner).unroll != width:
-        raise NotVectorizable(f"transposed blocks are {BLOCK} x {BLOCK}")
+    if width < 4 or width > BLOCK or width & (width - 1) or schedule_of(inner).unroll != width:
+        raise NotVectorizable(f"transposed blocks are V x V, V a power of two from 4 to {BLOCK}")
     body = [o for o in body if not isinstance(o, loop.YieldOp)]
     if any(o.regions for o in body):
         raise NotVectorizable("a reduction or a loop in a transposed copy")

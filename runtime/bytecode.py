@@ -28,7 +28,7 @@ from nimble.dialects.graph.adt import AdtOp
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -92,6 +92,10 @@ class Program:
     device_kernels: str = ""
     """An MLIR module of the loop-level kernels of other devices (OpenCL), from which
     the device code is generated when the module is loaded."""
+    cpu: str = ""
+    """The CPU the object code was compiled for (`runtime/cpu_target.py`: LLVM's name)."""
+    cpu_features: str = ""
+    """Its feature overrides (the full list for a host's own)."""
 
     def function_index(self, name: str) -> int:
         for i, f in enumerate(self.functions):
@@ -342,6 +346,7 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
     for blob in p.object_code:
         kernels.put("Q", len(blob))
         kernels.raw(blob)
+    kernels.raw(_strings([p.cpu, p.cpu_features])[4:])
     kernels.put("I", len(p.kernels))
     for k in p.kernels:
         kernels.raw(_strings([k.name])[4:])
@@ -507,6 +512,7 @@ def decode(data: bytes) -> Program:
         raise BytecodeError("host functions section holds no module text")
     r = _Reader(s[S_KERNELS], "kernels")
     object_code = [r.raw(r.one("Q")) for _ in range(r.count(8, "objects"))]
+    cpu, cpu_features = r.string(), r.string()
     kernels = []
     for _ in range(r.count(28, "kernels")):
         name = r.string()
@@ -541,6 +547,6 @@ def decode(data: bytes) -> Program:
             code.append((opcode, tuple(_decode_field(r, kind) for _, kind in vm.INSTRUCTIONS[opcode][2])))
         functions.append(Function(name, num_regs, params, num_results, code))
     program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer,
-                      device_kernels)
+                      device_kernels, cpu, cpu_features)
     validate(program)
     return program

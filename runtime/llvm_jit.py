@@ -3,7 +3,8 @@
 `JitModule.compile(module)` takes the `llvm`-dialect module of `lower-loops-to-llvm`,
 converts it with xdsl's llvmlite backend, marks buffer pointers `noalias` (kernel buffers
 never overlap: the caller allocates every output) and each kernel body `alwaysinline`
-into its wrapper, optimises at O3 for the host CPU (name and features, e.g. AVX-512),
+into its wrapper, optimises at O3 for the target CPU (`runtime/cpu_target.py`: the host's
+name and features, e.g. AVX-512, unless compiled for another),
 generates object code once and JIT-loads it. `JitModule.object_code()` gives those bytes
 (a saved model holds the very code that ran); `JitModule.from_object(...)` loads them
 back without recompiling. `KernelCode` holds a program's kernels: compiled one at a time
@@ -27,7 +28,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
-from nimble.runtime import sync
+from nimble.runtime import cpu_target, sync
+from nimble.runtime.cpu_target import CpuTarget
 from nimble.runtime.collector import fewer_collections
 
 _LOCK = threading.Lock()
@@ -54,7 +56,7 @@ def _initialise() -> None:
         if hasattr(libgcc, name):  # GCC 12 and later
             llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
     # The chunks' barriers and shared buffers, which cooperative kernels call.
-    engine = _engine(sync.SOURCE, _host_machine())
+    engine = _engine(sync.SOURCE, _machine())
     _SUPPORT.append(engine)
     for name in sync.SYMBOLS:
         llvm.add_symbol(name, engine.get_function_address(name))
@@ -64,17 +66,17 @@ _SUPPORT: list[llvm.ExecutionEngine] = []
 """Engines of the runtime's own functions, alive as long as the process."""
 
 
-def _host_machine() -> llvm.TargetMachine:
+def _machine(cpu: CpuTarget | None = None) -> llvm.TargetMachine:
+    cpu = cpu or cpu_target.host()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-        opt=3, codemodel="jitdefault", jit=True)
+    return target.create_target_machine(cpu=cpu.cpu, features=cpu.features, opt=3, codemodel="jitdefault", jit=True)
 
 
-def _target_machine() -> llvm.TargetMachine:
-    """A fresh host target machine (an MCJIT engine takes ownership of its own)."""
+def _target_machine(cpu: CpuTarget | None = None) -> llvm.TargetMachine:
+    """A fresh target machine for `cpu` (default: the host); an MCJIT engine takes
+    ownership of its own."""
     _initialise()
-    return _host_machine()
+    return _machine(cpu)
 
 
 def _engine(source: str, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
@@ -119,8 +121,8 @@ def _realign_stacks(text: str, names: list[str]) -> str:
     return re.sub(r'^define void @("?)([^"(]+)\1\(.*\)$', mark, text, flags=re.M)
 
 
-def optimise(text: str) -> llvm.ModuleRef:
-    tm = _target_machine()
+def optimise(text: str, cpu: CpuTarget | None = None) -> llvm.ModuleRef:
+    tm = _target_machine(cpu)
     ref = llvm.parse_assembly(text)
     ref.triple = llvm.get_process_triple()
     ref.data_layout = str(tm.target_data)
@@ -148,15 +150,15 @@ class JitModule:
             raise RuntimeError(f"no kernel named {', '.join(repr(n) for n in missing)} in the object code")
 
     @classmethod
-    def compile(cls, module: ModuleOp) -> JitModule:
-        """Optimise and generate the object code once: the JIT loads that object, and a
-        saved model stores the same bytes (no second code generation for the file, no
-        file whose code differs from what ran)."""
+    def compile(cls, module: ModuleOp, cpu: CpuTarget | None = None) -> JitModule:
+        """Optimise and generate the object code once, for `cpu` (default: the host): the
+        JIT loads that object, and a saved model stores the same bytes (no second code
+        generation for the file, no file whose code differs from what ran)."""
         names = [f.sym_name.data for f in module.ops if not f.sym_name.data.endswith("_body")
                  and f.body.blocks]
         with _LOCK:
-            ref = optimise(_realign_stacks(str(to_llvmlite(module)), names))
-            code = _target_machine().emit_object(ref)
+            ref = optimise(_realign_stacks(str(to_llvmlite(module)), names), cpu)
+            code = _target_machine(cpu).emit_object(ref)
         return cls.from_object(code, names)
 
     def object_code(self) -> bytes:
@@ -180,9 +182,12 @@ class KernelCode:
     only. `objects()` compiles the rest for a saved model; a loaded one has every kernel
     from its object code (`from_objects`)."""
 
-    def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp]):
+    def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
+                 cpu: CpuTarget | None = None):
         self._pending = {k.sym_name.data: k for k in kernels}
         self._lower = lower  # loop-level kernels -> the `llvm` dialect
+        self.cpu = cpu or cpu_target.default()
+        """The CPU the kernels are compiled for."""
         self._modules: list[JitModule] = []
         self._addresses: dict[str, int] = {}
         self._failed: dict[str, RuntimeError] = {}
@@ -191,9 +196,10 @@ class KernelCode:
         """Time spent compiling kernels so far."""
 
     @classmethod
-    def from_objects(cls, objects: list[tuple[list[str], bytes]]) -> KernelCode:
-        """Every kernel loaded from object code: (kernel names, ELF object) per object."""
-        code = cls([], lambda m: m)
+    def from_objects(cls, objects: list[tuple[list[str], bytes]], cpu: CpuTarget | None = None) -> KernelCode:
+        """Every kernel loaded from object code (compiled for `cpu`): (kernel names, ELF
+        object) per object."""
+        code = cls([], lambda m: m, cpu)
         for names, data in objects:
             code._add(JitModule.from_object(data, names))
         return code
@@ -213,6 +219,7 @@ class KernelCode:
             if name in self._failed:
                 raise self._failed[name]
             if name not in self._addresses:
+                cpu_target.check_runs_here(self.cpu)
                 self._compile([name])
             return self._addresses[name]
 
@@ -229,7 +236,7 @@ class KernelCode:
         kernels = [self._pending.pop(n) for n in names]  # (lowered in place: not compiled twice)
         try:
             with fewer_collections():
-                self._add(JitModule.compile(self._lower(ModuleOp(kernels))))
+                self._add(JitModule.compile(self._lower(ModuleOp(kernels)), self.cpu))
         except Exception as e:  # noqa: BLE001 (an internal error, reported for each kernel)
             for n in names:
                 self._failed[n] = RuntimeError(f"kernel '{n}' failed to compile: {type(e).__name__}: {e}")

@@ -31,18 +31,20 @@ def modules():
 _COMPILED: dict[tuple[str, str], object] = {}
 
 
-@pytest.fixture(params=["reference", "llvm", "opencl", "hetero"])
+@pytest.fixture(params=["reference", "llvm", "llvm@haswell", "llvm@x86-64-v2", "opencl", "hetero"])
 def models(request, modules):
     """Each example as a function: run by the reference interpreter, or compiled for a
     target (fusion groups as kernels on the CPU or the OpenCL device, the host part on
-    the VM)."""
+    the VM). `llvm` compiles for this CPU (AVX-512 where it has it), `llvm@haswell` for
+    AVX2 + FMA (8 lanes, 16 registers) and `llvm@x86-64-v2` for SSE4.2 (4 lanes, no FMA):
+    both run on any host these tests run on."""
     if request.param == "reference":
         return {name: (lambda *a, m=m: interpret(m, *a)) for name, m in modules.items()}
-    target = request.param
+    target, _, cpu = request.param.partition("@")
     for name in modules:
-        if (name, target) not in _COMPILED:
-            _COMPILED[name, target] = compile(EXAMPLES / f"{name}.nb", target=target)
-    return {name: exe.run for (name, t), exe in _COMPILED.items() if t == target}
+        if (name, request.param) not in _COMPILED:
+            _COMPILED[name, request.param] = compile(EXAMPLES / f"{name}.nb", target=target, cpu=cpu or None)
+    return {name: exe.run for (name, t), exe in _COMPILED.items() if t == request.param}
 
 
 @pytest.mark.parametrize("t,n", [(1, 1), (3, 5), (7, 2)])

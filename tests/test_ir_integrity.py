@@ -148,6 +148,8 @@ ATTRIBUTE_SAMPLES: dict[str, list[str]] = {
     "device.storage": ["!device.storage"],
     "nimble.dims": ["#nimble.dims<[]>", "#nimble.dims<[batch, seq * 12, 768]>",
                     "#nimble.dims<[?, seq floordiv 2 + 1, min(a, b), -((x * 2) mod 3)]>"],
+    "nimble.cpu": ['#nimble.cpu<"haswell">', '#nimble.cpu<"x86-64-v2", features = "+avx,+avx2">',
+                   '#nimble.cpu<"znver4", features = "-avx512f", l1d = 49152, l2 = 2097152, l3 = 1, cores = 96>'],
 }
 """Texts of every attribute and type Nimble's dialects define, with empty and default
 parameters where they have them."""

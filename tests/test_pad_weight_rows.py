@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 
 import nimble
 from nimble.dialects import loop
+from nimble.runtime import cpu_target
 
 
 def _source(k: int, n: int, w: np.ndarray | None) -> str:
@@ -53,8 +54,10 @@ def test_constant_weights_are_padded_and_read_in_place(k, n, threads, rng, monke
     b = rng.standard_normal(n).astype(np.float32)
     constant = nimble.compile(_source(k, n, w), threads=threads)
     parameter = nimble.compile(_source(k, n, None), threads=threads)
-    assert _kernel_weights(constant) == {(n, k + 16)} and not _staged_rows(constant)
-    assert _kernel_weights(parameter) == {(n, k)} and _staged_rows(parameter)
+    assert _kernel_weights(constant) == {(n, k + 16)}
+    assert _kernel_weights(parameter) == {(n, k)}
+    if cpu_target.default().vector_bits == 512:  # (lanes along the rows: 16-lane CPUs only)
+        assert not _staged_rows(constant) and _staged_rows(parameter)
     ref = nimble.parse(_source(k, n, w))
     for m in [1, 7, 16, 33, 100, 530]:
         x = rng.standard_normal((m, k)).astype(np.float32)

@@ -11,6 +11,16 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 import nimble
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.runtime import cpu_target
+
+TARGET = cpu_target.default()
+LANES = TARGET.lanes(32)
+"""The tests compile for the default CPU (the host, or `$NIMBLE_CPU`); those that check
+a schedule only one kind of CPU gets are marked."""
+avx512 = pytest.mark.skipif(TARGET.vector_bits != 512, reason=f"checks AVX-512 schedules (row lanes of 16, 6 x 4 "
+                            f"tiles); the default CPU here is {TARGET.describe()}")
+masks = pytest.mark.skipif(not TARGET.masks, reason="remainders are masked vector steps only where the CPU has mask "
+                           f"registers; the default CPU here is {TARGET.describe()}")
 
 EDGES = [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100]
 
@@ -267,7 +277,7 @@ def test_conv_panels_are_read_in_place(threads, rng):
     assert loop.COOPERATIVE_MARK not in kernel.attributes
     allocs = {tuple(o.memref.type.get_shape()): o for o in kernel.walk() if isinstance(o, loop.AllocOp)}
     # the panel, its taps' edge flags (`_shifted_rows`), its last columns transposed (leftover_dots)
-    assert set(allocs) == {(144, 64), (3, 64), (16, 144)}
+    assert set(allocs) == {(144, 64), (3, 64), (LANES, 144)}
     panel = allocs[144, 64]
     loops = [o for o in kernel.walk() if isinstance(o, loop.ForeachOp) and o.schedule is not None]
     assert not any(o.schedule.schedule.pack for o in loops)
@@ -280,6 +290,7 @@ def test_conv_panels_are_read_in_place(threads, rng):
         np.testing.assert_allclose(exe(x, w, b), nimble.interpret(nimble.parse(text), x, w, b)[0], rtol=1e-4, atol=1e-4)
 
 
+@avx512
 def test_leftover_columns_are_dot_products(rng):
     """The columns a register tile's vectors leave (a conv's last panel: 0 to 15 pixels
     after whole vectors; a matmul's last columns) run after all the rows as dot products
@@ -333,6 +344,7 @@ def test_leftover_columns_are_dot_products(rng):
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+@avx512
 def test_whole_vectors_left_by_full_tiles_share_one_tile(rng):
     """A panel with 48 to 63 pixels (a 7 x 7 map: 49) leaves 3 whole vectors after the
     4-vector tiles: they run as one 3-vector tile (each weight read once for them, not
@@ -384,6 +396,7 @@ def test_conv_panels_split_by_panels_or_by_channels(chunks, stride, rng, monkeyp
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
 
 
+@masks
 def test_stride_two_windows_are_vector_loads(rng):
     """ResNet's first convolution (7 x 7, stride 2): the im2col copy reads every other
     element as vector loads and shuffles, a row's last elements as masked ones; widths
@@ -428,7 +441,7 @@ def test_bool_vectors_are_bytes_in_memory(rng):
   func.return %c, %w : tensor<?x40xi1>, tensor<?x40xf32>
 }"""
     exe = nimble.compile(text)
-    assert "vector<16xi1>" in str(exe.module)
+    assert f"vector<{LANES}xi1>" in str(exe.module)
     a, b = (rng.standard_normal((3, 40)).astype(np.float32) for _ in range(2))
     m = rng.random((3, 40)) < 0.5
     c, w = exe(a, b, m)
@@ -452,6 +465,7 @@ def test_masked_remainders_match_peeled(text, rng):
             np.testing.assert_allclose(exe(*args), expected, rtol=1e-4, atol=1e-5)
 
 
+@masks
 def test_auto_remainder_masks_elementwise_rows_only(rng):
     """The default (`auto`): an elementwise nest ends its rows with a masked vector step,
     a register tile with a scalar loop."""
@@ -491,6 +505,7 @@ def test_auto_remainder_with_f16_next_to_f32(rng):
         np.testing.assert_array_equal(d, b + b)
 
 
+@masks
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 def test_softmax_rows_end_with_a_masked_step(dtype, rng):
     """A row's max and sum of exps run in lanes, the steps whole vectors leave as one
@@ -544,6 +559,7 @@ def _prefetched(exe) -> set[tuple[int, ...]]:
     return {tuple(o.memref.type.get_shape()) for o in exe.module.walk() if isinstance(o, loop.PrefetchOp)}
 
 
+@avx512
 @pytest.mark.parametrize("chunks", [1, 2, 3])
 @pytest.mark.parametrize("k,n", [("17", "70"), ("512", "48"), ("k", "n")])
 def test_dense_rows_in_lanes(chunks, k, n, rng, monkeypatch):
@@ -603,6 +619,7 @@ def test_a_long_epilogue_runs_as_a_loop_over_the_tile(product, rng, monkeypatch)
         np.testing.assert_allclose(exe(x, w, b, r), nimble.interpret(ref, x, w, b, r)[0], rtol=1e-4, atol=1e-4)
 
 
+@avx512
 @pytest.mark.parametrize("m", [16, 40, 46, 600])
 def test_dense_rows_in_lanes_static(m, rng):
     """Rows known at compile time: whole panels of 16 rows in lanes (40: 32 of them, two at
@@ -634,10 +651,10 @@ def test_head_merge_reads_whole_vectors_inside_a_head(heads, depth, rng):
     exe = nimble.compile(text)
     (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
     vector_loads = [o for o in kernel.walk() if isinstance(o, vector.LoadOp)]
-    assert bool(vector_loads) == (depth % 16 == 0)
+    assert bool(vector_loads) == (depth % LANES == 0)
     # 16 divides the static row length: no leftover loops (nor empty ones) are emitted
     assert not any(isinstance(o, loop.ForeachOp) and o.lower is o.upper for o in kernel.walk())
-    if depth % 16 == 0:
+    if depth % LANES == 0:
         assert not any(isinstance(o, vector.MaskedLoadOp) for o in kernel.walk())
     for s in (1, 7, 33):
         x = rng.standard_normal((heads, s, depth)).astype(np.float32)
@@ -660,8 +677,9 @@ def test_key_head_split_transposes_16_by_16_blocks_in_registers(rng):
     # (its variant for a `g` of one element broadcast along s selects indices: scalars)
     kernel = next(f for f in exe.module.ops if f.sym_name.data == "main_reshape_0_ns")
     ops = list(kernel.walk())
-    assert sum(isinstance(o, vector.ShuffleOp) for o in ops) == 64  # one 16 x 16 block: 4 rounds of 16
-    assert sum(isinstance(o, vector.StoreOp) for o in ops) == 16
+    # one 16 x 16 block: 4 rounds of 16 (AVX-512); 8 x 8: 3 rounds of 8 (AVX2)
+    assert sum(isinstance(o, vector.ShuffleOp) for o in ops) == LANES * (LANES.bit_length() - 1)
+    assert sum(isinstance(o, vector.StoreOp) for o in ops) == LANES
     for s in (1, 7, 16, 33, 128):
         x = rng.standard_normal((s, 256)).astype(np.float32)
         for g in (rng.standard_normal(s).astype(np.float32), np.float32([3.0])):
@@ -730,6 +748,7 @@ def _split_product(op: str, k: int, sizes: tuple[int, ...]) -> str:
 }}"""
 
 
+@avx512
 @pytest.mark.parametrize("chunks", [1, 2])
 @pytest.mark.parametrize("op,k", [("dense", 24), ("dense", 512), ("matmul", 40)])
 def test_a_product_split_into_outputs_packs_each_slice(op, k, chunks, rng, monkeypatch):

@@ -1,4 +1,4 @@
-// RUN: nimble-opt %s --split-input-file -p 'lower-rnn-to-kernels,canonicalize,cse' | filecheck %s
+// RUN: nimble-opt %s --cpu skylake-avx512 --split-input-file -p 'lower-rnn-to-kernels,canonicalize,cse' | filecheck %s
 
 // A counted loop over a cell: one kernel with the time loop inside; the reduction over
 // concat(x, h) is split at the concatenation, the x part computed for every step before

@@ -1,4 +1,4 @@
-// RUN: nimble-opt %s --split-input-file -p fuse-ops,lower-graph-to-loops,canonicalize,cse,schedule-loops | filecheck %s
+// RUN: nimble-opt %s --cpu skylake-avx512 --split-input-file -p fuse-ops,lower-graph-to-loops,canonicalize,cse,schedule-loops | filecheck %s
 
 // CHECK-LABEL: func.func @dense_dense_0
 // CHECK: %[[C128:[A-Za-z0-9_$.-]+]] = arith.constant 128 : index

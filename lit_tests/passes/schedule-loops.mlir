@@ -1,4 +1,4 @@
-// RUN: nimble-opt %s --split-input-file -p lower-graph-to-loops,canonicalize,cse,schedule-loops | filecheck %s
+// RUN: nimble-opt %s --cpu skylake-avx512 --split-input-file -p lower-graph-to-loops,canonicalize,cse,schedule-loops | filecheck %s
 
 // A matmul: 6 x 64 register tiles over panels of B. The rows are known at run time, so
 // the nest is split at `cut`: whole panels packed when there are at least 4 rows, the
