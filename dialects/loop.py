@@ -157,6 +157,7 @@ class Schedule:
     parallel: bool = False  # iterations spread over CPU threads / the NDRange
     pipeline: bool = False  # spatial: overlap iterations as a coarse-grained pipeline
     pack: bool = False  # copy the operand read along the vector lanes into a contiguous panel first
+    panel: int = 0  # with `pack`: columns per panel, several register tiles (0: one tile's)
     mask: bool = False  # leftover iterations as one masked vector step instead of a scalar loop
     dots: bool = False  # a register tile's leftover columns as dot products along its reduction, after the rows
     grain: int = 0  # with `parallel`: split here only with this many iterations per chunk (or whole

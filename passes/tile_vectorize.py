@@ -216,39 +216,55 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
             start, size = end, size // 2
 
     def packed_rows() -> None:
-        """Columns outer: per panel of W columns, pack the lane operands, then all rows."""
+        """Columns outer: per panel of W columns, pack the lane operands, then all rows,
+        each row tile running the panel's register tiles one after the other (`panel`
+        columns, several tiles: the rows' operand read from L1 by all of them); the
+        columns wide panels leave in panels of one tile."""
         red, loads = packable
-        panel_width = width * cols
-        k_upper = red.upper
+        tile_width = width * cols
+        wide = si.panel if si.panel > tile_width and si.panel % tile_width == 0 else tile_width
         n = inner.upper
-        main_cols = split_at(e, n, panel_width)
+        main_wide = split_at(e, n, wide)
+        main_cols = split_at(e, n, tile_width) if wide > tile_width else main_wide
+        e.foreach(e.const_index(0), main_wide, wide, loop.Schedule(parallel=parallel),
+                  lambda j0: panel(j0, wide // tile_width))
+        lo, hi = constant_index(main_wide), constant_index(main_cols)
+        if main_cols is not main_wide and (lo is None or hi is None or lo < hi):
+            e.foreach(main_wide, main_cols, tile_width, loop.Schedule(parallel=parallel), lambda j0: panel(j0, 1))
+        packed_leftovers(red, loads, main_cols)
 
-        def panel(j0: SSAValue) -> None:
-            panels = {}
-            for ld in loads:
-                key = (ld.memref, tuple(ld.indices))
-                if key not in panels:
-                    t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
-                    panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
+    def panel(j0: SSAValue, tiles: int) -> None:
+        """Pack `tiles` register tiles' columns from `j0` on, then run every row on them."""
+        red, loads = packable
+        panel_width = width * cols * tiles
+        k_upper = red.upper
+        panels = {}
+        for ld in loads:
+            key = (ld.memref, tuple(ld.indices))
+            if key not in panels:
+                t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
+                panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
 
-                    copy_panel(e, lambda lo, hi, step, f: e.foreach(lo, hi, step, None, f), ld, red.iv,
-                               panels[key], j0, k_upper, width, cols, offset=column_offset(ld, inner, red))
-                e.packs[ld] = (panels[key], red.iv, ())
-            j_values = offsets(e, j0, cols, width)
+                copy_panel(e, lambda lo, hi, step, f: e.foreach(lo, hi, step, None, f), ld, red.iv,
+                           panels[key], j0, k_upper, width, cols * tiles, offset=column_offset(ld, inner, red))
+            e.packs[ld] = (panels[key], red.iv, ())
+        j_values = offsets(e, j0, cols * tiles, width)
 
-            def rows_tile(i_values: list[SSAValue]) -> None:
-                copies = [Copy({inner.iv: j, outer.iv: i}, inner.iv, width, c * width)
-                          for i in i_values for c, j in enumerate(j_values)]
+        def rows_tile(i_values: list[SSAValue]) -> None:
+            for t in range(tiles):
+                copies = [Copy({inner.iv: j, outer.iv: i}, inner.iv, width, (t * cols + c) * width)
+                          for i in i_values for c, j in enumerate(j_values[t * cols:(t + 1) * cols])]
                 Tile(e, body, copies, inner.iv, len(i_values) == rows).run()
 
-            m = outer.upper
-            main_rows = split_at(e, m, rows)
-            e.foreach(e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(offsets(e, i0, rows, 1)))
-            leftover_rows(main_rows, m, None, rows_tile)
-            e.packs.clear()
+        m = outer.upper
+        main_rows = split_at(e, m, rows)
+        e.foreach(e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(offsets(e, i0, rows, 1)))
+        leftover_rows(main_rows, m, None, rows_tile)
+        e.packs.clear()
 
-        e.foreach(e.const_index(0), main_cols, panel_width, loop.Schedule(parallel=parallel), panel)
-
+    def packed_leftovers(red: loop.ReduceOp, loads: list[memref.LoadOp], main_cols: SSAValue) -> None:
+        """The columns whole panels leave."""
+        n = inner.upper
         if main_cols is n:  # whole panels (schedule-loops' split)
             return
         if dots is not None:  # the columns left by whole vectors come after the rows

@@ -9,11 +9,14 @@ import re
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import VectorType, f32
+from xdsl.passes import PassPipeline
 
 import nimble
 from nimble.api import parse
 from nimble.dialects import loop
-from nimble.dialects.target import CpuAttr, target_of
+from nimble.compile import run_stages
+from nimble.dialects.target import CpuAttr, set_target, target_of
+from nimble.registry import all_passes, make_context
 from nimble.runtime import cpu_target
 from nimble.runtime.bytecode import decode
 from nimble.runtime.cpu_target import TargetError
@@ -149,3 +152,33 @@ def test_cli_compiles_for_a_named_cpu(tmp_path, capsys):
     assert main([str(tmp_path / "m.nbc"), "--dim", "3"]) == 0
     assert main([str(source), "--cpu", "i386"]) == 1
     assert "unknown CPU 'i386'" in capsys.readouterr().err
+
+
+AVX2_HERE = not cpu_target.named("haswell").missing_on(cpu_target.host())
+
+
+@pytest.mark.skipif(not AVX2_HERE, reason="this host cannot run AVX2 code")
+@pytest.mark.parametrize("cpu", ["haswell", "x86-64-v2"])
+@pytest.mark.parametrize("k", [1, 33])
+def test_panels_of_several_narrow_tiles_at_every_edge(cpu, k, rng):
+    """With 8 (4) lanes a register tile is 16 (8) columns wide and a packed panel holds
+    four (eight) of them: columns in whole panels, whole tiles after them, and the rest,
+    for static and run-time column counts, match the reference."""
+    static = f"""func.func @main(%a: tensor<?x{k}xf32>, %b: tensor<{k}x200xf32>) -> tensor<?x200xf32> {{
+  %c = graph.matmul %a, %b : (tensor<?x{k}xf32>, tensor<{k}x200xf32>) -> tensor<?x200xf32>
+  func.return %c : tensor<?x200xf32>
+}}"""
+    dynamic = static.replace("x200xf32", "x?xf32")
+    schedule = parse(dynamic)
+    set_target(schedule, cpu_target.named(cpu))
+    run_stages(schedule, ["graph"])
+    PassPipeline.parse_spec(all_passes(), "lower-graph-to-loops,canonicalize,cse,schedule-loops").apply(
+        make_context(), schedule)
+    assert "pack, panel = 64" in str(schedule)
+    exe_static, exe_dynamic = nimble.compile(static, cpu=cpu), nimble.compile(dynamic, cpu=cpu)
+    for m in (1, 6, 7, 13):
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, 200)).astype(np.float32)
+        np.testing.assert_allclose(exe_static(a, b), a @ b, rtol=1e-4, atol=1e-4)
+        for n in (1, 15, 16, 17, 63, 64, 65, 80, 100, 129, 200):
+            np.testing.assert_allclose(exe_dynamic(a, b[:, :n].copy()), a @ b[:, :n], rtol=1e-4, atol=1e-4)

@@ -5,7 +5,8 @@
 
 // The same matmul for three CPUs: lanes from the vector width (16, 8, 4 f32), register
 // tiles from the vector registers (6 rows x 4 vectors of accumulators with AVX-512's 32,
-// 6 x 2 with the 16 of AVX2 and SSE), panels packed as wide as a tile's row.
+// 6 x 2 with the 16 of AVX2 and SSE), panels of B packed 64 columns wide (one AVX-512
+// tile; four AVX2 tiles, eight SSE ones, run one after the other per row tile).
 
 // AVX512: builtin.module attributes {nimble.target = #nimble.cpu<"skylake-avx512">}
 // AVX512-LABEL: func.func @matmul_matmul_0
@@ -14,14 +15,14 @@
 // AVX2: builtin.module attributes {nimble.target = #nimble.cpu<"haswell">}
 // AVX2-LABEL: func.func @matmul_matmul_0
 // AVX2: loop.foreach %[[I:.*]] = {{.*}} schedule #loop.schedule<unroll = 6, parallel>
-// AVX2-NEXT: loop.foreach %[[J:.*]] = {{.*}} schedule #loop.schedule<vector = 8, unroll = 2, pack, dots>
+// AVX2-NEXT: loop.foreach %[[J:.*]] = {{.*}} schedule #loop.schedule<vector = 8, unroll = 2, pack, panel = 64, dots>
 // SSE: builtin.module attributes {nimble.target = #nimble.cpu<"x86-64-v2">}
 // SSE-LABEL: func.func @matmul_matmul_0
 // SSE: loop.foreach %[[I:.*]] = {{.*}} schedule #loop.schedule<unroll = 6, parallel>
-// SSE-NEXT: loop.foreach %[[J:.*]] = {{.*}} schedule #loop.schedule<vector = 4, unroll = 2, pack, dots>
+// SSE-NEXT: loop.foreach %[[J:.*]] = {{.*}} schedule #loop.schedule<vector = 4, unroll = 2, pack, panel = 64, dots>
 // NO512: builtin.module attributes {nimble.target = #nimble.cpu<"skylake-avx512", features = "-avx512f">}
 // NO512-LABEL: func.func @matmul_matmul_0
-// NO512: loop.foreach %[[J:.*]] = {{.*}} schedule #loop.schedule<vector = 8, unroll = 2, pack, dots>
+// NO512: loop.foreach %[[J:.*]] = {{.*}} schedule #loop.schedule<vector = 8, unroll = 2, pack, panel = 64, dots>
 func.func @matmul(%a: tensor<?x256xf32>, %b: tensor<256x128xf32>) -> tensor<?x128xf32> {
   %c = graph.matmul %a, %b : (tensor<?x256xf32>, tensor<256x128xf32>) -> tensor<?x128xf32>
   func.return %c : tensor<?x128xf32>
