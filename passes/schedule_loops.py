@@ -100,7 +100,10 @@ its rows of the other operand are then read from L1 by all of them, not once per
 from L2 or L3. Measured, AVX2 code on the AVX-512 host, 1 thread, GEMM GF/s with one
 tile per panel vs four (OpenBLAS Haswell kernels in the same runs 115-118): 1024^3
 99-104 vs 115-118, 1000 x 777 x 513 109-116 vs 120, 256^3 124 vs 124-127, 128 x 768 x
-3072 103-106 vs 105-107."""
+3072 103-106 vs 105-107. Not for a dense layer's transposed panels, whose rows (tokens)
+are few and stay in L2 whatever the panel: x @ W^T + b, ms, one tile vs four: 32 x 256
+-> 1024 0.162-0.165 vs 0.172-0.176, 64 x 768 -> 768 0.673-0.687 vs 0.710-0.713, 128 x
+3072 -> 768 5.18-5.28 vs 5.33-5.54."""
 
 
 def _strategies(lanes: int, registers: int, masks: bool) -> list[Strategy]:
@@ -572,6 +575,8 @@ class ScheduleLoopsPass(ModulePass):
                         self._schedule_nest(kernel, *rest, parallel, strategies, lanes)
                     return
         if packs is not None:
+            if packs:  # a dense layer's transposed panel: one tile wide (`PANEL_COLUMNS`)
+                strategy = replace(strategy, inner=replace(strategy.inner, panel=0))
             rows, least = constant_index(outer.upper), PACK_MIN_ROWS[packs]
             panel = lanes * _fit(strategy, inner)[1]
             if (rows is not None and rows < least) or (constant_index(inner.upper) or panel) < panel:
