@@ -57,11 +57,11 @@ from nimble.dialects import loop
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
 from nimble.dialects.target import target_of
-from nimble.runtime.cpu_target import CpuTarget
 from nimble.passes.pack_panels import transposed
 from nimble.passes.row_lanes import row_operands
 from nimble.passes.tile_emitter import NotVectorizable
 from nimble.passes.tile_vectorize import packable_loads, realize_nest, transform_nest
+from nimble.runtime.cpu_target import CpuTarget
 
 
 @dataclass(frozen=True)
