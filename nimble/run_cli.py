@@ -135,7 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         on_device = sum(k.device == "opencl" for k in exe.program.kernels)
         what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
     warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
-    jit = "" if bytecode else f" ({len(exe.code.compiled)} launched, JIT-compiled at first launch in {exe.seconds_jit:.2f} s)"
+    cached = f", {len(exe.code.from_cache)} of them from the kernel cache" if exe.code.from_cache else ""
+    jit = "" if bytecode else f" ({len(exe.code.compiled)} launched, JIT-compiled at first launch in " \
+                              f"{exe.seconds_jit:.2f} s{cached})"
     print(f"{what} in {t_compile:.2f} s{jit}; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
           f"host fallbacks: {len(exe.fallbacks)}")
     if profile is not None:

@@ -28,8 +28,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
-from nimble.runtime import cpu_target, sync
+from nimble.runtime import cpu_target, kernel_cache, sync
 from nimble.runtime.cpu_target import CpuTarget
+from nimble.runtime.kernel_cache import KernelCache
 from nimble.runtime.collector import fewer_collections
 
 _LOCK = threading.Lock()
@@ -183,11 +184,15 @@ class KernelCode:
     from its object code (`from_objects`)."""
 
     def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
-                 cpu: CpuTarget | None = None):
+                 cpu: CpuTarget | None = None, cache: KernelCache | None | bool = True):
         self._pending = {k.sym_name.data: k for k in kernels}
         self._lower = lower  # loop-level kernels -> the `llvm` dialect
         self.cpu = cpu or cpu_target.default()
         """The CPU the kernels are compiled for."""
+        self.cache = kernel_cache.default_cache() if cache is True else cache or None
+        """Where compiled kernels are kept between processes (None: nowhere)."""
+        self.from_cache: list[str] = []
+        """The kernels whose code came from the cache."""
         self._modules: list[JitModule] = []
         self._addresses: dict[str, int] = {}
         self._failed: dict[str, RuntimeError] = {}
@@ -199,7 +204,7 @@ class KernelCode:
     def from_objects(cls, objects: list[tuple[list[str], bytes]], cpu: CpuTarget | None = None) -> KernelCode:
         """Every kernel loaded from object code (compiled for `cpu`): (kernel names, ELF
         object) per object."""
-        code = cls([], lambda m: m, cpu)
+        code = cls([], lambda m: m, cpu, cache=None)
         for names, data in objects:
             code._add(JitModule.from_object(data, names))
         return code
@@ -236,13 +241,33 @@ class KernelCode:
         kernels = [self._pending.pop(n) for n in names]  # (lowered in place: not compiled twice)
         try:
             with fewer_collections():
-                self._add(JitModule.compile(self._lower(ModuleOp(kernels)), self.cpu))
+                if self.cache is None:
+                    self._add(JitModule.compile(self._lower(ModuleOp(kernels)), self.cpu))
+                else:  # one object per kernel: each its own entry
+                    for kernel in kernels:
+                        self._compile_cached(kernel)
         except Exception as e:  # noqa: BLE001 (an internal error, reported for each kernel)
             for n in names:
                 self._failed[n] = RuntimeError(f"kernel '{n}' failed to compile: {type(e).__name__}: {e}")
             raise self._failed[names[0]] from e
         finally:
             self.seconds += time.perf_counter() - t0
+
+    def _compile_cached(self, kernel: func.FuncOp) -> None:
+        """One kernel's code from the cache, else compiled and stored there."""
+        name = kernel.sym_name.data
+        key = kernel_cache.kernel_key(str(kernel), self.cpu)
+        code = self.cache.get(key)
+        if code is not None:
+            try:
+                self._add(JitModule.from_object(code, [name]))
+                self.from_cache.append(name)
+                return
+            except RuntimeError:  # (an entry of this key without this kernel: compiled again)
+                pass
+        module = JitModule.compile(self._lower(ModuleOp([kernel])), self.cpu)
+        self.cache.put(key, module.object_code())
+        self._add(module)
 
     def _add(self, module: JitModule) -> None:
         self._modules.append(module)

@@ -25,6 +25,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kernel_cache_of_this_run(tmp_path_factory: pytest.TempPathFactory):
+    """Compiled kernels cached in a directory of this test run only (runtime/kernel_cache.py):
+    the tests go through the cache like any user, and never read a build of another run."""
+    import os
+
+    from nimble.runtime.kernel_cache import DIRECTORY_VARIABLE
+
+    saved = os.environ.get(DIRECTORY_VARIABLE)
+    os.environ[DIRECTORY_VARIABLE] = str(tmp_path_factory.mktemp("kernel-cache"))
+    yield
+    if saved is None:
+        del os.environ[DIRECTORY_VARIABLE]
+    else:
+        os.environ[DIRECTORY_VARIABLE] = saved
+
+
 SIZES = [1, 7, 16, 33]
 """Dynamic sizes every numeric test uses: 1, odd, a vector width, and one past it."""
 
