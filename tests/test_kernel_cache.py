@@ -41,7 +41,7 @@ def _run(directory, model, *cpu: str) -> tuple[int, int]:
     """(kernels compiled or loaded, of them from the cache) in a new process."""
     env = {**os.environ, kernel_cache.DIRECTORY_VARIABLE: str(directory)}
     out = subprocess.run([sys.executable, "-c", CHILD, str(model), *cpu], env=env, check=True, capture_output=True,
-                         text=True).stdout
+                         text=True, cwd=directory.parent).stdout  # (outside the checkout: the installed package)
     compiled, cached = map(int, out.split()[-2:])
     return compiled, cached
 
@@ -110,7 +110,7 @@ def test_concurrent_writers_all_succeed(tmp_path, model):
     cache = tmp_path / "cache"
     env = {**os.environ, kernel_cache.DIRECTORY_VARIABLE: str(cache)}
     children = [subprocess.Popen([sys.executable, "-c", CHILD, str(model)], env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for _ in range(4)]
+                                 stderr=subprocess.PIPE, text=True, cwd=tmp_path) for _ in range(4)]
     for child in children:
         out, err = child.communicate(timeout=300)
         assert child.returncode == 0, err
