@@ -33,8 +33,9 @@ import nimble  # noqa: E402
 from nimble.runtime import cpu_target  # noqa: E402
 from timing import ISA_LIMITS, limit_references_to, machine  # noqa: E402
 
-LIMITED = {k: os.environ[k] for k in ISA_LIMITS.get(cpu_target.resolve(CPU).isa, {}) if k in os.environ}
-if CPU is not None and limit_references_to(cpu_target.resolve(CPU).isa):
+ISA = cpu_target.resolve(CPU).isa
+LIMITED = {k: os.environ[k] for k in ISA_LIMITS.get(ISA, {}) if k in os.environ}
+if CPU is not None and limit_references_to(ISA):
     # The BLAS libraries read these when they load (numpy has loaded one): start again.
     os.execv(sys.executable, [sys.executable, *sys.argv])
 

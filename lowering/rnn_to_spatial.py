@@ -347,7 +347,7 @@ def _state_buffers(b: Builder, init_params: list[SSAValue], out_params: list[SSA
 
 def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = SPATIAL_DEVICE,
                   constant: Callable[[SSAValue], bool] = lambda v: False,
-                  lanes: int = 16) -> tuple[func.FuncOp, list[SSAValue]]:
+                  lanes: int | None = None) -> tuple[func.FuncOp, list[SSAValue]]:
     """The spatial program of a recurrence, and the host values its input parameters
     take (outside tensors, outside index values, initial states; one output per state
     follows them). `target="cpu"`: the same time loop as a CPU kernel: weights read where
@@ -357,7 +357,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     step computed before the time loop (`hoist_projections`), weight rows whose length
     aliases in the cache read from a padded copy (`pad_rows`), or, when the host value is
     `constant`, with the padded type: the caller passes a padded constant. `lanes`: f32
-    elements per vector of the CPU."""
+    elements per vector of the CPU (with `target="cpu"`)."""
     spatial = target == SPATIAL_DEVICE
     sig = _Signature.of(rec, step, everything=not spatial)
     program = sig.function(rec, name)
@@ -413,6 +413,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
         cse(program)
         split_reductions(program)
         fold_index_ranges(program)
+        assert lanes, "a CPU kernel needs the CPU's lanes"
         hoist_input_projections(time_loop, lanes)
         pad_aliasing_rows(program, {p for p, v in zip(params[:n_in], sig.host_values) if constant(v)})
         program.attributes[loop.COOPERATIVE_MARK] = UnitAttr()

@@ -173,6 +173,9 @@ class KernelCache:
                       KernelCacheWarning, stacklevel=3)
 
 
+DEFAULT = KernelCache.__new__(KernelCache)
+"""Stands for `default_cache()` where a cache is an argument."""
+
 _CACHES: dict[tuple[str, int], KernelCache] = {}
 _CACHES_LOCK = threading.Lock()
 

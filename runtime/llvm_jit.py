@@ -184,12 +184,12 @@ class KernelCode:
     from its object code (`from_objects`)."""
 
     def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
-                 cpu: CpuTarget | None = None, cache: KernelCache | None | bool = True):
+                 cpu: CpuTarget | None = None, cache: KernelCache | None = kernel_cache.DEFAULT):
         self._pending = {k.sym_name.data: k for k in kernels}
         self._lower = lower  # loop-level kernels -> the `llvm` dialect
         self.cpu = cpu or cpu_target.default()
         """The CPU the kernels are compiled for."""
-        self.cache = kernel_cache.default_cache() if cache is True else cache or None
+        self.cache = kernel_cache.default_cache() if cache is kernel_cache.DEFAULT else cache
         """Where compiled kernels are kept between processes (None: nowhere)."""
         self.from_cache: list[str] = []
         """The kernels whose code came from the cache."""
