@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,25 +23,27 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import PassPipeline
 
+from nimble.diagnostics import verify_after_pass
 from nimble.dialects import loop
 from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.target import set_target, target_of
-from nimble.diagnostics import verify_after_pass
 from nimble.passes.schedule_loops import REMAINDERS
+from nimble.program_cache import program_key
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
+from nimble.runtime import cpu_target, kernel_cache
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
-from nimble.runtime import cpu_target
-from nimble.runtime.cpu_target import CpuTarget, TargetError
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
+from nimble.runtime.cpu_target import CpuTarget, TargetError
+from nimble.runtime.kernel_cache import KernelCache
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.vm import VirtualMachine, VMError
 
 if TYPE_CHECKING:
-    from nimble.runtime.llvm_jit import KernelCode
+    from nimble.runtime.llvm_jit import KernelCode, Progress
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "matmul-to-dense", "fuse-ops"],
@@ -71,6 +73,7 @@ PIPELINES: dict[str, list[str]] = {**TARGETS, "spatial": ["spatial", "realize"]}
 """Every pipeline a model goes through: the targets of `compile`, and `compile_spatial`'s
 (recurrences as spatial programs, their schedules realised before the JIT). The tests
 that check every stage's output (verified, printed and parsed back) run these."""
+JIT_MODES = ("eager", "lazy")
 TARGET_OPTIONS: dict[str, dict[str, str]] = {
     "opencl": {"place-devices": "default=opencl"},
     "hetero": {"place-devices": f"default=opencl min_work={1 << 18}"},
@@ -104,8 +107,25 @@ def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] 
 
 @dataclass
 class CompileStats:
+    """Where a compile's time went."""
+
     kernels: int
-    seconds_passes: float
+    seconds_passes: float = 0.0
+    """All stages from the parsed module to the program."""
+    stages: dict[str, float] = field(default_factory=dict)
+    """Seconds per step: `parse`, each stage of the target's pipeline, `program` (the
+    bytecode program built), `jit` (kernels compiled at `compile`, eager mode), or
+    `load` (a program from the program cache)."""
+    from_program_cache: bool = False
+    """Whether the whole program came from the program cache (`nimble/program_cache.py`)."""
+
+    def report(self, code: KernelCode) -> str:
+        """The steps' times, one per line, and what the JIT did (`--timings`)."""
+        lines = [f"  {name:12s} {seconds:8.3f} s" for name, seconds in self.stages.items()]
+        if "jit" in self.stages or "load" in self.stages:
+            lines.append(f"  {len(code.compiled)} kernels: {len(code.compiled) - len(code.from_cache)} compiled, "
+                         f"{len(code.from_cache)} from the cache")
+        return "\n".join(lines)
 
 
 class Executable:
@@ -116,7 +136,8 @@ class Executable:
                  threads: int | None = None, base_dir: str = ".", opencl_device: str | None = None):
         self.program = program
         self.code = code
-        self.module: ModuleOp | None = None  # the compiled module, when compiled in this process
+        self._module: ModuleOp | None = None
+        self._recompile: Any = None  # (a program from the program cache: how to get its module)
         self.entry = entry
         self.stats = stats
         self.opencl = _opencl_module(program, opencl_device)
@@ -142,6 +163,18 @@ class Executable:
         exe = cls(program, code, entry, CompileStats(len(program.kernels), 0.0), threads, base_dir, opencl_device)
         exe.module = module
         return exe
+
+    @property
+    def module(self) -> ModuleOp | None:
+        """The compiled module (the passes' output): None for a loaded bytecode file; for
+        a program from the program cache, compiled again when first asked for."""
+        if self._module is None and self._recompile is not None:
+            self._module, self._recompile = self._recompile(), None
+        return self._module
+
+    @module.setter
+    def module(self, module: ModuleOp | None) -> None:
+        self._module = module
 
     @property
     def seconds_jit(self) -> float:
@@ -251,7 +284,7 @@ def _opencl_module(program: Program, device: str | None) -> Any:
 
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
             remainder: str = "auto", opencl_device: str | None = None, cpu: str | None = None,
-            cpu_features: str = "") -> Executable:
+            cpu_features: str = "", jit: str = "eager", progress: Progress | None = None) -> Executable:
     """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
 
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
@@ -266,9 +299,55 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     one LLVM names (`haswell`, `znver3`, `x86-64-v2`, `skylake-avx512`),
     `cpu_features` overrides (`-avx512f`); code for a CPU the host cannot run is
     compiled (and can be saved) but not run (`TargetError`).
+    `jit` is when the CPU kernels are compiled: `eager` (the default) now, on every
+    core, `lazy` each at its first launch (a kernel no call launches costs nothing:
+    quicker to a first answer in an interactive session on one core). Kernels in the
+    kernel cache are loaded, not compiled, either way. `progress(done, total)` is told
+    as each kernel is ready (eager mode).
     """
-    with fewer_collections():
-        return _compile(source, target, entry, threads, remainder, opencl_device, cpu_target.resolve(cpu, cpu_features))
+    if jit not in JIT_MODES:
+        raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, not '{jit}'")
+    target_cpu = cpu_target.resolve(cpu, cpu_features)
+
+    def build() -> Executable:
+        with fewer_collections():
+            return _compile(source, target, entry, threads, remainder, opencl_device, target_cpu)
+
+    cache = kernel_cache.default_cache() if jit == "eager" else None
+    key = program_key(source, target, entry, remainder, target_cpu) if cache else None
+    exe = _cached_program(cache, key, threads, entry, build) if key else None
+    if exe is not None:
+        return exe
+    exe = build()
+    if jit == "eager":
+        t0 = time.perf_counter()
+        exe.code.compile_all(progress=progress)
+        exe.stats.stages["jit"] = time.perf_counter() - t0
+        if key:
+            try:
+                cache.put(key, exe.to_bytes(), kernel_cache.PROGRAM_SUFFIX)
+            except RuntimeError:  # (a kernel that failed to compile: it fails at its launch)
+                pass
+    return exe
+
+
+def _cached_program(cache: KernelCache, key: bytes, threads: int | None, entry: str | None,
+                    build: Callable[[], Executable]) -> Executable | None:
+    """The program stored under `key`, loaded, or None (a miss: absent, or code this host
+    cannot run)."""
+    t0 = time.perf_counter()
+    data = cache.get(key, kernel_cache.PROGRAM_SUFFIX)
+    if data is None:
+        return None
+    try:
+        exe = load(data, threads, entry or "main")
+    except (BytecodeError, TargetError):
+        return None
+    exe.stats = CompileStats(len(exe.program.kernels), stages={"load": time.perf_counter() - t0},
+                             from_program_cache=True)
+    exe.code.from_cache = exe.code.compiled
+    exe._recompile = lambda: build().module
+    return exe
 
 
 def _compile(source: Any, target: str, entry: str | None, threads: int | None, remainder: str,
@@ -278,7 +357,9 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
     base_dir = os.path.dirname(os.fspath(source)) if isinstance(source, str | os.PathLike) and os.path.exists(source) else "."
+    t0 = time.perf_counter()
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)
+    stages = {"parse": time.perf_counter() - t0}
     t0 = time.perf_counter()
     if remainder not in REMAINDERS:
         raise ValueError(f"remainder must be one of {', '.join(REMAINDERS)}, not '{remainder}'")
@@ -289,11 +370,18 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
         raise ValueError(f"the module has no function @{entry}")
     options = {"schedule-loops": f"remainder={remainder}", **TARGET_OPTIONS.get(target, {})}
     set_target(module, cpu)
-    run_stages(module, [s for s in TARGETS[target] if s != "llvm"], options)
+    for stage in TARGETS[target]:
+        if stage != "llvm":
+            t1 = time.perf_counter()
+            run_stages(module, [stage], options)
+            stages[stage] = time.perf_counter() - t1
+    t1 = time.perf_counter()
     program = program_from_module(module, base_dir)
+    stages["program"] = time.perf_counter() - t1
     seconds_passes = time.perf_counter() - t0
     exe = Executable.from_program(program, module, entry, threads, base_dir, opencl_device)
     exe.stats.seconds_passes = seconds_passes
+    exe.stats.stages.update(stages)
     return exe
 
 

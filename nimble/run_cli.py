@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from nimble.compile import TARGETS, Executable, compile, load
+from nimble.compile import JIT_MODES, TARGETS, Executable, compile, load
 from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
 from nimble.diagnostics import OpError
@@ -78,6 +78,18 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     return values
 
 
+def progress_line(quiet: bool) -> Callable[[int, int], None] | None:
+    """A line on the terminal counting the kernels compiled (none off a terminal)."""
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rcompiling kernels: {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
     p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
@@ -100,6 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cpu", metavar="NAME",
                    help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, x86-64-v2, skylake-avx512, ...")
     p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
+    p.add_argument("--jit", choices=JIT_MODES, default="eager",
+                   help="eager: compile every kernel before the first run, on every core (the default); lazy: "
+                        "each kernel at its first launch")
+    p.add_argument("--timings", action="store_true", help="the time of each compile step")
+    p.add_argument("--quiet", action="store_true", help="no progress line while kernels compile")
     args = p.parse_args(argv)
     if args.dynamic_size is not None:
         args.dim.insert(0, str(args.dynamic_size))
@@ -108,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bytecode = args.file.endswith(BYTECODE_SUFFIX)
         exe = load(args.file, args.threads, args.entry, args.opencl_device) if bytecode else \
             compile(args.file, target=args.target, entry=args.entry, threads=args.threads,
-                    opencl_device=args.opencl_device, cpu=args.cpu, cpu_features=args.cpu_features)
+                    opencl_device=args.opencl_device, cpu=args.cpu, cpu_features=args.cpu_features, jit=args.jit,
+                    progress=progress_line(args.quiet))
         t_compile = time.perf_counter() - t0
         values = build_inputs(exe, exe.entry, args)
         for _ in range(max(0, args.warmup)):
@@ -130,16 +148,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
-    what = "loaded" if bytecode else f"compiled {len(exe.kernel_names)} kernels"
+    if bytecode:
+        what = "loaded"
+    elif exe.stats.from_program_cache:
+        what = f"{len(exe.kernel_names)} kernels from the program cache"
+    else:
+        what = f"compiled {len(exe.kernel_names)} kernels"
     if exe.opencl is not None:
         on_device = sum(k.device == "opencl" for k in exe.program.kernels)
         what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
     warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
     cached = f", {len(exe.code.from_cache)} of them from the kernel cache" if exe.code.from_cache else ""
-    jit = "" if bytecode else f" ({len(exe.code.compiled)} launched, JIT-compiled at first launch in " \
-                              f"{exe.seconds_jit:.2f} s{cached})"
+    when = " at first launch" if args.jit == "lazy" else ""
+    jit = "" if bytecode or exe.stats.from_program_cache else \
+        f" ({len(exe.code.compiled)} JIT-compiled{when} in {exe.seconds_jit:.2f} s{cached})"
     print(f"{what} in {t_compile:.2f} s{jit}; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
           f"host fallbacks: {len(exe.fallbacks)}")
+    if args.timings and exe.stats is not None:
+        print("compile steps:\n" + exe.stats.report(exe.code))
     if profile is not None:
         print(exe.vm.profile_report(profile, sum(times)))
     if args.check:
@@ -160,11 +186,13 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cpu", metavar="NAME",
                    help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, x86-64-v2, skylake-avx512, ...")
     p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
+    p.add_argument("--timings", action="store_true", help="the time of each compile step")
+    p.add_argument("--quiet", action="store_true", help="no progress line while kernels compile")
     args = p.parse_args(argv)
     output = args.output or args.file.rsplit(".", 1)[0] + BYTECODE_SUFFIX
     try:
         exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device,
-                      cpu=args.cpu, cpu_features=args.cpu_features)
+                      cpu=args.cpu, cpu_features=args.cpu_features, progress=progress_line(args.quiet))
         exe.save(output)
     except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError, OpenCLError,
             OnnxImportError) as e:
@@ -173,6 +201,8 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     on_device = sum(k.device != "cpu" for k in exe.program.kernels)
     print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels "
           f"({on_device} OpenCL), {len(exe.program.constants)} constants; CPU code for {exe.code.cpu.describe()}")
+    if args.timings:
+        print("compile steps:\n" + exe.stats.report(exe.code))
     return 0
 
 

@@ -16,6 +16,9 @@ of another format or of another key (copied or renamed) is a miss, and the fresh
 compile overwrites it. Reading touches the entry; when the directory holds more than
 `max_bytes`, the least recently used entries go.
 
+The same directory holds whole compiled programs (`nimble/program_cache.py`), the same
+header before a bytecode file, suffix `.nbc`; the bound counts both.
+
 The directory: `$NIMBLE_CACHE_DIR` (empty: no cache), else `$XDG_CACHE_HOME/nimble/kernels`
 or `~/.cache/nimble/kernels`. A directory that cannot be created, read or written gives
 one `KernelCacheWarning` and the process compiles without it.
@@ -39,6 +42,8 @@ MAGIC = b"NIMBLEKC"
 FORMAT = 1
 HEADER = struct.Struct("<8sI32sIQ")
 SUFFIX = ".o"
+PROGRAM_SUFFIX = ".nbc"
+"""Entries of whole programs (`nimble/program_cache.py`), bounded with the kernels."""
 DIRECTORY_VARIABLE = "NIMBLE_CACHE_DIR"
 MAX_BYTES_VARIABLE = "NIMBLE_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 1 << 30
@@ -49,7 +54,7 @@ class KernelCacheWarning(UserWarning):
 
 
 @cache
-def _code_digest() -> bytes:
+def code_digest() -> bytes:
     """A digest of Nimble's sources (every package's `.py` files) and of LLVM's versions."""
     import llvmlite
     import llvmlite.binding as llvm
@@ -69,7 +74,7 @@ def _code_digest() -> bytes:
 
 def kernel_key(kernel_text: str, cpu: CpuTarget) -> bytes:
     """The key of a kernel's object code: its IR, its CPU, and the compiler's code."""
-    h = hashlib.sha256(_code_digest())
+    h = hashlib.sha256(code_digest())
     h.update(f"\0cpu {cpu.cpu} features {cpu.features}\0".encode())
     h.update(kernel_text.encode())
     return h.digest()
@@ -85,15 +90,15 @@ class KernelCache:
         self._lock = threading.Lock()
         self._total: int | None = None  # bytes in the directory, once counted
 
-    def _path(self, key: bytes) -> Path:
-        return self.directory / f"{key.hex()}{SUFFIX}"
+    def _path(self, key: bytes, suffix: str) -> Path:
+        return self.directory / f"{key.hex()}{suffix}"
 
-    def get(self, key: bytes) -> bytes | None:
+    def get(self, key: bytes, suffix: str = SUFFIX) -> bytes | None:
         """The object code stored under `key`, or None (absent, or not a whole entry of
-        this key: a miss)."""
+        this key: a miss). `suffix`: `PROGRAM_SUFFIX` for a whole program."""
         if not self.usable:
             return None
-        path = self._path(key)
+        path = self._path(key, suffix)
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -113,18 +118,18 @@ class KernelCache:
             pass
         return body
 
-    def put(self, key: bytes, code: bytes) -> None:
+    def put(self, key: bytes, code: bytes, suffix: str = SUFFIX) -> None:
         """Store `code` under `key` (atomically), then keep the directory under its bound."""
         if not self.usable:
             return
         data = HEADER.pack(MAGIC, FORMAT, key, zlib.crc32(code), len(code)) + code
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=SUFFIX)
+            fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=suffix)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
-                os.replace(temporary, self._path(key))
+                os.replace(temporary, self._path(key, suffix))
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
@@ -140,7 +145,7 @@ class KernelCache:
     def _entries(self) -> list[tuple[float, int, Path]]:
         entries = []
         for entry in os.scandir(self.directory):
-            if entry.name.endswith(SUFFIX) and not entry.name.startswith("."):
+            if entry.name.endswith((SUFFIX, PROGRAM_SUFFIX)) and not entry.name.startswith("."):
                 try:
                     st = entry.stat()
                 except OSError:

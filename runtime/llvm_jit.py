@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import re
 import threading
 import time
@@ -28,12 +29,20 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
-from nimble.runtime import cpu_target, kernel_cache, sync
+from nimble.runtime import cpu_target, jit_pool, kernel_cache, sync
+from nimble.runtime.collector import fewer_collections
 from nimble.runtime.cpu_target import CpuTarget
 from nimble.runtime.kernel_cache import KernelCache
-from nimble.runtime.collector import fewer_collections
 
 _LOCK = threading.Lock()
+
+
+def _new_lock() -> None:  # (a forked compile worker: another thread may have held it)
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock)
 _LIBM = ("tanhf", "tanh", "erff", "erf")
 _LIBC = ("malloc", "free", "sched_yield", "syscall")
 _LIBGCC = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2")
@@ -175,6 +184,10 @@ class JitModule:
             return cls(engine, data, names)
 
 
+Progress = Callable[[int, int], None]
+"""Told (kernels ready, kernels in all) as a compile goes on."""
+
+
 class KernelCode:
     """The machine code of a program's CPU kernels, by name. A compiled model's kernels
     are JIT-compiled one at a time when first launched (`address`): a kernel no run
@@ -197,6 +210,7 @@ class KernelCode:
         self._addresses: dict[str, int] = {}
         self._failed: dict[str, RuntimeError] = {}
         self._lock = threading.Lock()
+        self._runs_here = False  # (checked at the first launch: code compiled for another CPU is not run)
         self.seconds = 0.0
         """Time spent compiling kernels so far."""
 
@@ -223,51 +237,71 @@ class KernelCode:
         with self._lock:
             if name in self._failed:
                 raise self._failed[name]
-            if name not in self._addresses:
+            if not self._runs_here:
                 cpu_target.check_runs_here(self.cpu)
+                self._runs_here = True
+            if name not in self._addresses:
                 self._compile([name])
             return self._addresses[name]
 
-    def objects(self) -> list[tuple[list[str], bytes]]:
-        """The object code of every kernel (the ones not yet compiled, compiled now as one
-        object), as (kernel names, ELF object) per object."""
+    def compile_all(self, workers: int | None = None, progress: Progress | None = None) -> None:
+        """Compile every kernel not compiled yet, now: those in the cache loaded, the
+        others on `workers` processes (default: every core; `runtime/jit_pool.py`),
+        `progress(done, total)` called as each is ready. A kernel that fails to compile
+        fails at its launch, as one compiled there would."""
         with self._lock:
             if self._pending:
-                self._compile(sorted(self._pending))
+                self._compile(sorted(self._pending), workers, progress)
+
+    def objects(self) -> list[tuple[list[str], bytes]]:
+        """The object code of every kernel (those not yet compiled, compiled now), as
+        (kernel names, ELF object) per object."""
+        self.compile_all()
+        with self._lock:
+            for error in self._failed.values():
+                raise error
             return [(list(m.addresses), m.object_code()) for m in self._modules]
 
-    def _compile(self, names: list[str]) -> None:
+    def _compile(self, names: list[str], workers: int | None = 1, progress: Progress | None = None) -> None:
+        """Kernels `names` from the cache, or compiled (and stored there); one object each.
+        Raises the first one's error if it fails."""
         t0 = time.perf_counter()
-        kernels = [self._pending.pop(n) for n in names]  # (lowered in place: not compiled twice)
+        kernels = {n: self._pending.pop(n) for n in names}  # (lowered in place: not compiled twice)
         try:
             with fewer_collections():
-                if self.cache is None:
-                    self._add(JitModule.compile(self._lower(ModuleOp(kernels)), self.cpu))
-                else:  # one object per kernel: each its own entry
-                    for kernel in kernels:
-                        self._compile_cached(kernel)
-        except Exception as e:  # noqa: BLE001 (an internal error, reported for each kernel)
-            for n in names:
-                self._failed[n] = RuntimeError(f"kernel '{n}' failed to compile: {type(e).__name__}: {e}")
-            raise self._failed[names[0]] from e
+                texts = {n: str(k) for n, k in kernels.items()}
+                keys = {n: kernel_cache.kernel_key(t, self.cpu) for n, t in texts.items()} if self.cache else {}
+                missed = [n for n in names if not self._load_cached(n, keys.get(n))]
+                missed.sort(key=lambda n: -len(texts[n]))  # (the biggest first: the workers end together)
+                for done, (name, code) in enumerate(jit_pool.build(missed, lambda n: self._object(kernels[n]), workers)):
+                    if progress is not None:
+                        progress(len(names) - len(missed) + done + 1, len(names))
+                    if isinstance(code, Exception):
+                        self._failed[name] = RuntimeError(f"kernel '{name}' failed to compile: {code}")
+                        self._failed[name].__cause__ = code.__cause__
+                        continue
+                    self._add(JitModule.from_object(code, [name]))
+                    if self.cache:
+                        self.cache.put(keys[name], code)
         finally:
             self.seconds += time.perf_counter() - t0
+        if names[0] in self._failed:
+            raise self._failed[names[0]]
 
-    def _compile_cached(self, kernel: func.FuncOp) -> None:
-        """One kernel's code from the cache, else compiled and stored there."""
-        name = kernel.sym_name.data
-        key = kernel_cache.kernel_key(str(kernel), self.cpu)
-        code = self.cache.get(key)
-        if code is not None:
-            try:
-                self._add(JitModule.from_object(code, [name]))
-                self.from_cache.append(name)
-                return
-            except RuntimeError:  # (an entry of this key without this kernel: compiled again)
-                pass
-        module = JitModule.compile(self._lower(ModuleOp([kernel])), self.cpu)
-        self.cache.put(key, module.object_code())
-        self._add(module)
+    def _object(self, kernel: func.FuncOp) -> bytes:
+        return JitModule.compile(self._lower(ModuleOp([kernel])), self.cpu).object_code()
+
+    def _load_cached(self, name: str, key: str | None) -> bool:
+        """Whether kernel `name`'s code came from the cache (loaded now)."""
+        code = self.cache.get(key) if key else None
+        if code is None:
+            return False
+        try:
+            self._add(JitModule.from_object(code, [name]))
+        except RuntimeError:  # (an entry of this key without this kernel: compiled again)
+            return False
+        self.from_cache.append(name)
+        return True
 
     def _add(self, module: JitModule) -> None:
         self._modules.append(module)

@@ -1,6 +1,8 @@
 """The on-disk kernel cache (runtime/kernel_cache.py): hits across processes, entries that
 are corrupt, truncated, of another key or of another CPU, concurrent writers, the cache
-off, a directory that cannot be written, and least-recently-used eviction."""
+off, a directory that cannot be written, and least-recently-used eviction. Lazy compiles
+(`jit="lazy"`) here: they use the kernel cache only, not the program cache
+(tests/test_program_cache.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ MODEL = """func.func @main(%a: tensor<?x48xf32>, %b: tensor<48x40xf32>) -> tenso
 
 CHILD = """
 import sys, numpy as np, nimble
-exe = nimble.compile(sys.argv[1], cpu=sys.argv[2] if len(sys.argv) > 2 else None)
+exe = nimble.compile(sys.argv[1], cpu=sys.argv[2] if len(sys.argv) > 2 else None, jit="lazy")
 a = np.arange(5 * 48, dtype=np.float32).reshape(5, 48) / 100
 b = np.ones((48, 40), np.float32) / 50
 np.testing.assert_allclose(exe(a, b), np.tanh(a @ b), rtol=1e-5, atol=1e-5)
@@ -55,7 +57,7 @@ def model(tmp_path):
 
 def _exe(rng, directory, monkeypatch, cpu: str | None = None):
     monkeypatch.setenv(kernel_cache.DIRECTORY_VARIABLE, str(directory))
-    exe = nimble.compile(MODEL, cpu=cpu)
+    exe = nimble.compile(MODEL, cpu=cpu, jit="lazy")
     a, b = rng.standard_normal((5, 48)).astype(np.float32), rng.standard_normal((48, 40)).astype(np.float32)
     np.testing.assert_allclose(exe(a, b), np.tanh(a @ b), rtol=1e-5, atol=1e-5)
     return exe
@@ -155,7 +157,7 @@ def test_least_recently_used_entries_go_first(tmp_path):
     keys = [bytes([i]) * 32 for i in range(4)]
     for i, key in enumerate(keys[:3]):
         cache.put(key, bytes([i]) * 1000)
-        os.utime(cache._path(key), (1000 + i, 1000 + i))  # (ordered, whatever the clock's resolution)
+        os.utime(cache._path(key, kernel_cache.SUFFIX), (1000 + i, 1000 + i))  # (ordered, whatever the clock's resolution)
     assert cache.get(keys[0]) == bytes([0]) * 1000  # now the most recently used
     cache.put(keys[3], b"\x03" * 1000)  # 4 entries > 3.5: down to 90%, the oldest first
     assert cache.get(keys[1]) is None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
-from xdsl.dialects.builtin import AnyFloat, BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import AnyFloat, BytesAttr, DenseIntOrFPElementsAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import ConstantLike, HasFolder
 
@@ -24,10 +24,10 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
 
 
 def _packed(element: Attribute) -> np.dtype | None:
-    """The numpy dtype of a float element type's packed bytes in a dense attribute
+    """The numpy dtype of an element type's packed bytes in a dense attribute
     (little-endian, `struct` format), read and written without a Python list (a weight
     of millions of floats: ~0.1 s per million each way through lists)."""
-    return np.dtype(element.format) if isinstance(element, AnyFloat) else None
+    return np.dtype(element.format) if isinstance(element, AnyFloat | IntegerType) else None
 
 
 def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     TensorType,
     f16,
@@ -22,6 +21,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from nimble.dialects import graph
 from nimble.dialects.dim_expr import Expr, symbol, symbol_name
+from nimble.dialects.graph.folding import array_to_dense
 from nimble.dialects.graph.types import tensor
 
 MIN_OPSET = 13
@@ -83,11 +83,7 @@ def dense(array: np.ndarray) -> DenseIntOrFPElementsAttr:
                np.dtype(np.bool_): i1}.get(array.dtype)
     if element is None:
         raise OnnxImportError(f"constant of dtype {array.dtype} is not supported")
-    t = TensorType(element, list(array.shape))
-    values = array.reshape(-1)
-    if element == i1:
-        values = values.astype(np.int64)
-    return DenseIntOrFPElementsAttr.from_list(t, values.tolist())
+    return array_to_dense(array, TensorType(element, list(array.shape)))
 
 
 def rank_of(v: SSAValue) -> int:

@@ -1,0 +1,114 @@
+"""The program cache (nimble/program_cache.py): a model compiled before is loaded whole in
+a new process, with no LLVM and no passes; a changed source, another CPU or a damaged
+entry is a miss; sources that read other files are not kept; a loaded program gives its
+module when asked; a saved bytecode module runs with no JIT."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble.program_cache import program_key
+from nimble.runtime import cpu_target, kernel_cache
+
+MODEL = """func.func @main(%a: tensor<?x48xf32>, %b: tensor<48x40xf32>) -> tensor<?x40xf32> {
+  %c = graph.matmul %a, %b : (tensor<?x48xf32>, tensor<48x40xf32>) -> tensor<?x40xf32>
+  %d = graph.tanh %c : tensor<?x40xf32> -> tensor<?x40xf32>
+  func.return %d : tensor<?x40xf32>
+}"""
+
+CHILD = """
+import sys, numpy as np, nimble
+from nimble.runtime import llvm_jit
+calls = []
+compile_module = llvm_jit.JitModule.compile
+llvm_jit.JitModule.compile = classmethod(lambda cls, *a, **k: calls.append(1) or compile_module(*a, **k))
+load = sys.argv[1].endswith(".nbc")
+exe = nimble.load(sys.argv[1]) if load else nimble.compile(sys.argv[1], jit=sys.argv[2])
+a = np.arange(5 * 48, dtype=np.float32).reshape(5, 48) / 100
+b = np.ones((48, 40), np.float32) / 50
+np.testing.assert_allclose(exe(a, b), np.tanh(a @ b), rtol=1e-5, atol=1e-5)
+print(load or exe.stats.from_program_cache, len(calls))
+"""
+
+
+def _run(directory, model, jit: str = "eager") -> tuple[bool, int]:
+    """(whether the program came from the program cache, LLVM compiles in this process)
+    of a new process."""
+    env = {**os.environ, kernel_cache.DIRECTORY_VARIABLE: str(directory)}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(model), jit], env=env, check=True, capture_output=True,
+                         text=True, cwd=directory.parent).stdout  # (outside the checkout: the installed package)
+    cached, calls = out.split()[-2:]
+    return cached == "True", int(calls)
+
+
+def _programs(directory) -> list:
+    return sorted(p for p in directory.iterdir() if p.name.endswith(kernel_cache.PROGRAM_SUFFIX))
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "m.mlir"
+    path.write_text(MODEL)
+    return path
+
+
+def test_a_new_process_loads_the_whole_program(tmp_path, model):
+    cache = tmp_path / "cache"
+    assert _run(cache, model)[0] is False
+    assert len(_programs(cache)) == 1
+    assert _run(cache, model) == (True, 0)
+    assert _run(cache, model, "lazy")[0] is False  # (lazy: kernels at their launch, no program cache)
+
+
+def test_a_changed_source_is_a_miss(tmp_path, model):
+    cache = tmp_path / "cache"
+    _run(cache, model)
+    model.write_text(MODEL.replace("%d", "%e"))  # (the same program: a new key all the same)
+    cached, _calls = _run(cache, model)
+    assert not cached and len(_programs(cache)) == 2
+
+
+def test_keys_differ_by_source_cpu_and_options(model):
+    host, haswell = cpu_target.host(), cpu_target.named("haswell")
+    keys = {program_key(MODEL, "llvm", None, "auto", host), program_key(MODEL, "llvm", None, "auto", haswell),
+            program_key(MODEL, "llvm", None, "masked", host), program_key(MODEL, "llvm", "main", "auto", host),
+            program_key(MODEL + " ", "llvm", None, "auto", host), program_key(str(model), "llvm", None, "auto", host)}
+    assert len(keys) == 6
+    assert program_key(MODEL, "opencl", None, "auto", host) is None
+    external = 'func.func @main() -> tensor<2xf32> {\n  %w = graph.external_constant "w" from "w.npz" : ' \
+               'tensor<2xf32>\n  func.return %w : tensor<2xf32>\n}'
+    assert program_key(external, "llvm", None, "auto", host) is None
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_damaged_program_is_a_miss_and_is_overwritten(tmp_path, rng, monkeypatch, damage):
+    monkeypatch.setenv(kernel_cache.DIRECTORY_VARIABLE, str(tmp_path))
+    nimble.compile(MODEL)
+    (entry,) = _programs(tmp_path)
+    good = entry.read_bytes()
+    entry.write_bytes(good[:len(good) // 2] if damage == "truncate" else good[:-64] + bytes(64))
+    exe = nimble.compile(MODEL)
+    assert not exe.stats.from_program_cache and entry.read_bytes() == good
+    a, b = rng.standard_normal((3, 48)).astype(np.float32), rng.standard_normal((48, 40)).astype(np.float32)
+    np.testing.assert_allclose(exe(a, b), np.tanh(a @ b), rtol=1e-5, atol=1e-5)
+
+
+def test_a_cached_program_gives_its_module(tmp_path, monkeypatch):
+    monkeypatch.setenv(kernel_cache.DIRECTORY_VARIABLE, str(tmp_path))
+    compiled = nimble.compile(MODEL)
+    loaded = nimble.compile(MODEL)
+    assert loaded.stats.from_program_cache and loaded.stats.stages.keys() == {"load"}
+    assert sorted(loaded.code.from_cache) == loaded.kernel_names == compiled.kernel_names
+    assert str(loaded.module) == str(compiled.module)  # (compiled again when asked for)
+
+
+def test_a_saved_module_runs_with_no_jit(tmp_path, model):
+    exe = nimble.compile(model, jit="lazy")
+    exe.save(tmp_path / "m.nbc")
+    assert _run(tmp_path / "cache", tmp_path / "m.nbc") == (True, 0)
