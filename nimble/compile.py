@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ from nimble.registry import all_passes, make_context
 from nimble.runtime import cpu_target, kernel_cache
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
-from nimble.runtime.cpu_target import CpuTarget, TargetError
+from nimble.runtime.cpu_target import CpuTarget, TargetError, TargetWarning
 from nimble.runtime.kernel_cache import KernelCache
 from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
@@ -223,6 +224,7 @@ class Executable:
         launched compiled now)."""
         objects = self.code.objects()
         self.program.object_code = [data for _names, data in objects]
+        self.program.cpu_kernels = self.code.kernels_text() or self.program.cpu_kernels
         self.program.cpu, self.program.cpu_features = self.code.cpu.cpu, self.code.cpu.features
         holder = {name: i for i, (names, _data) in enumerate(objects) for name in names}
         for k in self.program.kernels:
@@ -257,15 +259,43 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
         cpu = cpu_target.named(program.cpu, program.cpu_features) if program.cpu else cpu_target.host()
     except TargetError as e:
         raise BytecodeError(f"the kernels' target: {e}") from None
-    cpu_target.check_runs_here(cpu)
-    try:
-        code = KernelCode.from_objects([o for o in objects if o[0]], cpu)
-    except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
-        raise BytecodeError(f"the kernels' object code does not load: {e}") from None
+    if program.cpu_kernels and cpu.missing_on(cpu_target.host()):
+        code = _compiled_here(program, cpu)
+    else:
+        cpu_target.check_runs_here(cpu)
+        try:
+            code = KernelCode.from_objects([o for o in objects if o[0]], cpu)
+        except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
+            raise BytecodeError(f"the kernels' object code does not load: {e}") from None
     functions = [f.name for f in program.functions]
     if entry not in functions and len(functions) == 1:
         entry = functions[0]
     return Executable(program, code, entry, None, threads, opencl_device=opencl_device)
+
+
+def _compiled_here(program: Program, cpu: CpuTarget) -> KernelCode:
+    """The program's CPU kernels compiled for this host from the loop-level IR it holds
+    (its object code is for `cpu`, which this host cannot run), with one warning."""
+    from nimble.api import parse
+    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.runtime.llvm_jit import KernelCode
+
+    host = cpu_target.host()
+    warnings.warn(f"the module's code is compiled for {cpu.describe()} and uses {', '.join(cpu.missing_on(host))}, "
+                  f"which this CPU ({host.cpu}) lacks: its kernels are compiled again for this one (its schedules "
+                  f"stay those of {cpu.cpu}; compile the model here for this CPU's own)", TargetWarning, stacklevel=3)
+    try:
+        module = parse(program.cpu_kernels)
+    except Exception as e:  # noqa: BLE001 (a damaged text fails to parse in many ways)
+        raise BytecodeError(f"the loop-level CPU kernels: {type(e).__name__}: {e}") from None
+    used = {k.name for k in program.kernels if k.device == "cpu"}
+    kernels = [f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used]
+    missing = used - {f.sym_name.data for f in kernels}
+    if missing:
+        raise BytecodeError(f"the loop-level CPU kernels lack {', '.join(sorted(missing))}")
+    code = KernelCode(kernels, lower_kernels, host)
+    code.compile_all()
+    return code
 
 
 def _opencl_module(program: Program, device: str | None) -> Any:
@@ -313,7 +343,7 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
         with fewer_collections():
             return _compile(source, target, entry, threads, remainder, opencl_device, target_cpu)
 
-    cache = kernel_cache.default_cache() if jit == "eager" else None
+    cache = kernel_cache.default_cache() if jit == "eager" and not target_cpu.missing_on(cpu_target.host()) else None
     key = program_key(source, target, entry, remainder, target_cpu) if cache else None
     exe = _cached_program(cache, key, threads, entry, build) if key else None
     if exe is not None:

@@ -28,7 +28,7 @@ from nimble.dialects.graph.adt import AdtOp
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -96,6 +96,9 @@ class Program:
     """The CPU the object code was compiled for (`runtime/cpu_target.py`: LLVM's name)."""
     cpu_features: str = ""
     """Its feature overrides (the full list for a host's own)."""
+    cpu_kernels: str = ""
+    """An MLIR module of the loop-level CPU kernels the object code was compiled from: a
+    host that cannot run that code compiles its own from it (`nimble.load`)."""
 
     def function_index(self, name: str) -> int:
         for i, f in enumerate(self.functions):
@@ -358,7 +361,7 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
             else:
                 kernels.put("BBH", 1, vm.DTYPES.index(arg[0]), len(arg[1]))
                 kernels.put(f"{len(arg[1])}q", *arg[1])
-    kernels.raw(_strings([p.device_kernels])[4:])
+    kernels.raw(_strings([p.device_kernels, p.cpu_kernels])[4:])
     host = _strings([p.host_text] + p.hosts)
     functions = _Writer()
     functions.put("I", len(p.functions))
@@ -532,7 +535,7 @@ def decode(data: bytes) -> Program:
             abi.append((vm.DTYPES[code], tuple(r.get(f"{rank}q"))))
         kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi, vm.VM_DEVICES[device_code],
                               held_in))
-    device_kernels = r.string()
+    device_kernels, cpu_kernels = r.string(), r.string()
     r = _Reader(s[S_FUNCTIONS], "functions")
     functions = []
     for _ in range(r.count(20, "functions")):
@@ -547,6 +550,6 @@ def decode(data: bytes) -> Program:
             code.append((opcode, tuple(_decode_field(r, kind) for _, kind in vm.INSTRUCTIONS[opcode][2])))
         functions.append(Function(name, num_regs, params, num_results, code))
     program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer,
-                      device_kernels, cpu, cpu_features)
+                      device_kernels, cpu, cpu_features, cpu_kernels)
     validate(program)
     return program

@@ -50,6 +50,10 @@ class TargetError(ValueError):
     host cannot run)."""
 
 
+class TargetWarning(UserWarning):
+    """Code compiled for another CPU is compiled again for this one."""
+
+
 def _closed(enabled: set[str]) -> frozenset[str]:
     """`enabled` without the features whose base is off (LLVM turns off AVX-512's
     extensions with `-avx512f`, and AVX2, FMA, F16C and AVX-512 with `-avx`)."""

@@ -34,12 +34,14 @@ from nimble.runtime.collector import fewer_collections
 from nimble.runtime.cpu_target import CpuTarget
 from nimble.runtime.kernel_cache import KernelCache
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
+"""LLVM in this process, one thread at a time; held too while compile workers fork (none
+starts with another thread inside LLVM)."""
 
 
-def _new_lock() -> None:  # (a forked compile worker: another thread may have held it)
+def _new_lock() -> None:  # (in a forked compile worker)
     global _LOCK
-    _LOCK = threading.Lock()
+    _LOCK = threading.RLock()
 
 
 os.register_at_fork(after_in_child=_new_lock)
@@ -207,6 +209,7 @@ class KernelCode:
         self.from_cache: list[str] = []
         """The kernels whose code came from the cache."""
         self._modules: list[JitModule] = []
+        self._texts: dict[str, str] = {}  # the loop-level IR of the kernels compiled here
         self._addresses: dict[str, int] = {}
         self._failed: dict[str, RuntimeError] = {}
         self._lock = threading.Lock()
@@ -262,6 +265,13 @@ class KernelCode:
                 raise error
             return [(list(m.addresses), m.object_code()) for m in self._modules]
 
+    def kernels_text(self) -> str:
+        """An MLIR module of the loop-level kernels compiled here (empty if none was: a
+        loaded program's), as their object code was compiled from."""
+        if not self._texts:
+            return ""
+        return "builtin.module {\n" + "\n".join(self._texts[n] for n in sorted(self._texts)) + "\n}\n"
+
     def _compile(self, names: list[str], workers: int | None = 1, progress: Progress | None = None) -> None:
         """Kernels `names` from the cache, or compiled (and stored there); one object each.
         Raises the first one's error if it fails."""
@@ -270,19 +280,22 @@ class KernelCode:
         try:
             with fewer_collections():
                 texts = {n: str(k) for n, k in kernels.items()}
+                self._texts.update(texts)
                 keys = {n: kernel_cache.kernel_key(t, self.cpu) for n, t in texts.items()} if self.cache else {}
                 missed = [n for n in names if not self._load_cached(n, keys.get(n))]
                 missed.sort(key=lambda n: -len(texts[n]))  # (the biggest first: the workers end together)
-                for done, (name, code) in enumerate(jit_pool.build(missed, lambda n: self._object(kernels[n]), workers)):
-                    if progress is not None:
-                        progress(len(names) - len(missed) + done + 1, len(names))
-                    if isinstance(code, Exception):
-                        self._failed[name] = RuntimeError(f"kernel '{name}' failed to compile: {code}")
-                        self._failed[name].__cause__ = code.__cause__
-                        continue
-                    self._add(JitModule.from_object(code, [name]))
-                    if self.cache:
-                        self.cache.put(keys[name], code)
+                with _LOCK:
+                    for done, (name, code) in enumerate(jit_pool.build(missed, lambda n: self._object(kernels[n]),
+                                                                       workers)):
+                        if progress is not None:
+                            progress(len(names) - len(missed) + done + 1, len(names))
+                        if isinstance(code, Exception):
+                            self._failed[name] = RuntimeError(f"kernel '{name}' failed to compile: {code}")
+                            self._failed[name].__cause__ = code.__cause__
+                            continue
+                        self._add(JitModule.from_object(code, [name]))
+                        if self.cache:
+                            self.cache.put(keys[name], code)
         finally:
             self.seconds += time.perf_counter() - t0
         if names[0] in self._failed:

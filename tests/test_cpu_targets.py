@@ -18,8 +18,8 @@ from nimble.compile import run_stages
 from nimble.dialects.target import CpuAttr, set_target, target_of
 from nimble.registry import all_passes, make_context
 from nimble.runtime import cpu_target
-from nimble.runtime.bytecode import decode
-from nimble.runtime.cpu_target import TargetError
+from nimble.runtime.bytecode import decode, encode
+from nimble.runtime.cpu_target import TargetError, TargetWarning
 
 MATMUL = """func.func @main(%a: tensor<?x96xf32>, %b: tensor<96x40xf32>) -> tensor<?x40xf32> {
   %c = graph.matmul %a, %b : (tensor<?x96xf32>, tensor<96x40xf32>) -> tensor<?x40xf32>
@@ -119,17 +119,27 @@ def test_code_for_smaller_isas_runs_here(cpu, rows, rng):
     np.testing.assert_allclose(exe(a, b), np.tanh(a @ b), rtol=2e-5, atol=2e-5)
 
 
-def test_saved_code_says_its_cpu_and_is_refused_where_it_cannot_run(tmp_path, monkeypatch, rng):
+def test_saved_code_says_its_cpu_and_is_compiled_again_where_it_cannot_run(tmp_path, monkeypatch, rng):
     exe = nimble.compile(MATMUL, cpu="haswell")
     path = tmp_path / "m.nbc"
     exe.save(path)
     program = decode(path.read_bytes())
     assert (program.cpu, program.cpu_features) == ("haswell", "")
     a, b = rng.standard_normal((5, 96)).astype(np.float32), rng.standard_normal((96, 40)).astype(np.float32)
-    np.testing.assert_allclose(nimble.load(path)(a, b), np.tanh(a @ b), rtol=2e-5, atol=2e-5)
+    loaded = nimble.load(path)
+    np.testing.assert_allclose(loaded(a, b), np.tanh(a @ b), rtol=2e-5, atol=2e-5)
+    assert loaded.code.cpu.cpu == "haswell" and loaded.code.from_cache == []
     # On an SSE4.2-only machine the AVX2 code must not load (it would die on an illegal
-    # instruction); the error says what is missing.
+    # instruction): the kernels are compiled again from the loop-level IR the file holds,
+    # for the host, with one warning saying why.
     monkeypatch.setattr(cpu_target, "host", lambda: cpu_target.named("x86-64-v2"))
+    with pytest.warns(TargetWarning, match=r"compiled for haswell .* uses avx, avx2, .*fma.* which this CPU"):
+        again = nimble.load(path)
+    assert again.code.cpu.cpu == "x86-64-v2" and sorted(again.code.compiled) == sorted(loaded.code.compiled)
+    np.testing.assert_allclose(again(a, b), np.tanh(a @ b), rtol=2e-5, atol=2e-5)
+    # A file without that IR is refused: the error says what is missing.
+    program.cpu_kernels = ""
+    path.write_bytes(encode(program))
     with pytest.raises(TargetError, match=r"compiled for haswell .* uses avx, avx2, .*fma.* which this CPU"):
         nimble.load(path)
 

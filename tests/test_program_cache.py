@@ -112,3 +112,15 @@ def test_a_saved_module_runs_with_no_jit(tmp_path, model):
     exe = nimble.compile(model, jit="lazy")
     exe.save(tmp_path / "m.nbc")
     assert _run(tmp_path / "cache", tmp_path / "m.nbc") == (True, 0)
+
+
+def test_concurrent_compiles_all_succeed(tmp_path, model):
+    cache = tmp_path / "cache"
+    env = {**os.environ, kernel_cache.DIRECTORY_VARIABLE: str(cache)}
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(model), "eager"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, cwd=tmp_path) for _ in range(3)]
+    for child in children:
+        _out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+    assert len(_programs(cache)) == 1 and not [p for p in cache.iterdir() if p.name.startswith(".tmp-")]
+    assert _run(cache, model) == (True, 0)

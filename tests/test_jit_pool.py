@@ -1,0 +1,45 @@
+"""Kernels compiled on forked workers (runtime/jit_pool.py): every job answered once, a
+failing job reported without stopping the others, a worker that dies taken over here."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from nimble.runtime import jit_pool
+
+PARENT = os.getpid()
+
+
+def _code(name: str) -> bytes:
+    if name == "bad":
+        raise ValueError("no lowering for this op")
+    if name == "dies" and os.getpid() != PARENT:
+        os._exit(3)  # (a crash inside LLVM, in a worker)
+    return f"{name}:{os.getpid()}".encode()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_job_answered_once(workers):
+    names = [f"k{i}" for i in range(7)]
+    results = dict(jit_pool.build(names, _code, workers))
+    assert sorted(results) == names
+    assert all(results[n].startswith(f"{n}:".encode()) for n in names)
+    pids = {int(r.split(b":")[1]) for r in results.values()}
+    assert (pids == {PARENT}) == (workers == 1)  # (two workers: compiled in other processes)
+
+
+def test_a_failing_job_is_reported_and_the_others_go_on():
+    results = dict(jit_pool.build(["a", "bad", "b"], _code, 2))
+    assert isinstance(results["bad"], RuntimeError)
+    assert str(results["bad"]) == "ValueError: no lowering for this op"
+    assert results["a"].startswith(b"a:") and results["b"].startswith(b"b:")
+
+
+def test_a_dead_worker_leaves_its_jobs_to_this_process():
+    names = ["dies", *[f"k{i}" for i in range(5)]]
+    results = dict(jit_pool.build(names, _code, 2))
+    assert sorted(results) == sorted(names)
+    assert results["dies"] == f"dies:{PARENT}".encode()
+    assert not any(isinstance(r, Exception) for r in results.values())
