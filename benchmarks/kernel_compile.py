@@ -39,8 +39,7 @@ def measure(kernel, lower, cpu) -> dict[str, float]:
     t0 = time.perf_counter()
     module = lower(ModuleOp([kernel.clone()]))
     t1 = time.perf_counter()
-    names = [f.sym_name.data for f in module.ops if not f.sym_name.data.endswith("_body") and f.body.blocks]
-    text = llvm_jit._realign_stacks(str(llvm_jit.to_llvmlite(module)), names)
+    text = llvm_jit._realign_stacks(str(llvm_jit.to_llvmlite(module)), llvm_jit.kernel_names(module))
     t2 = time.perf_counter()
     ref = llvm_jit.optimise(text, cpu)
     t3 = time.perf_counter()

@@ -9,6 +9,7 @@ Inputs not given with `--input` are random, with every `?` dim set to `--dynamic
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -26,10 +27,19 @@ from nimble.dialects.graph.types import dims, is_bool, is_float, numpy_dtype
 from nimble.reference import Interpreter, InterpreterError
 
 
+MAX_RANDOM_ELEMENTS = 1 << 28
+"""The most elements a random input may have (1 GiB of f32): more is a mistyped size."""
+
+
 def random_value(t: Attribute, size: int, rng: np.random.Generator, sizes: Sequence[int] | None = None) -> Any:
     """A random value of type `t`: `?` dims are `size` (or `sizes[axis]` when given)."""
     if isinstance(t, TensorType):
         shape = [(size if sizes is None else sizes[i]) if d is None else d for i, d in enumerate(dims(t))]
+        if any(n < 0 for n in shape):
+            raise ValueError(f"a random input of type {t} cannot have shape {shape}: sizes are at least 0")
+        if math.prod(shape) > MAX_RANDOM_ELEMENTS:
+            raise ValueError(f"a random input of shape {shape} has {math.prod(shape):,} elements, more than "
+                             f"{MAX_RANDOM_ELEMENTS:,}: give smaller sizes, or the input with --input")
         dtype = numpy_dtype(t.element_type)
         if is_float(t.element_type):
             return rng.standard_normal(shape).astype(dtype)

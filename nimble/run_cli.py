@@ -41,9 +41,9 @@ def _located(e: Exception) -> str:
 def _dims(items: Sequence[str]) -> tuple[int, dict[str, int]]:
     default, named = 7, {}
     for item in items:
-        name, _, value = item.rpartition("=")
-        if not value.lstrip("-").isdigit():
-            raise ValueError(f"--dim takes N or NAME=N, not '{item}'")
+        name, equals, value = item.rpartition("=")
+        if not value.isdigit() or (equals and not name):
+            raise ValueError(f"--dim takes N or NAME=N (N at least 0), not '{item}'")
         if name:
             named[name] = int(value)
         else:
@@ -56,6 +56,9 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     if entry not in exe.signatures:
         raise InterpreterError(f"no function @{entry} with a known signature in {args.file}")
     signature, names, dim_names = exe.signatures[entry]
+    for item in args.input:
+        if "=" not in item or item.startswith("="):
+            raise ValueError(f"--input takes NAME=FILE.npy, not '{item}'")
     given = dict(item.split("=", 1) for item in args.input)
     default, sized = _dims(args.dim)
     ranks = [len(getattr(t, "get_shape", lambda: [])()) for t in signature.inputs.data]
@@ -90,6 +93,24 @@ def progress_line(quiet: bool) -> Callable[[int, int], None] | None:
     return show
 
 
+def _at_least(least: int, most: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in [least, most]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < least or (most is not None and value > most):
+            bound = f"from {least} to {most}" if most is not None else f"at least {least}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range: {bound}")
+        return value
+
+    return parse
+
+
+MAX_THREADS = 1024
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
     p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
@@ -98,14 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     p.add_argument("--random-inputs", action="store_true", help="random values for inputs not given (the default)")
     p.add_argument("--dim", action="append", default=[], metavar="[NAME=]N", help="size of ? dims of random inputs")
-    p.add_argument("--dynamic-size", type=int, help="same as --dim N")
+    p.add_argument("--dynamic-size", type=_at_least(0), help="same as --dim N")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeat", type=int, default=1, help="run N times and report the median time")
-    p.add_argument("--warmup", type=int, default=1, metavar="N",
+    p.add_argument("--repeat", type=_at_least(1), default=1, help="run N times and report the median time")
+    p.add_argument("--warmup", type=_at_least(0), default=1, metavar="N",
                    help="untimed runs first (the first run builds each kernel's launch plan and may start the "
                         "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
-    p.add_argument("--threads", type=int)
+    p.add_argument("--threads", type=_at_least(1, MAX_THREADS))
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device: P:D indices or part of its name "
                    "(default: the first GPU, else the first device)")
@@ -129,11 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     progress=progress_line(args.quiet))
         t_compile = time.perf_counter() - t0
         values = build_inputs(exe, exe.entry, args)
-        for _ in range(max(0, args.warmup)):
+        for _ in range(args.warmup):
             exe.run(*values)
         times = []
         profile = exe.vm.start_profile() if args.profile else None
-        for _ in range(max(1, args.repeat)):
+        for _ in range(args.repeat):
             start = time.perf_counter()
             results = exe.run(*values)
             times.append(time.perf_counter() - start)

@@ -5,10 +5,11 @@ converts it with xdsl's llvmlite backend, marks buffer pointers `noalias` (kerne
 never overlap: the caller allocates every output) and each kernel body `alwaysinline`
 into its wrapper, optimises at O3 for the target CPU (`runtime/cpu_target.py`: the host's
 name and features, e.g. AVX-512, unless compiled for another),
-generates object code once and JIT-loads it. `JitModule.object_code()` gives those bytes
-(a saved model holds the very code that ran); `JitModule.from_object(...)` loads them
-back without recompiling. `KernelCode` holds a program's kernels: compiled one at a time
-when first launched, or loaded from a saved model's object code.
+generates object code once (`object_code`) and JIT-loads it. `JitModule.object_code()`
+gives those bytes (a saved model holds the very code that ran); `JitModule.from_object(...)`
+loads them back without recompiling. `KernelCode` holds a program's kernels, one object
+each: all compiled at once on worker processes (`compile_all`), or each when first
+launched, or loaded from the kernel cache or a saved model's object code.
 """
 
 from __future__ import annotations
@@ -150,6 +151,19 @@ def optimise(text: str, cpu: CpuTarget | None = None) -> llvm.ModuleRef:
     return ref
 
 
+def kernel_names(module: ModuleOp) -> list[str]:
+    """The entry points of an `llvm`-dialect module of kernels (not their bodies)."""
+    return [f.sym_name.data for f in module.ops if not f.sym_name.data.endswith("_body") and f.body.blocks]
+
+
+def object_code(module: ModuleOp, cpu: CpuTarget | None = None) -> bytes:
+    """The ELF object code of an `llvm`-dialect module of kernels, for `cpu` (default:
+    the host)."""
+    with _LOCK:
+        ref = optimise(_realign_stacks(str(to_llvmlite(module)), kernel_names(module)), cpu)
+        return _target_machine(cpu).emit_object(ref)
+
+
 class JitModule:
     """Machine code for a set of kernels, with their entry addresses."""
 
@@ -166,12 +180,7 @@ class JitModule:
         """Optimise and generate the object code once, for `cpu` (default: the host): the
         JIT loads that object, and a saved model stores the same bytes (no second code
         generation for the file, no file whose code differs from what ran)."""
-        names = [f.sym_name.data for f in module.ops if not f.sym_name.data.endswith("_body")
-                 and f.body.blocks]
-        with _LOCK:
-            ref = optimise(_realign_stacks(str(to_llvmlite(module)), names), cpu)
-            code = _target_machine(cpu).emit_object(ref)
-        return cls.from_object(code, names)
+        return cls.from_object(object_code(module, cpu), kernel_names(module))
 
     def object_code(self) -> bytes:
         return self._object_code
@@ -191,12 +200,12 @@ Progress = Callable[[int, int], None]
 
 
 class KernelCode:
-    """The machine code of a program's CPU kernels, by name. A compiled model's kernels
-    are JIT-compiled one at a time when first launched (`address`): a kernel no run
-    launches (the form of a conv for sizes it never sees, a variant whose condition
-    never holds) costs no LLVM time, and a kernel's first call waits for its own code
-    only. `objects()` compiles the rest for a saved model; a loaded one has every kernel
-    from its object code (`from_objects`)."""
+    """The machine code of a program's CPU kernels, by name. `compile_all` compiles every
+    kernel not compiled yet on worker processes (what `nimble.compile` does by default);
+    otherwise a kernel is compiled when first launched (`address`: a kernel no run
+    launches, the form of a conv for sizes it never sees, costs no LLVM time).
+    `objects()` compiles the rest for a saved model; a loaded one has every kernel from
+    its object code (`from_objects`). Kernels in the kernel cache are loaded from it."""
 
     def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
                  cpu: CpuTarget | None = None, cache: KernelCache | None = kernel_cache.DEFAULT):
@@ -302,9 +311,9 @@ class KernelCode:
             raise self._failed[names[0]]
 
     def _object(self, kernel: func.FuncOp) -> bytes:
-        return JitModule.compile(self._lower(ModuleOp([kernel])), self.cpu).object_code()
+        return object_code(self._lower(ModuleOp([kernel])), self.cpu)
 
-    def _load_cached(self, name: str, key: str | None) -> bool:
+    def _load_cached(self, name: str, key: bytes | None) -> bool:
         """Whether kernel `name`'s code came from the cache (loaded now)."""
         code = self.cache.get(key) if key else None
         if code is None:

@@ -185,6 +185,29 @@ def test_nimble_run_rejects_a_dim_name_it_does_not_know():
     assert "result #0: float32[2, 128]" in result.stdout
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--repeat", "0"], "argument --repeat: 0 is out of range: at least 1"),
+    (["--warmup", "-1"], "argument --warmup: -1 is out of range: at least 0"),
+    (["--threads", "-2"], "argument --threads: -2 is out of range: from 1 to 1024"),
+    (["--threads", "100000"], "argument --threads: 100000 is out of range"),
+    (["--dim", "=5"], "--dim takes N or NAME=N (N at least 0), not '=5'"),
+    (["--dim", "n=-3"], "--dim takes N or NAME=N (N at least 0), not 'n=-3'"),
+    (["--input", "xs"], "--input takes NAME=FILE.npy, not 'xs'"),
+    (["--dim", "n=1000000000000"], "more than 268,435,456: give smaller sizes"),
+])
+def test_nimble_run_refuses_bad_options(args, message, capsys):
+    """Out-of-range counts, malformed sizes and inputs, and random inputs too large to
+    make are errors that say so (not silently taken, not a traceback or MemoryError)."""
+    from nimble.run_cli import main
+
+    try:
+        code = main([str(ROOT / "examples/lstm.nb"), "--jit", "lazy", *args])
+    except SystemExit as e:  # (argparse's own errors)
+        code = e.code
+    assert code in (1, 2)
+    assert message in capsys.readouterr().err
+
+
 def test_nimble_opt_prints_llvm_ir():
     result = run_tool("nimble.opt", str(ROOT / "examples/mlp.mlir"), "-t", "llvm")
     assert result.returncode == 0, result.stderr
