@@ -38,7 +38,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
+from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import arith
@@ -252,7 +252,7 @@ class YieldOp(IRDLOperation):
 
     name = "loop.yield"
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ForeachOp, ReduceOp)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ForeachOp, ReduceOp), Pure()))
 
     def __init__(self, values: Sequence[SSAValue | Operation] = ()):
         super().__init__(operands=[values])

@@ -1,7 +1,7 @@
-"""Index-set splitting of reductions: `loop.reduce` over `[lb, ub)` whose body selects
-on `iv >= c` (a constant inside the range) becomes two reductions, `[lb, c)` then
-`[c, ub)` (the second starts from the first's results), in each of which the
-comparison is a constant.
+"""Index-set splitting of loops: a `loop.reduce` or `loop.foreach` over `[lb, ub)` whose
+body selects on `iv >= c` (a constant inside the range) becomes two loops, `[lb, c)`
+then `[c, ub)` (a reduction's second part starts from the first's results), in each of
+which the comparison is a constant.
 
 A reduction over a concatenation is the case this is for: the LSTM cell's
 `dense(concat(x, h), w)` reads `k < len(x) ? x[k] : h[k - len(x)]` with both indices
@@ -9,6 +9,11 @@ clamped into range, a gather the vectoriser cannot take. Split at `len(x)`, the 
 facts of each part (`fold_index_ranges`) decide the comparison and the clamps, and each
 part reads one operand contiguously. The accumulation order is unchanged (the second
 part continues the first), so results are bit-identical.
+
+A loop over a concatenation's axis is the other (`split-index-sets`): DenseNet's
+kernels write `concat(x_0, ..., x_k, conv(x))` along the channels, each channel a select
+over every operand, the conv's reduction computed for all of them; split at the seams,
+each part copies one operand, and only the last computes the conv.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ def _constant(v: SSAValue) -> int | None:
     return None
 
 
-def _split_point(red: loop.ReduceOp) -> int | None:
+def _split_point(red: loop.ReduceOp | loop.ForeachOp) -> int | None:
     """A constant `c`, `lb < c < ub` (a multiple of the step from `lb`), where a select
     in the body switches on `iv` against it."""
     lb, ub, step = _constant(red.lower), _constant(red.upper), _constant(red.step)
@@ -59,6 +64,30 @@ def _split(red: loop.ReduceOp, at: int) -> tuple[loop.ReduceOp, loop.ReduceOp]:
         old.replace_all_uses_with(new)
     Rewriter.erase_op(red)
     return lower, upper
+
+
+def _split_foreach(foreach: loop.ForeachOp, at: int) -> tuple[loop.ForeachOp, loop.ForeachOp]:
+    point = arith.ConstantOp(IntegerAttr(at, IndexType()))
+    lower = loop.ForeachOp(foreach.lower, point.result, foreach.step, foreach.body.clone(), foreach.schedule)
+    upper = loop.ForeachOp(point.result, foreach.upper, foreach.step, foreach.body.clone(), foreach.schedule)
+    Rewriter.insert_op([point, lower, upper], InsertPoint.before(foreach))
+    Rewriter.erase_op(foreach)
+    return lower, upper
+
+
+def split_loops(scope: Operation) -> int:
+    """Split every foreach loop in `scope` at the selects on its induction variable (until
+    none is left); returns how many splits were made."""
+    splits = 0
+    work = [o for o in scope.walk() if isinstance(o, loop.ForeachOp)]
+    while work:
+        foreach = work.pop()
+        at = _split_point(foreach)
+        if at is None:
+            continue
+        work.extend(_split_foreach(foreach, at))
+        splits += 1
+    return splits
 
 
 def split_reductions(scope: Operation) -> int:

@@ -63,6 +63,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "share-packs": _lazy("passes.share_packs", "SharePacksPass"),
     "simplify-host": _lazy("passes.simplify_host", "SimplifyHostPass"),
     "spatial-dse": _lazy("passes.spatial_dse", "SpatialDsePass"),
+    "split-index-sets": _lazy("passes.split_index_sets", "SplitIndexSetsPass"),
     "tile-vectorize": _lazy("passes.tile_vectorize", "TileVectorizePass"),
 }
 

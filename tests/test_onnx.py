@@ -96,6 +96,30 @@ def test_cnn_with_dynamic_image_size_matches_onnxruntime(size, rng):
     np.testing.assert_allclose(exe(x), _ort(model)(x)[0], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_dense_block_concatenations_match_onnxruntime(n, rng):
+    """DenseNet's block: each layer's conv output concatenated after the features before
+    it, batch-normalised and rectified as one (`split-index-sets` splits the fused
+    kernel's channel loop at the seams: each part copies one operand, the conv runs once)."""
+    nodes, inits, features = [], [], "x"
+    channels = 8
+    for layer in range(3):
+        w = (rng.standard_normal((4, channels, 3, 3)) * 0.2).astype(np.float32)
+        scale, bias = rng.uniform(0.5, 1.5, channels + 4).astype(np.float32), rng.standard_normal(channels + 4).astype(np.float32)
+        mean, var = rng.standard_normal(channels + 4).astype(np.float32), rng.uniform(0.5, 2, channels + 4).astype(np.float32)
+        inits += [(f"w{layer}", w), (f"s{layer}", scale), (f"b{layer}", bias), (f"m{layer}", mean), (f"v{layer}", var)]
+        nodes += [helper.make_node("Conv", [features, f"w{layer}"], [f"c{layer}"], pads=[1, 1, 1, 1]),
+                  helper.make_node("Concat", [features, f"c{layer}"], [f"cat{layer}"], axis=1),
+                  helper.make_node("BatchNormalization", [f"cat{layer}", f"s{layer}", f"b{layer}", f"m{layer}",
+                                                          f"v{layer}"], [f"bn{layer}"]),
+                  helper.make_node("Relu", [f"bn{layer}"], [f"f{layer}"])]
+        features, channels = f"f{layer}", channels + 4
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8, 10, 10])],
+                   [helper.make_tensor_value_info(features, TensorProto.FLOAT, ["n", channels, 10, 10])], inits)
+    x = rng.standard_normal((n, 8, 10, 10)).astype(np.float32)
+    np.testing.assert_allclose(nimble.compile(import_onnx(model))(x), _ort(model)(x)[0], rtol=1e-4, atol=1e-4)
+
+
 def test_dims_sharing_a_name_are_tied(rng):
     nodes = [helper.make_node("Add", ["a", "b"], ["c"])]
     model = _model(nodes, [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 4]),

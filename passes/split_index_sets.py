@@ -1,0 +1,36 @@
+"""`split-index-sets`: CPU kernel loops split where their body selects on the counter.
+
+A `loop.foreach` over `[lb, ub)` (constant bounds) whose body compares its counter with
+a constant `c` and selects on the outcome becomes two loops, `[lb, c)` and `[c, ub)`,
+and the range facts of each (`fold_index_ranges`) decide the comparisons, clamps and
+selects in it (`lowering/index_set_split.py`). The case: a concatenation fused with its
+producers (DenseNet's channel concat after a conv), whose every element selected among
+all operands and computed the conv's reduction for every channel; split, each part
+copies one operand and the last alone runs the conv. Measured on DenseNet-121's first
+dense block (3 x 3 conv into a concat of 256 channels at 56 x 56, 2 threads): see the
+README's vision notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from nimble.dialects import loop
+from nimble.lowering.index_set_split import split_loops
+from nimble.passes.int_range_optimizations import fold_index_ranges
+
+
+@dataclass(frozen=True)
+class SplitIndexSetsPass(ModulePass):
+    """Split CPU kernel loops at the constants their bodies select on."""
+
+    name = "split-index-sets"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in loop.kernels_of(op, "cpu"):
+            if split_loops(kernel):
+                fold_index_ranges(kernel)
