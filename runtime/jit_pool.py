@@ -39,7 +39,9 @@ def _run(name: str) -> bytes | Exception:
 
 def build(names: list[str], compile_one: Job, workers: int | None = None) -> Iterator[tuple[str, bytes | Exception]]:
     """Object code for each of `names` by `compile_one(name)`, on up to `workers`
-    processes (default: every core); in the order they finish."""
+    processes (default: every core); in the order they finish. One build at a time in a
+    process (`KernelCode` holds the LLVM lock around it): the workers find their job in
+    a global set before they fork."""
     workers = min(workers or cores(), len(names))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for name in names:
