@@ -10,7 +10,10 @@ torchvision; `available()` says whether they import.
 torchvision's wheel here is built against CUDA torch: its C++ ops do not load on the
 CPU torch, and its fake-kernel registrations then fail at import for want of the ops'
 schemas (`operator torchvision::nms does not exist`). `_define_ops` declares the two
-schemas that import needs; classification models use none of the C++ ops.
+schemas that import needs; classification models use none of the C++ ops. Installed
+beside transformers, that wheel breaks `import transformers` (which imports torchvision
+first): install it apart, `pip install --no-deps --target DIR torchvision`, and run the
+benchmarks with `PYTHONPATH=DIR`.
 """
 
 from __future__ import annotations
