@@ -125,3 +125,30 @@ def test_concurrent_compiles_all_succeed(tmp_path, model):
         assert child.returncode == 0, err
     assert len(_programs(cache)) == 1 and not [p for p in cache.iterdir() if p.name.startswith(".tmp-")]
     assert _run(cache, model) == (True, 0)
+
+
+def test_timings_and_progress(tmp_path, monkeypatch, capsys):
+    """`--timings` lists each step (the stages and the JIT; `load` for a program from the
+    cache) and what the JIT did; `progress` hears of every kernel, compiled on workers
+    or not, the last call (n, n)."""
+    from nimble.run_cli import main
+
+    monkeypatch.setenv(kernel_cache.DIRECTORY_VARIABLE, str(tmp_path))
+    cell = """func.func @main(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %y: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %d = graph.dense %x, %w, %b : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %s = graph.add %d, %y : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32>
+  %p = graph.softmax %s : tensor<?x16xf32> -> tensor<?x16xf32>
+  func.return %p : tensor<?x16xf32>
+}"""
+    seen = []
+    exe = nimble.compile(cell, cpu="haswell", progress=lambda done, total: seen.append((done, total)))
+    kernels = len(exe.kernel_names)
+    assert kernels >= 2 and seen == [(k, kernels) for k in range(1, kernels + 1)]
+    path = tmp_path / "cell.mlir"
+    path.write_text(cell)
+    cold = ["parse", "graph", "recurrences", "layout", "loops", "memory", "vm", "program", "jit"]
+    for steps, jit in ((cold, f"{kernels} compiled, 0 from"), (["load"], f"0 compiled, {kernels} from")):
+        assert main([str(path), "--timings", "--quiet", "--dim", "3"]) == 0
+        listed = capsys.readouterr().out.split("compile steps:\n")[1].splitlines()
+        assert [line.split()[0] for line in listed[:-1]] == steps
+        assert listed[-1] == f"  {kernels} kernels: {jit} the cache"
