@@ -28,8 +28,6 @@ INSTRUCTION = re.compile(r"^  +(?:%\S+ = )?[a-z]", re.M)
 
 
 def measure(kernel, lower, cpu) -> dict[str, float]:
-    import llvmlite.binding as llvm
-
     from nimble.dialects import loop
     from nimble.runtime import llvm_jit
 
@@ -47,7 +45,6 @@ def measure(kernel, lower, cpu) -> dict[str, float]:
     t4 = time.perf_counter()
     row.update(lower=t1 - t0, convert=t2 - t1, opt=t3 - t2, codegen=t4 - t3,
                before=len(INSTRUCTION.findall(text)), after=len(INSTRUCTION.findall(str(ref))), object=len(code))
-    del llvm  # (imported for its initialisation by llvm_jit)
     return row
 
 

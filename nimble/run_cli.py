@@ -111,10 +111,42 @@ def _at_least(least: int, most: int | None = None) -> Callable[[str], int]:
 MAX_THREADS = 1024
 
 
+def _summary(exe: Executable, args: argparse.Namespace, bytecode: bool, t_compile: float, times: list[float]) -> str:
+    """The line after the results: how the executable was made, how long a run took."""
+    if bytecode:
+        what = "loaded"
+    elif exe.stats.from_program_cache:
+        what = f"{len(exe.kernel_names)} kernels from the program cache"
+    else:
+        what = f"compiled {len(exe.kernel_names)} kernels"
+    if exe.opencl is not None:
+        on_device = sum(k.device == "opencl" for k in exe.program.kernels)
+        what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
+    warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
+    cached = f", {len(exe.code.from_cache)} of them from the kernel cache" if exe.code.from_cache else ""
+    when = " at first launch" if args.jit == "lazy" else ""
+    jit = "" if bytecode or exe.stats.from_program_cache else \
+        f" ({len(exe.code.compiled)} JIT-compiled{when} in {exe.seconds_jit:.2f} s{cached})"
+    return f"{what} in {t_compile:.2f} s{jit}; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); " \
+           f"host fallbacks: {len(exe.fallbacks)}"
+
+
+def _compile_options(p: argparse.ArgumentParser) -> None:
+    """The options nimble-run and nimble-compile share: what to compile for, and how to
+    report it."""
+    p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
+    p.add_argument("--cpu", metavar="NAME",
+                   help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, "
+                        "x86-64-v2, skylake-avx512, ...")
+    p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
+    p.add_argument("--timings", action="store_true", help="the time of each compile step")
+    p.add_argument("--quiet", action="store_true", help="no progress line while kernels compile")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
     p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
-    p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
+    _compile_options(p)
     p.add_argument("--entry", default="main")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     p.add_argument("--random-inputs", action="store_true", help="random values for inputs not given (the default)")
@@ -130,14 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device: P:D indices or part of its name "
                    "(default: the first GPU, else the first device)")
-    p.add_argument("--cpu", metavar="NAME",
-                   help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, x86-64-v2, skylake-avx512, ...")
-    p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
     p.add_argument("--jit", choices=JIT_MODES, default="eager",
                    help="eager: compile every kernel before the first run, on every core (the default); lazy: "
                         "each kernel at its first launch")
-    p.add_argument("--timings", action="store_true", help="the time of each compile step")
-    p.add_argument("--quiet", action="store_true", help="no progress line while kernels compile")
     args = p.parse_args(argv)
     if args.dynamic_size is not None:
         args.dim.insert(0, str(args.dynamic_size))
@@ -169,22 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
-    if bytecode:
-        what = "loaded"
-    elif exe.stats.from_program_cache:
-        what = f"{len(exe.kernel_names)} kernels from the program cache"
-    else:
-        what = f"compiled {len(exe.kernel_names)} kernels"
-    if exe.opencl is not None:
-        on_device = sum(k.device == "opencl" for k in exe.program.kernels)
-        what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
-    warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
-    cached = f", {len(exe.code.from_cache)} of them from the kernel cache" if exe.code.from_cache else ""
-    when = " at first launch" if args.jit == "lazy" else ""
-    jit = "" if bytecode or exe.stats.from_program_cache else \
-        f" ({len(exe.code.compiled)} JIT-compiled{when} in {exe.seconds_jit:.2f} s{cached})"
-    print(f"{what} in {t_compile:.2f} s{jit}; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); "
-          f"host fallbacks: {len(exe.fallbacks)}")
+    print(_summary(exe, args, bytecode, t_compile, times))
     if args.timings and exe.stats is not None:
         print("compile steps:\n" + exe.stats.report(exe.code))
     if profile is not None:
@@ -201,14 +213,9 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-compile", description="Compile a model into a bytecode module (.nbc).")
     p.add_argument("file")
     p.add_argument("-o", "--output", help="output path (default: the model's name with .nbc)")
-    p.add_argument("--target", default="llvm", choices=sorted(TARGETS))
+    _compile_options(p)
     p.add_argument("--entry")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device to build the kernels for while compiling")
-    p.add_argument("--cpu", metavar="NAME",
-                   help="the CPU to compile for: host (the default, unless $NIMBLE_CPU names one), haswell, znver3, x86-64-v2, skylake-avx512, ...")
-    p.add_argument("--cpu-features", default="", metavar="LIST", help="feature overrides for --cpu (-avx512f,+fma)")
-    p.add_argument("--timings", action="store_true", help="the time of each compile step")
-    p.add_argument("--quiet", action="store_true", help="no progress line while kernels compile")
     args = p.parse_args(argv)
     output = args.output or args.file.rsplit(".", 1)[0] + BYTECODE_SUFFIX
     try:
