@@ -187,18 +187,21 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
             continue
         anchor = _insert_kernel(kernel, where, anchor)
 
-        def place(suffix: str, unless: str | None = None, **form: bool) -> func.FuncOp | None:
-            """Build and place the group's kernel of this `form`, unless its text is
-            `unless` (the Winograd form does not apply there: the im2col kernel again)."""
+        def place(suffix: str, *unless: str, **form: bool) -> tuple[func.FuncOp | None, str]:
+            """Build and place the group's kernel of this `form` (and its text), unless its
+            text is one of `unless`: the form changed nothing (no `?` dim the variant would
+            not stretch; a conv the Winograd form does not apply to), the kernel there
+            already does."""
             nonlocal anchor
             other = KernelBuilder(group, f"{name}{suffix}", **form, **options).build()
+            other_text = _kernel_text(other)
+            if other_text in unless:
+                other.erase()
+                return None, other_text
             if form.get("no_stretch"):
                 other.attributes[loop.NO_STRETCH_MARK] = UnitAttr()
-            if unless is not None and _kernel_text(other) == unless:
-                other.erase()
-                return None
             anchor = _insert_kernel(other, where, anchor)
-            return other
+            return other, other_text
 
         def named(built_kernel: func.FuncOp | None) -> str | None:
             return None if built_kernel is None else built_kernel.sym_name.data
@@ -207,12 +210,12 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
         # in the loop ivs (vectorisable; a product's rows in lanes), and outputs whose dims
         # come out of different broadcasts share one loop nest (the LSTM cell's h and c
         # would otherwise each recompute every gate); chosen at run time when it holds.
-        variant = place("_ns", no_stretch=True) if wants_variant else None
+        variant, variant_text = place("_ns", text, no_stretch=True) if wants_variant else (None, text)
         kernels = _Kernels(name, named(variant))
         if where == "cpu" and winograd.decided_at_run_time(group.body.block.ops):
-            general = place("_wg", unless=text, winograd=True)
-            special = None if variant is None else \
-                place("_wg_ns", unless=_kernel_text(variant), no_stretch=True, winograd=True)
+            general, general_text = place("_wg", text, winograd=True)
+            special = place("_wg_ns", variant_text, general_text, no_stretch=True, winograd=True)[0] \
+                if variant is not None else None
             kernels = _Kernels(name, named(variant), named(general), named(special))
         built[key] = kernels
         built[key].mark(group)

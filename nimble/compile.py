@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import PassPipeline
@@ -44,7 +45,7 @@ from nimble.runtime.pointers import data_pointer
 from nimble.runtime.vm import VirtualMachine, VMError
 
 if TYPE_CHECKING:
-    from nimble.runtime.llvm_jit import KernelCode, Progress
+    from nimble.runtime.llvm_jit import KernelCode, KernelStream, Progress
 
 STAGES: dict[str, list[str]] = {
     "graph": ["infer-shapes", "canonicalize", "cse", "matmul-to-dense", "fuse-ops"],
@@ -52,7 +53,7 @@ STAGES: dict[str, list[str]] = {
     "layout": ["pad-weight-rows"],
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "split-index-sets", "canonicalize", "cse",
-              "schedule-loops", "tile-vectorize", "canonicalize", "cse", "share-packs"],
+              "schedule-loops", "tile-vectorize", "canonicalize", "cse", "share-packs", "int-range-optimizations"],
     "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations", "simplify-host", "host-licm",
                "plan-memory", "simplify-host"],
     "vm": ["lower-to-vm"],
@@ -63,6 +64,12 @@ STAGES: dict[str, list[str]] = {
     # Hand-written kernels: realise the schedules they carry (no default schedules).
     "realize": ["expand-math", "tile-vectorize", "canonicalize", "cse", "share-packs"],
 }
+PER_KERNEL: dict[str, int] = {"loops": 1}
+"""Stages whose passes from this index on work inside each kernel and nowhere else: they
+run kernel by kernel (a module of the kernel alone), then canonicalize and CSE the host
+functions (`simplify-host{cse=true}`), so that a kernel is final, and can compile, while
+the passes go on with the next (`run_stages(on_kernel=...)`). After them nothing changes
+a kernel."""
 TARGETS: dict[str, list[str]] = {
     "llvm": ["graph", "recurrences", "layout", "loops", "memory", "vm", "llvm"],
     "opencl": ["graph", "place", "loops", "memory", "vm", "llvm"],
@@ -95,15 +102,44 @@ def to_vm(module: ModuleOp, target: str = "llvm") -> ModuleOp:
 
 
 def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] | None = None,
-               verify_each: bool = False) -> ModuleOp:
+               verify_each: bool = False, on_kernel: Callable[[func.FuncOp], None] | None = None) -> ModuleOp:
     """Run the named stages; `options` adds pass options (`{"schedule-loops": "remainder=masked"}`).
     `verify_each` verifies the module after every pass (`PassBrokeIR` names the pass
-    after which it stopped verifying)."""
+    after which it stopped verifying). `on_kernel(kernel)` is told of each kernel as the
+    kernel passes of a `PER_KERNEL` stage finish it (it may compile it meanwhile)."""
     options = options or {}
-    passes = ",".join(f"{p}{{{options[p]}}}" if p in options else p for s in stages for p in STAGES[s])
-    PassPipeline.parse_spec(all_passes(), passes, verify_after_pass if verify_each else None).apply(
-        make_context(), module)
+    ctx = make_context()
+
+    def pipeline(passes: Sequence[str]) -> PassPipeline:
+        spec = ",".join(f"{p}{{{options[p]}}}" if p in options else p for p in passes)
+        return PassPipeline.parse_spec(all_passes(), spec, verify_after_pass if verify_each else None)
+
+    for stage in stages:
+        split = PER_KERNEL.get(stage, len(STAGES[stage]))
+        pipeline(STAGES[stage][:split]).apply(ctx, module)
+        if split < len(STAGES[stage]):
+            each = pipeline(STAGES[stage][split:])
+            for kernel in loop.kernels_of(module):
+                _run_on_kernel(each, ctx, module, kernel)
+                if on_kernel is not None:
+                    on_kernel(kernel)
+            pipeline(["simplify-host{cse=true}"]).apply(ctx, module)
     return module
+
+
+def _run_on_kernel(passes: PassPipeline, ctx: Context, module: ModuleOp, kernel: func.FuncOp) -> None:
+    """`passes` on a module holding `kernel` alone (with `module`'s attributes: its target),
+    whatever they leave in it put back in `kernel`'s place."""
+    after = kernel.next_op
+    kernel.detach()
+    alone = ModuleOp([kernel], attributes=dict(module.attributes))
+    passes.apply(ctx, alone)
+    for op in list(alone.ops):
+        op.detach()
+        if after is None:
+            module.body.block.add_op(op)
+        else:
+            module.body.block.insert_op_before(op, after)
 
 
 @dataclass
@@ -113,8 +149,9 @@ class CompileStats:
     kernels: int
     stages: dict[str, float] = field(default_factory=dict)
     """Seconds per step: `parse`, each stage of the target's pipeline, `program` (the
-    bytecode program built), `jit` (kernels compiled at `compile`, eager mode), or
-    `load` (a program from the program cache)."""
+    bytecode program built), `jit` (eager mode: the kernels' compile after the passes;
+    it begins during them, `KernelCode.streamed`), or `load` (a program from the
+    program cache)."""
     from_program_cache: bool = False
     """Whether the whole program came from the program cache (`nimble/program_cache.py`)."""
 
@@ -127,7 +164,8 @@ class CompileStats:
         """The steps' times, one per line, and what the JIT did (`--timings`)."""
         lines = [f"  {name:12s} {seconds:8.3f} s" for name, seconds in self.stages.items()]
         if "jit" in self.stages or "load" in self.stages:
-            lines.append(f"  {len(code.compiled)} kernels: {len(code.compiled) - len(code.from_cache)} compiled, "
+            during = f" ({len(code.streamed)} begun during the passes)" if code.streamed else ""
+            lines.append(f"  {len(code.compiled)} kernels: {len(code.compiled) - len(code.from_cache)} compiled{during}, "
                          f"{len(code.from_cache)} from the cache")
         return "\n".join(lines)
 
@@ -182,8 +220,9 @@ class Executable:
 
     @property
     def seconds_jit(self) -> float:
-        """Time spent so far JIT-compiling this executable's kernels (each on its first
-        launch)."""
+        """Time spent so far waiting for this executable's kernels to compile: lazy, at
+        their first launch; eager, after the passes (those compiled while the passes ran,
+        `code.streamed`, cost no wait)."""
         return self.code.seconds
 
     @property
@@ -342,19 +381,25 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
         raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, not '{jit}'")
     target_cpu = cpu_target.resolve(cpu, cpu_features)
 
-    def build() -> Executable:
+    def build(stream: KernelStream | None = None) -> Executable:
         with fewer_collections():
-            return _compile(source, target, entry, threads, remainder, opencl_device, target_cpu)
+            return _compile(source, target, entry, threads, remainder, opencl_device, target_cpu, stream)
 
     cache = kernel_cache.default_cache() if jit == "eager" and not target_cpu.missing_on(cpu_target.host()) else None
     key = program_key(source, target, entry, remainder, target_cpu) if cache else None
     exe = _cached_program(cache, key, threads, entry, build) if key else None
     if exe is not None:
         return exe
-    exe = build()
+    stream = _kernel_stream(target_cpu) if jit == "eager" else None
+    try:
+        exe = build(stream)
+    except BaseException:
+        if stream is not None:
+            stream.cancel()
+        raise
     if jit == "eager":
         t0 = time.perf_counter()
-        exe.code.compile_all(progress=progress)
+        exe.code.compile_all(progress=progress, stream=stream)
         exe.stats.stages["jit"] = time.perf_counter() - t0
         if key:
             try:
@@ -362,6 +407,13 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
             except RuntimeError:  # (a kernel that failed to compile: it fails at its launch)
                 pass
     return exe
+
+
+def _kernel_stream(cpu: CpuTarget) -> KernelStream:
+    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.runtime.llvm_jit import KernelStream
+
+    return KernelStream(lower_kernels, cpu, kernel_cache.default_cache())
 
 
 def _cached_program(cache: KernelCache, key: bytes, threads: int | None, entry: str | None,
@@ -384,7 +436,7 @@ def _cached_program(cache: KernelCache, key: bytes, threads: int | None, entry: 
 
 
 def _compile(source: Any, target: str, entry: str | None, threads: int | None, remainder: str,
-             opencl_device: str | None, cpu: CpuTarget) -> Executable:
+             opencl_device: str | None, cpu: CpuTarget, stream: KernelStream | None = None) -> Executable:
     from nimble.api import parse
 
     if target not in TARGETS:
@@ -402,10 +454,15 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
         raise ValueError(f"the module has no function @{entry}")
     options = {"schedule-loops": f"remainder={remainder}", **TARGET_OPTIONS.get(target, {})}
     set_target(module, cpu)
+
+    def on_kernel(kernel: func.FuncOp) -> None:
+        if loop.kernel_device(kernel) == "cpu":
+            stream.add(kernel)
+
     for stage in TARGETS[target]:
         if stage != "llvm":
             t1 = time.perf_counter()
-            run_stages(module, [stage], options)
+            run_stages(module, [stage], options, on_kernel=on_kernel if stream is not None else None)
             stages[stage] = time.perf_counter() - t1
     t1 = time.perf_counter()
     program = program_from_module(module, base_dir)

@@ -127,6 +127,9 @@ def _summary(exe: Executable, args: argparse.Namespace, bytecode: bool, t_compil
     when = " at first launch" if args.jit == "lazy" else ""
     jit = "" if bytecode or exe.stats.from_program_cache else \
         f" ({len(exe.code.compiled)} JIT-compiled{when} in {exe.seconds_jit:.2f} s{cached})"
+    if exe.code.streamed and jit:
+        jit = f" ({len(exe.code.compiled)} JIT-compiled: {len(exe.code.streamed)} begun during the passes, " \
+              f"{exe.seconds_jit:.2f} s after them{cached})"
     return f"{what} in {t_compile:.2f} s{jit}; ran in {np.median(times) * 1e3:.3f} ms (median of {len(times)}{warm}); " \
            f"host fallbacks: {len(exe.fallbacks)}"
 

@@ -10,12 +10,14 @@ gives those bytes (a saved model holds the very code that ran); `JitModule.from_
 loads them back without recompiling. `KernelCode` holds a program's kernels, one object
 each: all compiled at once on worker processes (`compile_all`), or each when first
 launched, or loaded from the kernel cache or a saved model's object code.
+`KernelStream` compiles kernels while the compile's passes are still making the others.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import itertools
 import os
 import re
 import threading
@@ -217,6 +219,8 @@ class KernelCode:
         """Where compiled kernels are kept between processes (None: nowhere)."""
         self.from_cache: list[str] = []
         """The kernels whose code came from the cache."""
+        self.streamed: list[str] = []
+        """The kernels whose compile began while the passes ran (`KernelStream`)."""
         self._modules: list[JitModule] = []
         self._texts: dict[str, str] = {}  # the loop-level IR of the kernels compiled here
         self._addresses: dict[str, int] = {}
@@ -256,14 +260,19 @@ class KernelCode:
                 self._compile([name])
             return self._addresses[name]
 
-    def compile_all(self, workers: int | None = None, progress: Progress | None = None) -> None:
-        """Compile every kernel not compiled yet, now: those in the cache loaded, the
-        others on `workers` processes (default: every core; `runtime/jit_pool.py`),
-        `progress(done, total)` called as each is ready. A kernel that fails to compile
-        fails at its launch, as one compiled there would."""
+    def compile_all(self, workers: int | None = None, progress: Progress | None = None,
+                    stream: KernelStream | None = None) -> None:
+        """Compile every kernel not compiled yet, now: those in the cache loaded, those
+        `stream` compiled from the same IR taken from it, the others on `workers`
+        processes (default: every core; `runtime/jit_pool.py`), `progress(done, total)`
+        called as each is ready. A kernel that fails to compile fails at its launch, as
+        one compiled there would."""
         with self._lock:
+            t0 = time.perf_counter()
+            streamed = stream.finish() if stream is not None else {}
+            self.seconds += time.perf_counter() - t0
             if self._pending:
-                self._compile(sorted(self._pending), workers, progress)
+                self._compile(sorted(self._pending), workers, progress, streamed)
 
     def objects(self) -> list[tuple[list[str], bytes]]:
         """The object code of every kernel (those not yet compiled, compiled now), as
@@ -281,8 +290,11 @@ class KernelCode:
             return ""
         return "builtin.module {\n" + "\n".join(self._texts[n] for n in sorted(self._texts)) + "\n}\n"
 
-    def _compile(self, names: list[str], workers: int | None = 1, progress: Progress | None = None) -> None:
-        """Kernels `names` from the cache, or compiled (and stored there); one object each.
+    def _compile(self, names: list[str], workers: int | None = 1, progress: Progress | None = None,
+                 streamed: dict[str, tuple[str, bytes | Exception, bool]] | None = None) -> None:
+        """Kernels `names` from the cache, or from `streamed` (text compiled, its object
+        code, whether begun during the passes) where that is their text, or compiled
+        (and stored there); one object each.
         Raises the first one's error if it fails."""
         t0 = time.perf_counter()
         kernels = {n: self._pending.pop(n) for n in names}  # (lowered in place: not compiled twice)
@@ -292,12 +304,14 @@ class KernelCode:
                 self._texts.update(texts)
                 keys = {n: kernel_cache.kernel_key(t, self.cpu) for n, t in texts.items()} if self.cache else {}
                 missed = [n for n in names if not self._load_cached(n, keys.get(n))]
-                missed.sort(key=lambda n: -len(texts[n]))  # (the biggest first: the workers end together)
-                with _LOCK:
-                    for done, (name, code) in enumerate(jit_pool.build(missed, lambda n: self._object(kernels[n]),
-                                                                       workers)):
+                ready = [(n, streamed[n][1]) for n in missed if n in (streamed or {}) and streamed[n][0] == texts[n]]
+                self.streamed += [n for n, _ in ready if streamed[n][2]]
+                missed = sorted(set(missed) - {n for n, _ in ready}, key=lambda n: -len(texts[n]))  # (the biggest first:
+                with _LOCK:                                                                       # the workers end together)
+                    built = jit_pool.build(missed, lambda n: self._object(kernels[n]), workers)
+                    for done, (name, code) in enumerate(itertools.chain(ready, built)):
                         if progress is not None:
-                            progress(len(names) - len(missed) + done + 1, len(names))
+                            progress(len(names) - len(missed) - len(ready) + done + 1, len(names))
                         if isinstance(code, Exception):
                             self._failed[name] = RuntimeError(f"kernel '{name}' failed to compile: {code}")
                             self._failed[name].__cause__ = code.__cause__
@@ -328,3 +342,42 @@ class KernelCode:
     def _add(self, module: JitModule) -> None:
         self._modules.append(module)
         self._addresses.update(module.addresses)
+
+
+class KernelStream:
+    """CPU kernels compiled while the compile's passes make the next ones
+    (`jit_pool.Stream`: on the cores the passes leave free): `add(kernel)` as each is
+    final (`run_stages(on_kernel=...)`), then `KernelCode.compile_all(stream=...)` takes
+    the object code of every kernel whose IR is still the one compiled (and compiles the
+    others). Kernels already in `cache` are left to it."""
+
+    def __init__(self, lower: Callable[[ModuleOp], ModuleOp], cpu: CpuTarget | None = None,
+                 cache: KernelCache | None = None, workers: int | None = None):
+        self._lower = lower
+        self.cpu = cpu or cpu_target.default()
+        self.cache = cache
+        self._kernels: dict[str, func.FuncOp] = {}
+        self._texts: dict[str, str] = {}
+        self._stream = jit_pool.Stream(self._object, workers)
+
+    def add(self, kernel: func.FuncOp) -> None:
+        """`kernel` (a CPU kernel) is final: compile it."""
+        name, text = kernel.sym_name.data, str(kernel)
+        if self.cache is not None and self.cache.get(kernel_cache.kernel_key(text, self.cpu)) is not None:
+            return
+        self._kernels[name], self._texts[name] = kernel, text
+        self._stream.add(name, weight=len(text))
+
+    def finish(self) -> dict[str, tuple[str, bytes | Exception, bool]]:
+        """Per kernel added: (its IR's text when added, its object code or exception,
+        whether its compile began before `finish`)."""
+        with fewer_collections():
+            results = self._stream.finish()
+        return {name: (self._texts[name], code, name in self._stream.early) for name, code in results.items()}
+
+    def cancel(self) -> None:
+        """Stop compiling (the compile failed)."""
+        self._stream.cancel()
+
+    def _object(self, name: str) -> bytes:
+        return object_code(self._lower(ModuleOp([self._kernels[name].clone()])), self.cpu)

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
 
 import nimble
 from nimble.compile import compile_kernels
 from nimble.dialects import loop
 from nimble.reference import InterpreterError
+from nimble.runtime import jit_pool
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,6 +107,43 @@ def test_lazy_kernels_compile_on_their_first_launch(rng, tmp_path):
     softmax = next(k for k in fresh.vm.kernels if k.name == "main_softmax_0")
     softmax.ready()  # what a profiled launch does before its timer starts
     assert fresh.code.compiled == ["main_softmax_0"]
+
+
+@pytest.mark.skipif(jit_pool.cores() < 2, reason="kernels compile during the passes on a core they leave free")
+def test_kernels_compile_while_the_passes_make_the_next(rng, monkeypatch):
+    """An eager compile starts each kernel's JIT when the loop stage has finished it (on
+    another process): the first kernel's begins during the passes, every kernel comes
+    out of the stream, and the results are the lazily compiled executable's."""
+    monkeypatch.setenv("NIMBLE_CACHE_DIR", "")
+    exe = nimble.compile(CELL)
+    assert exe.code.streamed and set(exe.code.streamed) <= set(exe.code.compiled)
+    assert exe.code.compiled == exe.kernel_names
+    args = inputs(rng, 5)
+    np.testing.assert_array_equal(exe(*args), nimble.compile(CELL, jit="lazy")(*args))
+
+
+def test_a_kernel_changed_after_it_was_streamed_compiles_again(rng, monkeypatch):
+    """Code compiled from a kernel's IR is used only for that very IR: a kernel that a
+    later pass changed compiles again, from what it has become."""
+    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.runtime.llvm_jit import KernelCode, KernelStream, object_code
+
+    exe = nimble.compile(CELL, jit="lazy")
+    kernel = next(k.clone() for k in loop.kernels_of(exe.module) if k.sym_name.data == "main_softmax_0")
+    stream = KernelStream(lower_kernels, cache=None)
+    stream.add(kernel)
+    changed = kernel.clone()
+    one = next(op for op in changed.walk() if op.name == "arith.constant" and op.properties["value"] == FloatAttr(1.0, f32))
+    one.properties["value"] = FloatAttr(2.0, f32)
+    code = KernelCode([changed.clone()], lower_kernels, cache=None)
+    code.compile_all(stream=stream)
+    assert code.compiled == ["main_softmax_0"] and code.streamed == []
+    assert code.objects()[0][1] == object_code(lower_kernels(ModuleOp([changed.clone()])))
+    kept = KernelCode([kernel.clone()], lower_kernels, cache=None)
+    again = KernelStream(lower_kernels, cache=None)
+    again.add(kernel)
+    kept.compile_all(stream=again)
+    assert kept.streamed == (["main_softmax_0"] if jit_pool.cores() > 1 else [])
 
 
 def test_a_kernel_that_fails_to_compile_fails_every_launch():

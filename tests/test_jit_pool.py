@@ -43,3 +43,30 @@ def test_a_dead_worker_leaves_its_jobs_to_this_process():
     assert sorted(results) == sorted(names)
     assert results["dies"] == f"dies:{PARENT}".encode()
     assert not any(isinstance(r, Exception) for r in results.values())
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_stream_answers_every_job_once(workers):
+    """Jobs added while this process works compile on children (one at a time while it
+    works, on every worker at `finish`); one worker: all here."""
+    stream = jit_pool.Stream(_code, workers)
+    names = [f"k{i}" for i in range(7)]
+    for i, name in enumerate(names):
+        stream.add(name, weight=i)
+    results = stream.finish()
+    assert sorted(results) == names
+    assert all(results[n].startswith(f"{n}:".encode()) for n in names)
+    pids = {int(r.split(b":")[1]) for r in results.values()}
+    assert (pids == {PARENT}) == (workers == 1)
+    assert (stream.forked == 0) == (workers == 1)
+
+
+def test_a_stream_reports_failures_and_takes_over_from_a_dead_child():
+    stream = jit_pool.Stream(_code, 2)
+    for name in ["a", "bad", "dies", "b"]:
+        stream.add(name)
+    results = stream.finish()
+    assert sorted(results) == ["a", "b", "bad", "dies"]
+    assert str(results["bad"]) == "ValueError: no lowering for this op"
+    assert results["dies"] == f"dies:{PARENT}".encode()
+    assert results["a"].startswith(b"a:") and results["b"].startswith(b"b:")

@@ -117,6 +117,31 @@ def test_shape_specialised_variant_and_general_kernel(m, n, bn, rng):
     assert list(profile) == (["main_add_0"] if stretched else ["main_add_0_ns"])
 
 
+def test_no_variant_where_not_stretching_changes_nothing(rng):
+    """A conv added to another conv of the same input: a group with a broadcast site
+    wants the no-stretch variant, but with both batch dims the one symbolic `N` nothing
+    can stretch, its loop nest is the general kernel's: one kernel, not the same one
+    twice (ResNet-50's four residual convs, EfficientNet-B0's 42 groups: each compiled
+    twice before)."""
+    def N(c: int) -> str:  # (the dim's name)
+        return f"tensor<?x{c}x5x5xf32, #nimble.dims<[N, {c}, 5, 5]>>"
+
+    conv = "{strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>}"
+    text = f"""func.func @main(%x: {N(8)}, %w: tensor<16x8x1x1xf32>, %v: tensor<16x8x1x1xf32>) -> {N(16)} {{
+  %c = graph.conv2d %x, %v {conv} : ({N(8)}, tensor<16x8x1x1xf32>) -> {N(16)}
+  %r = graph.relu %c : {N(16)} -> {N(16)}
+  %d = graph.conv2d %x, %w {conv} : ({N(8)}, tensor<16x8x1x1xf32>) -> {N(16)}
+  %s = graph.add %d, %r : ({N(16)}, {N(16)}) -> {N(16)}
+  func.return %s : {N(16)}
+}}"""
+    exe = nimble.compile(text)
+    assert exe.kernel_names == ["main_conv2d_0", "main_conv2d_1"]
+    for n in (1, 3):
+        x, w, v = (rng.standard_normal(s).astype(np.float32) for s in ((n, 8, 5, 5), (16, 8, 1, 1), (16, 8, 1, 1)))
+        d, c = (np.einsum("nchw,oc->nohw", x, k[:, :, 0, 0]) for k in (w, v))
+        np.testing.assert_allclose(exe(x, w, v), d + np.maximum(c, 0), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("h,w", [(5, 7), (12, 12)])
 def test_conv_im2col_fused_with_layout_ops(threads, h, w, rng):

@@ -30,7 +30,9 @@ def _packed(element: Attribute) -> np.dtype | None:
     return np.dtype(element.format) if isinstance(element, AnyFloat | IntegerType) else None
 
 
-def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+def dense_to_array(attr: DenseIntOrFPElementsAttr, copy: bool = True) -> np.ndarray:
+    """The attribute's values; `copy=False`: read-only, a view of its bytes where they
+    are the array's (a program's constants, copied once more into aligned storage)."""
     element = attr.get_element_type()
     dtype, shape = numpy_dtype(element), attr.get_shape()
     packed = _packed(element)
@@ -39,7 +41,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     values = np.frombuffer(attr.data.data, dtype=packed)
     if values.size == 1:  # a splat may hold one element
         values = np.broadcast_to(values, (int(np.prod(shape)),))
-    return values.astype(dtype).reshape(shape)
+    return values.astype(dtype, copy=copy).reshape(shape)
 
 
 def array_to_dense(array: np.ndarray, type: TensorType) -> DenseIntOrFPElementsAttr:
@@ -47,7 +49,7 @@ def array_to_dense(array: np.ndarray, type: TensorType) -> DenseIntOrFPElementsA
     packed = _packed(type.element_type)
     if packed is None:
         return DenseIntOrFPElementsAttr.from_list(type, flat.tolist())
-    return DenseIntOrFPElementsAttr(type, BytesAttr(flat.astype(packed).tobytes()))
+    return DenseIntOrFPElementsAttr(type, BytesAttr(flat.astype(packed, copy=False).tobytes()))
 
 
 def is_identity_for(value: SSAValue, scalar: float, other: SSAValue) -> bool:
