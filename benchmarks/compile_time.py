@@ -10,8 +10,10 @@ new process three times: with an empty cache (cold: every kernel compiled), with
 cache the first filled (warm: a new process, as a user's next run), and as
 `nimble-run` of the bytecode module the cold run saved (ahead: no compiler, no JIT).
 Prints per run: the import of Nimble, `nimble.compile` (passes, and the JIT in eager
-mode), the first call, their sum (import excluded), the JIT time, and how many kernels
-came from the cache; for `ahead`, the whole `nimble-run` process (import included).
+mode), the first call, their sum (import excluded), the JIT time (eager: what the JIT
+took after the passes; it begins during them, on the cores they leave free), how many
+kernels began compiling during the passes and how many came from the cache; for
+`ahead`, the whole `nimble-run` process (import included).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def child(path: str, threads: int, dim: int, jit: str, save: str) -> None:
     t3 = time.perf_counter()
     exe.run(*values)
     t4 = time.perf_counter()
-    print(t1 - t0, t2 - t1, t4 - t3, exe.seconds_jit, len(exe.code.compiled), len(exe.code.from_cache))
+    print(t1 - t0, t2 - t1, t4 - t3, exe.seconds_jit, len(exe.code.compiled), len(exe.code.from_cache),
+          len(exe.code.streamed))
     if save:
         exe.save(save)
 
@@ -90,10 +93,10 @@ def bench(model: str, folder: str, args: argparse.Namespace) -> None:
                                   "--dim", str(args.dim), "--jit", args.jit, "--save", saved if state == "cold" else ""],
                                  env=env, check=True, capture_output=True, text=True).stdout.split()
             imported, compiled, first, jit = map(float, out[:4])
-            launched, cached = map(int, out[4:6])
+            launched, cached, during = map(int, out[4:7])
             print(f"{name:16s} {state:5s} {imported:6.2f}s {compiled:7.2f}s {first:8.2f}s "
-                  f"{compiled + first:6.2f}s {jit:6.2f}s  {launched} compiled or loaded, {cached} from the cache",
-                  flush=True)
+                  f"{compiled + first:6.2f}s {jit:6.2f}s  {launched} compiled or loaded ({during} begun during the "
+                  f"passes), {cached} from the cache", flush=True)
     run = [sys.executable, "-c", "import sys; from nimble.run_cli import main; sys.exit(main(sys.argv[1:]))", saved,
            "--dim", str(args.dim), "--warmup", "0", "--threads", str(args.threads)]
     t0 = time.perf_counter()

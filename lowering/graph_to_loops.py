@@ -5,7 +5,8 @@ gets a kernel `func.func` in the module built by `KernelBuilder` (or the kernel 
 earlier group it would duplicate), and records its name in its `kernel` attribute (plus,
 where `?` dims meet in numpy broadcasting along the last axis — the one kernels vectorise
 along — or in a group with several outputs, a variant assuming no `?` dim is stretched
-from 1, in `nimble.no_stretch_kernel`, which the host picks when the actual shapes allow;
+from 1, in `nimble.no_stretch_kernel`, which the host picks when the actual shapes allow
+(none where it would be the general kernel again: dims that are one symbol never stretch);
 and where a conv's form depends on sizes known only at run time, its kernels in the
 Winograd form, in `nimble.winograd_kernel` and `nimble.winograd_no_stretch_kernel`); the
 host code keeps the group (its shapes, its place in the control flow) and later stages

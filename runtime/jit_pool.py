@@ -93,9 +93,11 @@ class Stream:
     waits. A child leaves its results in a file and exits; one that dies leaves its jobs
     to this process. Without fork, or with one worker, the jobs compile here at `finish`."""
 
-    def __init__(self, compile_one: Job, workers: int | None = None):
+    def __init__(self, compile_one: Job, workers: int | None = None,
+                 fork_lock: contextlib.AbstractContextManager | None = None):
         self.compile_one = compile_one
         self.workers = workers or cores()
+        self._fork_lock = fork_lock or contextlib.nullcontext()  # (held while forking: no thread inside LLVM then)
         self._forks = "fork" in multiprocessing.get_all_start_methods() and self.workers > 1
         self._busy = 1  # (this process, until `finish`)
         self._waiting: dict[str, float] = {}  # name -> weight
@@ -150,7 +152,8 @@ class Stream:
                 del self._waiting[name]
             path = os.path.join(self._folder, f"{self.forked}.pickle")
             read, write = os.pipe()
-            pid = os.fork()
+            with self._fork_lock:
+                pid = os.fork()
             if pid == 0:  # pragma: no cover (the child: coverage is not collected there)
                 os.close(read)
                 _child(self.compile_one, share, path)

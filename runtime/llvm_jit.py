@@ -358,7 +358,7 @@ class KernelStream:
         self.cache = cache
         self._kernels: dict[str, func.FuncOp] = {}
         self._texts: dict[str, str] = {}
-        self._stream = jit_pool.Stream(self._object, workers)
+        self._stream = jit_pool.Stream(self._object, workers, fork_lock=_LOCK)
 
     def add(self, kernel: func.FuncOp) -> None:
         """`kernel` (a CPU kernel) is final: compile it."""
