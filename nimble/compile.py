@@ -31,7 +31,7 @@ from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.target import set_target, target_of
 from nimble.passes.schedule_loops import REMAINDERS
-from nimble.program_cache import program_key
+from nimble import program_cache
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
 from nimble.runtime import cpu_target, kernel_cache
@@ -54,8 +54,8 @@ STAGES: dict[str, list[str]] = {
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "split-index-sets", "canonicalize", "cse",
               "schedule-loops", "tile-vectorize", "canonicalize", "cse", "share-packs", "int-range-optimizations"],
-    "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations", "simplify-host", "host-licm",
-               "plan-memory", "simplify-host"],
+    "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations{kernels=false}", "simplify-host",
+               "host-licm", "plan-memory", "simplify-host"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
     # Recurrences as spatial-accelerator programs (`nimble.spatial`).
@@ -69,7 +69,8 @@ PER_KERNEL: dict[str, int] = {"loops": 1}
 run kernel by kernel (a module of the kernel alone), then canonicalize and CSE the host
 functions (`simplify-host{cse=true}`), so that a kernel is final, and can compile, while
 the passes go on with the next (`run_stages(on_kernel=...)`). After them nothing changes
-a kernel."""
+a kernel (the memory stage's passes work on the host functions only): the code compiled
+then is the kernel's (tests/test_compile.py checks it on every example)."""
 TARGETS: dict[str, list[str]] = {
     "llvm": ["graph", "recurrences", "layout", "loops", "memory", "vm", "llvm"],
     "opencl": ["graph", "place", "loops", "memory", "vm", "llvm"],
@@ -197,8 +198,8 @@ class Executable:
         from nimble.runtime.llvm_jit import KernelCode
 
         used = {k.name for k in program.kernels if k.device == "cpu"}
-        code = KernelCode([f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used], lower_kernels,
-                          target_of(module))
+        code = KernelCode([f for f in loop.kernels_of(module) if f.sym_name.data in used], lower_kernels,
+                          target_of(module))  # (the module's own kernels: each compile lowers a copy)
         names = [f.name for f in program.functions]
         if entry is None:
             entry = "main" if "main" in names or len(names) != 1 else names[0]
@@ -386,7 +387,7 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
             return _compile(source, target, entry, threads, remainder, opencl_device, target_cpu, stream)
 
     cache = kernel_cache.default_cache() if jit == "eager" and not target_cpu.missing_on(cpu_target.host()) else None
-    key = program_key(source, target, entry, remainder, target_cpu) if cache else None
+    key = program_cache.program_key(source, target, entry, remainder, target_cpu) if cache else None
     exe = _cached_program(cache, key, threads, entry, build) if key else None
     if exe is not None:
         return exe
@@ -403,7 +404,7 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
         exe.stats.stages["jit"] = time.perf_counter() - t0
         if key:
             try:
-                cache.put(key, exe.to_bytes(), kernel_cache.PROGRAM_SUFFIX)
+                program_cache.store(cache, key, exe.to_bytes())
             except RuntimeError:  # (a kernel that failed to compile: it fails at its launch)
                 pass
     return exe
@@ -421,6 +422,7 @@ def _cached_program(cache: KernelCache, key: bytes, threads: int | None, entry: 
     """The program stored under `key`, loaded, or None (a miss: absent, or code this host
     cannot run)."""
     t0 = time.perf_counter()
+    program_cache.wait(key)  # (this process writing it)
     data = cache.get(key, kernel_cache.PROGRAM_SUFFIX)
     if data is None:
         return None

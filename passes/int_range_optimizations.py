@@ -199,19 +199,28 @@ def _fold(ranges: _Ranges, op: Operation) -> None:
     Rewriter.erase_op(op)
 
 
-def fold_index_ranges(scope: Operation) -> None:
-    """Fold what bounds decide in the ops nested in `scope` (see the module docstring)."""
+def fold_index_ranges(scope: Operation, kernels: bool = True) -> None:
+    """Fold what bounds decide in the ops nested in `scope` (see the module docstring);
+    with `kernels=False`, not inside the kernels of `scope`, a module."""
     ranges = _Ranges()
-    for o in list(scope.walk()):  # pre-order: a loop's counters are known before its body
-        if o.parent is not None and o is not scope:
-            _fold(ranges, o)
+    tops = [scope] if kernels or not isinstance(scope, ModuleOp) else list(scope.ops)
+    for top in tops:
+        if top is not scope and loop_dialect.KERNEL_MARK in top.attributes:
+            continue
+        for o in list(top.walk()):  # pre-order: a loop's counters are known before its body
+            if o.parent is not None and o is not scope:
+                _fold(ranges, o)
 
 
 @dataclass(frozen=True)
 class IntRangeOptimizationsPass(ModulePass):
-    """Fold host index comparisons, max/min and selects that value bounds decide."""
+    """Fold host index comparisons, max/min and selects that value bounds decide (and
+    the kernels' own, unless `kernels=false`: the memory stage, after the loops stage
+    folded theirs and made them final)."""
 
     name = "int-range-optimizations"
 
+    kernels: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fold_index_ranges(op)
+        fold_index_ranges(op, self.kernels)

@@ -263,16 +263,16 @@ class KernelCode:
     def compile_all(self, workers: int | None = None, progress: Progress | None = None,
                     stream: KernelStream | None = None) -> None:
         """Compile every kernel not compiled yet, now: those in the cache loaded, those
-        `stream` compiled from the same IR taken from it, the others on `workers`
-        processes (default: every core; `runtime/jit_pool.py`), `progress(done, total)`
-        called as each is ready. A kernel that fails to compile fails at its launch, as
-        one compiled there would."""
+        `stream` compiled taken from it, the others on `workers` processes (default:
+        every core; `runtime/jit_pool.py`), `progress(done, total)` called as each is
+        ready. A kernel that fails to compile fails at its launch, as one compiled there
+        would."""
         with self._lock:
             t0 = time.perf_counter()
             streamed = stream.finish() if stream is not None else {}
             self.seconds += time.perf_counter() - t0
             if self._pending:
-                self._compile(sorted(self._pending), workers, progress, streamed)
+                self._compile(sorted(self._pending), workers, progress, streamed, stream.texts if stream else {})
 
     def objects(self) -> list[tuple[list[str], bytes]]:
         """The object code of every kernel (those not yet compiled, compiled now), as
@@ -291,22 +291,24 @@ class KernelCode:
         return "builtin.module {\n" + "\n".join(self._texts[n] for n in sorted(self._texts)) + "\n}\n"
 
     def _compile(self, names: list[str], workers: int | None = 1, progress: Progress | None = None,
-                 streamed: dict[str, tuple[str, bytes | Exception, bool]] | None = None) -> None:
-        """Kernels `names` from the cache, or from `streamed` (text compiled, its object
-        code, whether begun during the passes) where that is their text, or compiled
-        (and stored there); one object each.
-        Raises the first one's error if it fails."""
+                 streamed: dict[str, tuple[bytes | Exception, bool]] | None = None,
+                 known: dict[str, str] | None = None) -> None:
+        """Kernels `names` from the cache, or from `streamed` (object code or exception,
+        whether begun during the passes), or compiled (and stored there); one object
+        each. `known`: the kernels' texts where already printed (by the stream). Raises
+        the first one's error if it fails."""
         t0 = time.perf_counter()
-        kernels = {n: self._pending.pop(n) for n in names}  # (lowered in place: not compiled twice)
+        kernels = {n: self._pending.pop(n) for n in names}
+        streamed, known = streamed or {}, known or {}
         try:
             with fewer_collections():
-                texts = {n: str(k) for n, k in kernels.items()}
+                texts = {n: known.get(n) or str(k) for n, k in kernels.items()}
                 self._texts.update(texts)
                 keys = {n: kernel_cache.kernel_key(t, self.cpu) for n, t in texts.items()} if self.cache else {}
                 missed = [n for n in names if not self._load_cached(n, keys.get(n))]
-                ready = [(n, streamed[n][1]) for n in missed if n in (streamed or {}) and streamed[n][0] == texts[n]]
-                self.streamed += [n for n, _ in ready if streamed[n][2]]
-                missed = sorted(set(missed) - {n for n, _ in ready}, key=lambda n: -len(texts[n]))  # (the biggest first:
+                ready = [(n, streamed[n][0]) for n in missed if n in streamed]
+                self.streamed += [n for n, _ in ready if streamed[n][1]]
+                missed = sorted(set(missed) - set(streamed), key=lambda n: -len(texts[n]))  # (the biggest first:
                 with _LOCK:                                                                       # the workers end together)
                     built = jit_pool.build(missed, lambda n: self._object(kernels[n]), workers)
                     for done, (name, code) in enumerate(itertools.chain(ready, built)):
@@ -325,7 +327,7 @@ class KernelCode:
             raise self._failed[names[0]]
 
     def _object(self, kernel: func.FuncOp) -> bytes:
-        return object_code(self._lower(ModuleOp([kernel])), self.cpu)
+        return object_code(self._lower(ModuleOp([kernel.clone()])), self.cpu)  # (the kernel stays as it is)
 
     def _load_cached(self, name: str, key: bytes | None) -> bool:
         """Whether kernel `name`'s code came from the cache (loaded now)."""
@@ -347,33 +349,35 @@ class KernelCode:
 class KernelStream:
     """CPU kernels compiled while the compile's passes make the next ones
     (`jit_pool.Stream`: on the cores the passes leave free): `add(kernel)` as each is
-    final (`run_stages(on_kernel=...)`), then `KernelCode.compile_all(stream=...)` takes
-    the object code of every kernel whose IR is still the one compiled (and compiles the
-    others). Kernels already in `cache` are left to it."""
+    final (`run_stages(on_kernel=...)`: nothing changes a kernel after), then
+    `KernelCode.compile_all(stream=...)` takes their object code and their texts (each
+    kernel printed once). Kernels already in `cache` are left to it."""
 
     def __init__(self, lower: Callable[[ModuleOp], ModuleOp], cpu: CpuTarget | None = None,
                  cache: KernelCache | None = None, workers: int | None = None):
         self._lower = lower
         self.cpu = cpu or cpu_target.default()
         self.cache = cache
+        self.texts: dict[str, str] = {}
+        """The IR of each kernel added, printed."""
         self._kernels: dict[str, func.FuncOp] = {}
-        self._texts: dict[str, str] = {}
         self._stream = jit_pool.Stream(self._object, workers, fork_lock=_LOCK)
 
     def add(self, kernel: func.FuncOp) -> None:
         """`kernel` (a CPU kernel) is final: compile it."""
-        name, text = kernel.sym_name.data, str(kernel)
+        name = kernel.sym_name.data
+        self.texts[name] = text = str(kernel)
         if self.cache is not None and self.cache.get(kernel_cache.kernel_key(text, self.cpu)) is not None:
             return
-        self._kernels[name], self._texts[name] = kernel, text
+        self._kernels[name] = kernel
         self._stream.add(name, weight=len(text))
 
-    def finish(self) -> dict[str, tuple[str, bytes | Exception, bool]]:
-        """Per kernel added: (its IR's text when added, its object code or exception,
-        whether its compile began before `finish`)."""
+    def finish(self) -> dict[str, tuple[bytes | Exception, bool]]:
+        """Per kernel compiled: (its object code or exception, whether its compile began
+        before `finish`)."""
         with fewer_collections():
             results = self._stream.finish()
-        return {name: (self._texts[name], code, name in self._stream.early) for name, code in results.items()}
+        return {name: (code, name in self._stream.early) for name, code in results.items()}
 
     def cancel(self) -> None:
         """Stop compiling (the compile failed)."""

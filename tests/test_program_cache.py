@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import nimble
+from nimble import program_cache
 from nimble.program_cache import program_key
 from nimble.runtime import cpu_target, jit_pool, kernel_cache
 
@@ -93,10 +94,12 @@ def test_keys_differ_by_source_cpu_and_options(model):
 def test_a_damaged_program_is_a_miss_and_is_overwritten(tmp_path, rng, monkeypatch, damage):
     monkeypatch.setenv(kernel_cache.DIRECTORY_VARIABLE, str(tmp_path))
     nimble.compile(MODEL)
+    program_cache.wait()  # (written on a thread of its own)
     (entry,) = _programs(tmp_path)
     good = entry.read_bytes()
     entry.write_bytes(good[:len(good) // 2] if damage == "truncate" else good[:-64] + bytes(64))
     exe = nimble.compile(MODEL)
+    program_cache.wait()
     assert not exe.stats.from_program_cache and entry.read_bytes() == good
     a, b = rng.standard_normal((3, 48)).astype(np.float32), rng.standard_normal((48, 40)).astype(np.float32)
     np.testing.assert_allclose(exe(a, b), np.tanh(a @ b), rtol=1e-5, atol=1e-5)
@@ -155,3 +158,25 @@ def test_timings_and_progress(tmp_path, monkeypatch, capsys):
         listed = capsys.readouterr().out.split("compile steps:\n")[1].splitlines()
         assert [line.split()[0] for line in listed[:-1]] == steps
         assert re.fullmatch(f"  {kernels} kernels: {jit} the cache", listed[-1]), listed[-1]
+
+
+def test_the_program_is_written_while_the_compile_returns(tmp_path, monkeypatch):
+    """The program entry is written on a thread: `compile` returns before the disk is
+    done, and a compile of the same source in this process waits for the write and
+    loads it."""
+    import threading
+
+    monkeypatch.setenv(kernel_cache.DIRECTORY_VARIABLE, str(tmp_path))
+    release = threading.Event()
+    put = kernel_cache.KernelCache.put
+
+    def slow_put(self, key, code, suffix=kernel_cache.SUFFIX):
+        if suffix == kernel_cache.PROGRAM_SUFFIX:
+            release.wait(60)
+        put(self, key, code, suffix)
+
+    monkeypatch.setattr(kernel_cache.KernelCache, "put", slow_put)
+    nimble.compile(MODEL)
+    assert _programs(tmp_path) == []  # (returned with the write under way)
+    threading.Timer(0.2, release.set).start()
+    assert nimble.compile(MODEL).stats.from_program_cache
