@@ -87,11 +87,13 @@ def _serial(compile_one: Job, name: str) -> bytes | Exception:
 class Stream:
     """Jobs compiled on forked processes while this one goes on: `add(name, weight)` when
     a job can be compiled (a kernel through its passes), `finish()` after the last. While
-    this process works, up to `workers - 1` children run (one on two cores), each forked
-    with every job waiting at that moment (it inherits their IR, as `build`'s workers
-    do); `finish` keeps every core busy with one job per child, the heaviest first, and
-    waits. A child leaves its results in a file and exits; one that dies leaves its jobs
-    to this process. Without fork, or with one worker, the jobs compile here at `finish`."""
+    this process works, up to `workers - 1` children run (one on two cores); `finish`
+    forks more, one per core. A child is given every job not yet begun when it forks (it
+    inherits their IR, as `build`'s workers do), heaviest first, and claims each before
+    compiling it (a file created exclusively: one process per job), so a child forked
+    later takes over the jobs an earlier one has not reached. A child leaves each result
+    in a file; the jobs that a child which died had claimed compile here. Without fork,
+    or with one worker, the jobs compile here at `finish`."""
 
     def __init__(self, compile_one: Job, workers: int | None = None,
                  fork_lock: contextlib.AbstractContextManager | None = None):
@@ -100,10 +102,10 @@ class Stream:
         self._fork_lock = fork_lock or contextlib.nullcontext()  # (held while forking: no thread inside LLVM then)
         self._forks = "fork" in multiprocessing.get_all_start_methods() and self.workers > 1
         self._busy = 1  # (this process, until `finish`)
-        self._waiting: dict[str, float] = {}  # name -> weight
-        self._children: dict[int, tuple[int, list[str], str]] = {}  # read end of its pipe -> (pid, jobs, results' file)
+        self._jobs: dict[str, float] = {}  # name -> weight, of the jobs without a result yet
+        self._number: dict[str, int] = {}  # name -> its files' number
+        self._children: dict[int, int] = {}  # read end of its pipe -> pid
         self._results: dict[str, bytes | Exception] = {}
-        self._orphans: list[str] = []  # (jobs of children that died)
         self._folder = tempfile.mkdtemp(prefix="nimble-jit-") if self._forks else ""
         self.forked = 0
         """Children forked so far."""
@@ -111,54 +113,55 @@ class Stream:
         """The jobs begun before `finish` (while this process worked)."""
 
     def add(self, name: str, weight: float = 1.0) -> None:
-        self._waiting[name] = weight
-        self._reap(block=False)
-        self._fork()
+        self._jobs[name] = weight
+        self._number.setdefault(name, len(self._number))
+        if self._forks:
+            self._reap(block=False)
+            self._fork()
 
     def finish(self) -> dict[str, bytes | Exception]:
         """Every job's object code or exception, once all are done."""
         self._busy = 0
         try:
-            while self._forks and (self._waiting or self._children):
-                self._fork()
-                self._reap(block=True)
-            for name in [*self._orphans, *self._waiting]:  # (no fork here)
+            if self._forks:
+                open(self._path("finish"), "w").close()  # (jobs claimed from now on begin after the passes)
+                while self._children or self._unclaimed():
+                    self._fork()
+                    self._reap(block=True)
+            for name in list(self._jobs):  # (no fork here, or claimed by a child that died)
                 self._results[name] = _serial(self.compile_one, name)
-            self._orphans, self._waiting = [], {}
+            self._jobs = {}
         finally:
             self.cancel()  # (an interrupted wait: no child outlives it)
         return self._results
 
     def cancel(self) -> None:
         """Stop the children still running; their jobs and those waiting are dropped."""
-        for fd, (pid, _, _) in self._children.items():
+        for fd, pid in self._children.items():
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(fd)
         self._children.clear()
-        self._waiting = {}
         shutil.rmtree(self._folder, ignore_errors=True)
 
+    def _path(self, what: str) -> str:
+        return os.path.join(self._folder, what)
+
+    def _unclaimed(self) -> list[str]:
+        """The jobs no process has begun, heaviest first."""
+        return sorted((n for n in self._jobs if not os.path.exists(self._path(f"claim-{self._number[n]}"))),
+                      key=self._jobs.__getitem__, reverse=True)
+
     def _fork(self) -> None:
-        if not self._forks:
-            return
-        while self._waiting and len(self._children) < self.workers - self._busy:
-            if self._busy:  # every job waiting now
-                share = list(self._waiting)
-                self.early.update(share)
-            else:  # the heaviest one
-                share = [max(self._waiting, key=self._waiting.__getitem__)]
-            for name in share:
-                del self._waiting[name]
-            path = os.path.join(self._folder, f"{self.forked}.pickle")
+        while len(self._children) < self.workers - self._busy and (jobs := self._unclaimed()):
             read, write = os.pipe()
             with self._fork_lock:
                 pid = os.fork()
             if pid == 0:  # pragma: no cover (the child: coverage is not collected there)
                 os.close(read)
-                _child(self.compile_one, share, path)
+                _child(self.compile_one, [(self._number[n], n) for n in jobs], self._folder)
             os.close(write)  # (the read end sees EOF when the child exits)
-            self._children[read] = (pid, share, path)
+            self._children[read] = pid
             self.forked += 1
 
     def _reap(self, block: bool) -> None:
@@ -167,27 +170,34 @@ class Stream:
             return
         ready, _, _ = select.select(list(self._children), [], [], None if block else 0)
         for fd in ready:
-            pid, names, path = self._children.pop(fd)
+            os.waitpid(self._children.pop(fd), 0)
             os.close(fd)
-            _, status = os.waitpid(pid, 0)
-            results = None
-            if os.waitstatus_to_exitcode(status) == 0:
-                with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError), open(path, "rb") as f:
-                    results = pickle.load(f)
-            if isinstance(results, dict) and sorted(results) == sorted(names):
-                self._results.update(results)
-            else:  # (a child that died: its jobs compile here, at `finish`)
-                self._orphans += names
+        for name in list(self._jobs):
+            with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError), \
+                    open(self._path(f"result-{self._number[name]}"), "rb") as f:
+                self._results[name], early = pickle.load(f)
+                del self._jobs[name]
+                if early:
+                    self.early.add(name)
 
 
-def _child(compile_one: Job, names: list[str], path: str) -> None:
-    """A forked child's life: compile `names`, leave the results in `path`, exit (never
-    returning into the parent's code)."""
+def _child(compile_one: Job, jobs: list[tuple[int, str]], folder: str) -> None:
+    """A forked child's life: compile each job (number, name) that no other process has
+    claimed, each result in a file of its own (what a child that dies did is kept), then
+    exit (never returning into the parent's code)."""
     code = 1
     try:
-        results = {name: _serial(compile_one, name) for name in names}
-        with open(path, "wb") as f:
-            pickle.dump(results, f)
+        for number, name in jobs:
+            try:
+                os.close(os.open(os.path.join(folder, f"claim-{number}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                continue
+            early = not os.path.exists(os.path.join(folder, "finish"))
+            result = _serial(compile_one, name)
+            path = os.path.join(folder, f"result-{number}")
+            with open(path + ".part", "wb") as f:
+                pickle.dump((result, early), f)
+            os.replace(path + ".part", path)
         code = 0
     finally:
         os._exit(code)

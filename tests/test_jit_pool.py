@@ -4,6 +4,7 @@ failing job reported without stopping the others, a worker that dies taken over 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -70,3 +71,23 @@ def test_a_stream_reports_failures_and_takes_over_from_a_dead_child():
     assert str(results["bad"]) == "ValueError: no lowering for this op"
     assert results["dies"] == f"dies:{PARENT}".encode()
     assert results["a"].startswith(b"a:") and results["b"].startswith(b"b:")
+
+
+def _slow(name: str) -> bytes:
+    time.sleep(0.1)
+    return _code(name)
+
+
+def test_a_later_child_takes_over_what_an_earlier_one_has_not_reached():
+    """A child forked during the work is given every job waiting; one forked at `finish`
+    claims those it has not begun: both compile some (each job once)."""
+    stream = jit_pool.Stream(_slow, 2)
+    names = [f"k{i}" for i in range(10)]
+    for name in names:
+        stream.add(name, weight=1)  # (the first forks a child; the rest wait for it)
+    time.sleep(0.3)
+    stream.add("last", weight=2)  # (that child is done: the next takes all eleven)
+    results = stream.finish()  # (and a second one shares them)
+    assert sorted(results) == sorted([*names, "last"])
+    pids = {int(results[n].split(b":")[1]) for n in names}
+    assert len(pids) == 3 and PARENT not in pids
