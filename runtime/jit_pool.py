@@ -13,8 +13,9 @@ still compile. A worker that dies (a crash inside LLVM) breaks the pool: the job
 had not finished compile here instead.
 
 `Stream` compiles jobs while the caller goes on working (the compile's passes, making
-the next kernels): each job is added as soon as it can be compiled, and a process forked
-then takes every job waiting, on the cores the caller leaves free.
+the next kernels): each job is added as soon as it can be compiled, and processes forked
+on the cores the caller leaves free (and on every core once it is done) claim the jobs
+one at a time.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ class Stream:
         return self._results
 
     def cancel(self) -> None:
-        """Stop the children still running; their jobs and those waiting are dropped."""
+        """Stop the children still running (what they had not finished is dropped)."""
         for fd, pid in self._children.items():
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
