@@ -18,6 +18,9 @@ each part copies one operand, and only the last computes the conv.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -78,28 +81,24 @@ def _split_foreach(foreach: loop.ForeachOp, at: int) -> tuple[loop.ForeachOp, lo
 def split_loops(scope: Operation) -> int:
     """Split every foreach loop in `scope` at the selects on its induction variable (until
     none is left); returns how many splits were made."""
-    splits = 0
-    work = [o for o in scope.walk() if isinstance(o, loop.ForeachOp)]
-    while work:
-        foreach = work.pop()
-        at = _split_point(foreach)
-        if at is None:
-            continue
-        work.extend(_split_foreach(foreach, at))
-        splits += 1
-    return splits
+    return _split_all(scope, loop.ForeachOp, _split_foreach)
 
 
 def split_reductions(scope: Operation) -> int:
     """Split every reduction in `scope` at the selects on its induction variable (until
     none is left); returns how many splits were made."""
+    return _split_all(scope, loop.ReduceOp, _split)
+
+
+def _split_all(scope: Operation, kind: type[loop.ForeachOp | loop.ReduceOp],
+               split: Callable[[Any, int], tuple[Operation, Operation]]) -> int:
     splits = 0
-    work = [o for o in scope.walk() if isinstance(o, loop.ReduceOp)]
+    work = [o for o in scope.walk() if isinstance(o, kind)]
     while work:
-        red = work.pop()
-        at = _split_point(red)
+        op = work.pop()
+        at = _split_point(op)
         if at is None:
             continue
-        work.extend(_split(red, at))  # each part may hold another (a concatenation of three)
+        work.extend(split(op, at))  # each part may hold another (a concatenation of three)
         splits += 1
     return splits

@@ -6,9 +6,8 @@ and the range facts of each (`fold_index_ranges`) decide the comparisons, clamps
 selects in it (`lowering/index_set_split.py`). The case: a concatenation fused with its
 producers (DenseNet's channel concat after a conv), whose every element selected among
 all operands and computed the conv's reduction for every channel; split, each part
-copies one operand and the last alone runs the conv. Measured on DenseNet-121's first
-dense block (3 x 3 conv into a concat of 256 channels at 56 x 56, 2 threads): see the
-README's vision notes.
+copies one operand and the last alone runs the conv. Measured: a DenseNet-121 call
+(batch 1, 2 threads) went from 2170 to 286 ms (issue 41's notes).
 """
 
 from __future__ import annotations
