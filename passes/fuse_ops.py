@@ -6,9 +6,10 @@ bias + activation; chains of elementwise ops), elementwise prologues and epilogu
 a reduction (softmax, layer_norm), a small elementwise prologue joins a heavy op, and an
 elementwise op consuming several groups of heavy ops merges them (the LSTM/GRU cell:
 matmuls, bias, gate activations and the cell update in one group, so gate
-intermediates never reach memory). Opaque ops (constants, nms, control flow, calls)
-stay outside. A group must stay convex: no op outside it may lie on a path between two
-of its ops.
+intermediates never reach memory). A heavy op's group takes no injective op that would
+copy other large tensors into its output (a concat with feature maps made elsewhere).
+Opaque ops (constants, nms, control flow, calls) stay outside. A group must stay
+convex: no op outside it may lie on a path between two of its ops.
 """
 
 from __future__ import annotations
@@ -71,14 +72,26 @@ class _Group:
 
 
 def _small(group: _Group) -> bool:
-    """Every value the group computes has a static shape of at most PROLOGUE_ELEMENTS."""
-    for o in group.ops:
-        for r in o.results:
-            t = r.type
-            if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()) or \
-                    prod(t.get_shape()) > PROLOGUE_ELEMENTS:
-                return False
-    return True
+    """Every value the group computes is small (`_small_value`)."""
+    return all(_small_value(r) for o in group.ops for r in o.results)
+
+
+def _copies_in(op: Operation, members: set[Operation]) -> bool:
+    """Whether `op`, joining the heavy op's group `members`, would copy values from outside
+    it into the group's output: a tensor operand not made in the group and not small
+    (a concat of the heavy op's output with other tensors). The heavy op's kernel would
+    then carry a copy nest per such operand and be unlike every other (DenseNet-121: each
+    3x3 conv took the next layer's concat of all earlier features, 58 kernels each its
+    own, where 4 serve once the concat stands apart)."""
+    return any(not (isinstance(v.owner, Operation) and v.owner in members) and not _small_value(v)
+               for v in op.operands)
+
+
+def _small_value(value: SSAValue) -> bool:
+    """A tensor of static shape with at most PROLOGUE_ELEMENTS elements."""
+    t = value.type
+    return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()) and \
+        prod(t.get_shape()) <= PROLOGUE_ELEMENTS
 
 
 def _fusable(op: Operation) -> bool:
@@ -136,6 +149,9 @@ class _BlockFuser:
             if merged is None or placement_of(group.ops[0]) != placement_of(op):
                 continue
             if (merged, kind) not in JOIN and not ((merged, kind) in PROLOGUE and _small(group)):
+                continue
+            if merged is K.OUT_FUSABLE and kind is not K.ELEMENTWISE and \
+                    _copies_in(op, {*group.ops, *(o for g in joined for o in g.ops)}):
                 continue
             if joined and not all(o.SHARES_GROUP for g in (group, *joined) for o in g.ops if isinstance(o, GraphOp)):
                 continue

@@ -238,3 +238,45 @@ func.func @dynamic_prologue_stays_apart(%a: tensor<?x150xf32>, %b: tensor<?x150x
   %y = graph.dense %s, %w : (tensor<?x150xf32>, tensor<450x150xf32>) -> tensor<?x450xf32>
   func.return %y : tensor<?x450xf32>
 }
+
+// -----
+
+// A concat of a conv's output with a feature map made elsewhere stays out of the conv's
+// group (with the ops after it): joined, it would copy that map inside the conv's kernel
+// (a DenseNet layer's next input, all earlier features: each conv its own kernel).
+// CHECK-LABEL: func.func @concat_of_outside_maps_leaves_the_conv
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8x?x?xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x8x3x3xf32>) -> tensor<?x12x?x?xf32> {
+// CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.conv2d %[[X]], %[[W]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x8x?x?xf32>, tensor<4x8x3x3xf32>) -> tensor<?x4x?x?xf32>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[C_1:[A-Za-z0-9_$.-]+]] = %[[C]]) : (tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>) -> tensor<?x12x?x?xf32> {
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = graph.concat %[[X_1]], %[[C_1]] {axis = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>) -> tensor<?x12x?x?xf32>
+// CHECK-NEXT: %[[R_1:[A-Za-z0-9_$.-]+]] = graph.relu %[[J]] : tensor<?x12x?x?xf32> -> tensor<?x12x?x?xf32>
+// CHECK-NEXT: graph.yield %[[R_1]] : tensor<?x12x?x?xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[R]] : tensor<?x12x?x?xf32>
+// CHECK-NEXT: }
+
+func.func @concat_of_outside_maps_leaves_the_conv(%x: tensor<?x8x?x?xf32>, %w: tensor<4x8x3x3xf32>) -> tensor<?x12x?x?xf32> {
+  %c = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<4x8x3x3xf32>) -> tensor<?x4x?x?xf32>
+  %j = graph.concat %x, %c {axis = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<?x4x?x?xf32>) -> tensor<?x12x?x?xf32>
+  %r = graph.relu %j : tensor<?x12x?x?xf32> -> tensor<?x12x?x?xf32>
+  func.return %r : tensor<?x12x?x?xf32>
+}
+
+// -----
+
+// A concat whose other input is small (a static row) still joins the dense layer.
+// CHECK-LABEL: func.func @concat_of_a_small_value_joins_dense
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<1x8xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x8xf32>, %[[E:[A-Za-z0-9_$.-]+]]: tensor<1x2xf32>) -> tensor<1x6xf32> {
+// CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[E_1:[A-Za-z0-9_$.-]+]] = %[[E]]) : (tensor<1x8xf32>, tensor<4x8xf32>, tensor<1x2xf32>) -> tensor<1x6xf32> {
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]] : (tensor<1x8xf32>, tensor<4x8xf32>) -> tensor<1x4xf32>
+// CHECK-NEXT: %[[J_1:[A-Za-z0-9_$.-]+]] = graph.concat %[[D]], %[[E_1]] {axis = 1 : i64} : (tensor<1x4xf32>, tensor<1x2xf32>) -> tensor<1x6xf32>
+// CHECK-NEXT: graph.yield %[[J_1]] : tensor<1x6xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[J]] : tensor<1x6xf32>
+// CHECK-NEXT: }
+
+func.func @concat_of_a_small_value_joins_dense(%x: tensor<1x8xf32>, %w: tensor<4x8xf32>, %e: tensor<1x2xf32>) -> tensor<1x6xf32> {
+  %d = graph.dense %x, %w : (tensor<1x8xf32>, tensor<4x8xf32>) -> tensor<1x4xf32>
+  %j = graph.concat %d, %e {axis = 1 : i64} : (tensor<1x4xf32>, tensor<1x2xf32>) -> tensor<1x6xf32>
+  func.return %j : tensor<1x6xf32>
+}
