@@ -4,6 +4,7 @@ Runtime at several sizes of their dynamic axes; errors list every problem at onc
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,8 +100,8 @@ def test_cnn_with_dynamic_image_size_matches_onnxruntime(size, rng):
 @pytest.mark.parametrize("n", [1, 3])
 def test_dense_block_concatenations_match_onnxruntime(n, rng):
     """DenseNet's block: each layer's conv output concatenated after the features before
-    it, batch-normalised and rectified as one (`split-index-sets` splits the fused
-    kernel's channel loop at the seams: each part copies one operand, the conv runs once)."""
+    it, batch-normalised and rectified as one (a kernel of its own: the conv's kernel
+    copies no earlier features)."""
     nodes, inits, features = [], [], "x"
     channels = 8
     for layer in range(3):
@@ -905,6 +906,44 @@ def test_dims_used_as_data_are_computed_at_run_time(rng):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype
             np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_pools_in_ceil_mode_match_onnxruntime(rng):
+    """SqueezeNet's and GoogLeNet's pools (`ceil_mode=1`): the last window overhangs the
+    input at sizes the stride does not divide; image sizes known only at run time."""
+    f32 = TensorProto.FLOAT
+    nodes = [helper.make_node("MaxPool", ["x"], ["a"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+             helper.make_node("MaxPool", ["x"], ["b"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
+                              ceil_mode=1),
+             helper.make_node("AveragePool", ["x"], ["c"], kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 0],
+                              ceil_mode=1),
+             helper.make_node("AveragePool", ["x"], ["d"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1,
+                              count_include_pad=1)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", f32, ["n", 2, "h", "w"])],
+                   [helper.make_tensor_value_info(o, f32, ["n", 2, None, None]) for o in "abcd"])
+    exe, ort = nimble.compile(import_onnx(model)), _ort(model)
+    for shape in [(1, 2, 3, 3), (2, 2, 6, 9), (1, 2, 13, 8)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        for got, want in zip(exe(x), ort(x)):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("node", "message"), [
+    ({"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1]}, "window (2) shorter than the end padding (1)"),
+    ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+     "count_include_pad=1 and padding"),
+])
+def test_pools_in_ceil_mode_that_would_drop_windows_are_refused_at_import(node, message):
+    """Where a window could start in the end padding (ONNX Runtime drops it; padding would
+    keep it) the import fails naming the node, instead of computing other sizes."""
+    f32 = TensorProto.FLOAT
+    model = _model([helper.make_node("AveragePool", ["x"], ["y"], name="pool", ceil_mode=1, **node)],
+                   [helper.make_tensor_value_info("x", f32, [1, 2, 7, 7])],
+                   [helper.make_tensor_value_info("y", f32, [1, 2, None, None])])
+    with pytest.raises(OnnxImportError, match=re.escape(message)) as error:
+        import_onnx(model)
+    assert "pool" in str(error.value)
 
 
 def test_one_dimensional_convs_and_pools_over_a_time_axis_match_onnxruntime(rng):

@@ -161,10 +161,28 @@ def _window(b, a, kernel: Sequence[int]) -> dict[str, Any]:
         raise OnnxImportError(f"{b.where()}: only 2-D windows are supported")
     if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
         raise OnnxImportError(f"{b.where()}: auto_pad {a['auto_pad']!r} is not supported")
+    strides, pads, dilations = list(a.get("strides", [1, 1])), list(a.get("pads", [0, 0, 0, 0])), \
+        list(a.get("dilations", [1, 1]))
     if a.get("ceil_mode", 0):
-        raise OnnxImportError(f"{b.where()}: ceil_mode=1 is not supported")
-    return {"strides": list(a.get("strides", [1, 1])), "padding": list(a.get("pads", [0, 0, 0, 0])),
-            "dilations": list(a.get("dilations", [1, 1]))}
+        pads = _ceil_mode_pads(b, kernel, strides, pads, dilations)
+    return {"strides": strides, "padding": pads, "dilations": dilations}
+
+
+def _ceil_mode_pads(b, kernel: Sequence[int], strides: list[int], pads: list[int], dilations: list[int]) -> list[int]:
+    """A pool's `ceil_mode=1` as `stride - 1` more padding at each axis's end: the output
+    then has ceil((size + pads - window) / stride) + 1 positions, at any size, and the
+    cells the windows overhang count as padding, which a max never takes and an average
+    without `count_include_pad` does not count. Exact where no window can start in the
+    end padding (whose windows ONNX Runtime and PyTorch drop): window >= end pad +
+    stride (SqueezeNet's and GoogLeNet's 3 x 3 windows, stride 2 or 1, no padding)."""
+    pads = list(pads)
+    for axis, (k, s, d) in enumerate(zip(kernel, strides, dilations)):
+        window = d * (k - 1) + 1
+        if window < pads[axis + 2] + s:
+            raise OnnxImportError(f"{b.where()}: ceil_mode=1 with a window ({window}) shorter than the end padding "
+                                  f"({pads[axis + 2]}) plus the stride ({s}) is not supported")
+        pads[axis + 2] += s - 1
+    return pads
 
 
 def _one_dimensional(convert: Converter) -> Converter:
@@ -204,8 +222,12 @@ def _max_pool(b, n, xs, a):
 
 def _avg_pool(b, n, xs, a):
     props = _window(b, a, a["kernel_shape"])
-    return [b.op(graph.AvgPool2dOp, [xs[0]], kernel=list(a["kernel_shape"]),
-                 count_include_pad=bool(a.get("count_include_pad", 0)), **props)]
+    include_pad = bool(a.get("count_include_pad", 0))
+    if a.get("ceil_mode", 0) and include_pad:
+        if any(a.get("pads", [0, 0, 0, 0])):
+            raise OnnxImportError(f"{b.where()}: ceil_mode=1 with count_include_pad=1 and padding is not supported")
+        include_pad = False  # (no padding to count; the cells the windows overhang are not counted either way)
+    return [b.op(graph.AvgPool2dOp, [xs[0]], kernel=list(a["kernel_shape"]), count_include_pad=include_pad, **props)]
 
 
 def _global_avg_pool(b, n, xs, a):
