@@ -165,6 +165,7 @@ class KernelBuilder:
         self.entry = Builder(InsertPoint.at_end(self.prologue))
         self.staging = Block()
         self._staged: dict[object, SSAValue] = {}
+        self._staging_now: list[tuple[Block, Operation | None]] = []  # (block, its last op before) per `make` running
         self.buffer_dims: dict[SSAValue, list[Dim]] = {}  # dims of staged buffers
         self.flatten = False
         self.pixels: _Pixels | None = None
@@ -530,14 +531,26 @@ class KernelBuilder:
             staging, key = self._panel_staging, (key, "panel", self._panel_nests)
         if key not in self._staged:
             saved = self.b
-            self.b = Builder(InsertPoint.at_end(staging))
+            self.b = Builder(self._staging_point(staging))
+            self._staging_now.append((staging, staging.last_op))
             self._cache.append({})
             try:
                 self._staged[key] = make()
             finally:
                 self._cache.pop()
+                self._staging_now.pop()
                 self.b = saved
         return self._staged[key]
+
+    def _staging_point(self, staging: Block) -> InsertPoint:
+        """Where a staged buffer's loops go: the end of `staging`, or, asked for while
+        another staged buffer of it is being made (a conv's packed input, read by the
+        concat written part by part that it feeds), before that one's loops."""
+        for block, before in reversed(self._staging_now):
+            if block is staging:
+                first = staging.first_op if before is None else before.next_op
+                return InsertPoint.at_end(staging) if first is None else InsertPoint.before(first)
+        return InsertPoint.at_end(staging)
 
     def collapsed(self, value: SSAValue, groups: list[list[int]]) -> SSAValue:
         """An input buffer viewed with groups of dims merged (no copy: row-major)."""

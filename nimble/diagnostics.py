@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
@@ -176,12 +176,45 @@ class PassBrokeIR(Exception):
         self.pass_name = pass_name
 
 
+class DominanceError(Exception):
+    """An operand used where its definition does not reach (xdsl's verifier does not check
+    dominance)."""
+
+
+def check_dominance(op: Operation) -> None:
+    """Raise `DominanceError` at the first operand of an op nested in `op` that is not
+    defined before its use, in the use's block or in a block enclosing it (blocks of one
+    region taken in order)."""
+    defined: set[SSAValue] = set()
+
+    def region(r: Region) -> None:
+        added: list[SSAValue] = []
+        for block in r.blocks:
+            defined.update(block.args)
+            added += block.args
+            for o in block.ops:
+                for value in o.operands:
+                    if value not in defined:
+                        where = value.owner.name if isinstance(value.owner, Operation) else "a block argument"
+                        raise DominanceError(f"'{o.name}' uses a value (of {where}, {value.type}) that is not "
+                                             f"defined before it in an enclosing block")
+                for inner in o.regions:
+                    region(inner)
+                defined.update(o.results)
+                added += o.results
+        defined.difference_update(added)
+
+    for r in op.regions:
+        region(r)
+
+
 def verify_after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
-    """A `PassPipeline` callback: verify the module after each pass, naming the pass that
-    broke it."""
+    """A `PassPipeline` callback: verify the module after each pass (and that every use
+    is dominated by its definition), naming the pass that broke it."""
     if previous is None:
         return
     try:
         module.verify()
-    except DiagnosticException as e:
+        check_dominance(module)
+    except (DiagnosticException, DominanceError) as e:
         raise PassBrokeIR(previous.name, e) from e

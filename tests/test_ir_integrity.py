@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from nimble import parse
 from nimble.compile import PIPELINES, STAGES, TARGET_OPTIONS, run_stages
-from nimble.diagnostics import OpError, PassBrokeIR
+from nimble.diagnostics import DominanceError, OpError, PassBrokeIR, check_dominance
 from nimble.frontend import parse_nb
 from nimble.frontend.errors import FrontendError
 from nimble.opt import main as nimble_opt
@@ -211,3 +211,39 @@ def test_run_stages_verify_each_names_the_pass(monkeypatch):
     run_stages(module.clone(), ["broken"])  # not verified: no error
     with pytest.raises(PassBrokeIR, match="after pass 'test-break-returns'"):
         run_stages(module, ["broken"], verify_each=True)
+
+
+@dataclass(frozen=True)
+class UseBeforeDefinition(ModulePass):
+    """Moves every function's first op to just before its terminator, after its users (IR
+    that xdsl's own verifier accepts)."""
+
+    name = "test-use-before-definition"
+
+    def apply(self, ctx, op):
+        for f in op.walk():
+            if isinstance(f, func.FuncOp):
+                block = f.body.block
+                first = block.first_op
+                first.detach()
+                block.insert_op_before(first, block.last_op)
+
+
+def test_verify_each_finds_a_use_its_definition_does_not_reach(monkeypatch):
+    module = importlib.import_module("nimble.compile")
+    passes = {**module.all_passes(), UseBeforeDefinition.name: lambda: UseBeforeDefinition}
+    monkeypatch.setattr(module, "all_passes", lambda: passes)
+    monkeypatch.setitem(STAGES, "broken", ["cse", UseBeforeDefinition.name])
+    text = """func.func @f(%a: index) -> index {
+  %b = arith.addi %a, %a : index
+  %c = arith.muli %b, %b : index
+  func.return %c : index
+}"""
+    broken = parse_mlir(make_context(), text)
+    run_stages(broken, ["broken"])
+    broken.verify()  # (xdsl's verifier does not see it)
+    with pytest.raises(DominanceError, match="'arith.muli' uses a value \\(of arith.addi"):
+        check_dominance(broken)
+    with pytest.raises(PassBrokeIR, match="after pass 'test-use-before-definition': 'arith.muli'"):
+        run_stages(parse_mlir(make_context(), text), ["broken"], verify_each=True)
+    check_dominance(parse_mlir(make_context(), text))  # (the input is fine)

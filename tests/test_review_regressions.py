@@ -116,3 +116,20 @@ def test_fusion_never_makes_two_groups_depend_on_each_other(rng):
     PassPipeline.parse_spec(all_passes(), "fuse-ops").apply(make_context(), fused)
     fused.verify()
     np.testing.assert_allclose(nimble.interpret(fused, x, x)[0], expected, rtol=1e-6)
+
+
+def test_a_conv_feeding_a_concat_written_part_by_part_stages_its_input_first():
+    """A 1 x 1 conv (+ relu) whose concat with a small static map is the kernel's output:
+    the conv's staged input used to be placed after the concat's nests that read it
+    (`KeyError` at the JIT; SqueezeNet's fire modules, when their concat joined a conv)."""
+    text = """func.func @main(%x: tensor<1x16x5x5xf32>, %w: tensor<8x16x1x1xf32>, %b: tensor<8xf32>, %o: tensor<1x4x5x5xf32>) -> tensor<1x12x5x5xf32> {
+  %c = graph.conv2d %x, %w, %b : (tensor<1x16x5x5xf32>, tensor<8x16x1x1xf32>, tensor<8xf32>) -> tensor<1x8x5x5xf32>
+  %r = graph.relu %c : tensor<1x8x5x5xf32> -> tensor<1x8x5x5xf32>
+  %j = graph.concat %r, %o {axis = 1 : i64} : (tensor<1x8x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<1x12x5x5xf32>
+  func.return %j : tensor<1x12x5x5xf32>
+}"""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((1, 16, 5, 5), (8, 16, 1, 1), (8,), (1, 4, 5, 5))]
+    exe = nimble.compile(text)
+    assert len(exe.vm.kernels) == 1  # (conv, relu and concat in one kernel)
+    np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-5, atol=1e-6)
