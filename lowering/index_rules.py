@@ -23,7 +23,7 @@ from nimble.dialects import graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
 from nimble.lowering.scalar import SCALAR, const, is_float
-from nimble.lowering.window_rules import conv2d, max_pool_into, pool, roi_align
+from nimble.lowering.window_rules import conv2d, conv2d_into, max_pool_into, pool, roi_align
 
 Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 
@@ -591,6 +591,7 @@ INDEX_RULES: dict[type[Operation], Rule] = {
 
 INTO_OUTPUT: dict[type[Operation], Callable[[KernelBuilder, Operation, SSAValue], bool]] = {
     graph.MaxPool2dOp: max_pool_into,
+    graph.Conv2dOp: conv2d_into,
     graph.SoftmaxOp: _softmax_into,
     graph.ConcatOp: _concat_into,
 }
