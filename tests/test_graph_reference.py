@@ -176,21 +176,22 @@ def test_conv2d(size, stride, pad, dilation, groups, rng, run):
 @pytest.mark.parametrize("size", [1, 7, 10])
 @pytest.mark.parametrize("stride,pad,dilation,after", [(1, (1, 1, 1, 1), 1, ""), (2, (1, 2, 0, 1), 1, "relu"),
                                                        (1, (2, 0, 2, 3), 2, "sigmoid")])
-def test_depthwise_conv2d(size, stride, pad, dilation, after, rng, run):
-    """Each output channel from one input channel (two per input channel here): computed
-    row by row, the taps of windows inside the input along a vector of pixels; as the
-    kernel's output, or read by the op after it."""
+@pytest.mark.parametrize("groups", [4, 2])
+def test_depthwise_and_grouped_conv2d(size, stride, pad, dilation, after, groups, rng, run):
+    """Each output channel from one input channel (groups 4: two per input channel) or
+    from two (groups 2): computed row by row over the padded input, every tap along a
+    vector of pixels; as the kernel's output, or read by the op after it."""
     x = rng.standard_normal((2, 4, size + 4, size + 3)).astype(np.float32)
-    w = rng.standard_normal((8, 1, 3, 3)).astype(np.float32)
+    w = rng.standard_normal((8, 4 // groups, 3, 3)).astype(np.float32)
     b = rng.standard_normal(8).astype(np.float32)
     result = "%y" if not after else "%z"
     then = f"  %z = graph.{after} %y : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf32>\n" if after else ""
-    text = f"""func.func @main(%x: tensor<?x4x?x?xf32>, %w: tensor<8x1x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x?x?xf32> {{
-  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = 4 : i64}} : (tensor<?x4x?x?xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<?x8x?x?xf32>
+    text = f"""func.func @main(%x: tensor<?x4x?x?xf32>, %w: tensor<8x{4 // groups}x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {groups} : i64}} : (tensor<?x4x?x?xf32>, tensor<8x{4 // groups}x3x3xf32>, tensor<8xf32>) -> tensor<?x8x?x?xf32>
 {then}  func.return {result} : tensor<?x8x?x?xf32>
 }}"""
     (y,) = run(text, x, w, b)
-    expected = conv2d_naive(x, w, b, stride, pad, dilation, 4)
+    expected = conv2d_naive(x, w, b, stride, pad, dilation, groups)
     expected = {"": expected, "relu": np.maximum(expected, 0), "sigmoid": 1 / (1 + np.exp(-expected))}[after]
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
