@@ -99,6 +99,15 @@ def inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: Di
     return lo, kb.ibinary("min", kb.ibinary("max", hi, lo), out)
 
 
+def _staging_buffer(kb: KernelBuilder, t: Attribute, dims: list[Dim]) -> SSAValue:
+    """A new `dram` buffer of element type `t` and shape `dims` (those not known, run-time
+    sizes), its dims recorded for the kernel builder."""
+    buffer = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
+                                  [kb.index(d) for d in dims if not isinstance(d, int)]))
+    kb.buffer_dims[buffer] = dims
+    return buffer
+
+
 def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | None = None) -> SSAValue:
     """The staged result `out[n, c, oh, ow]` of a max pool (a new buffer, or `out`: the
     kernel's output buffer, see `index_rules.INTO_OUTPUT`). Where the whole window lies
@@ -115,9 +124,7 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
     t = op.result.type.get_element_type()
     dims = [n_, c_, oh_, ow_]
     if out is None:
-        out = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
-                                   [kb.index(d) for d in dims if not isinstance(d, int)]))
-        kb.buffer_dims[out] = dims
+        out = _staging_buffer(kb, t, dims)
     low = const(kb.emit, float("-inf"), t)
     rows = [kh * d0 - pads[0] for kh in range(kh_)]
     columns = [kw * d1 - pads[1] for kw in range(kw_)]
@@ -159,13 +166,13 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
 
 GROUP_TAPS = 144
 """Most taps (input channels of a group x window cells) a grouped conv's pixel takes
-unrolled (`_depthwise_rows`): RegNetY-400MF's 8 x 3 x 3, ResNeXt's up to 16 x 3 x 3."""
+unrolled (`_grouped_rows`): RegNetY-400MF's 8 x 3 x 3, ResNeXt's up to 16 x 3 x 3."""
 
 
-def _depthwise(kb: KernelBuilder, op: graph.Conv2dOp) -> bool:
+def _narrow_groups(kb: KernelBuilder, op: graph.Conv2dOp) -> bool:
     """Whether `op` is a depthwise or narrow grouped conv (each output channel reads a few
     input channels: `GROUP_TAPS`) of a kernel input, with a window of known size:
-    `_depthwise_rows` computes it."""
+    `_grouped_rows` computes it."""
     _o, cg, kh_, kw_ = kb.dims(op.weight)
     return op.groups.value.data > 1 and all(isinstance(d, int) for d in (cg, kh_, kw_)) and \
         cg * kh_ * kw_ <= GROUP_TAPS and op.input in kb.buffers and is_float(op.result.type.get_element_type())
@@ -177,10 +184,7 @@ def _padded(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     _strides, (top, left, bottom, right), _dilations = op.window()
     t = op.result.type.get_element_type()
     hp, wp = kb.iadd(h_, top + bottom), kb.iadd(w_, left + right)
-    dims = [n_, c_, hp, wp]
-    padded = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
-                                  [kb.index(d) for d in dims if not isinstance(d, int)]))
-    kb.buffer_dims[padded] = dims
+    padded = _staging_buffer(kb, t, [n_, c_, hp, wp])
     zero = const(kb.emit, 0.0, t)
 
     def zeros(n: SSAValue, c: SSAValue, h: Dim, a: Dim, b: Dim) -> None:
@@ -202,7 +206,7 @@ def _padded(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     return padded
 
 
-def _depthwise_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = None) -> SSAValue:
+def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = None) -> SSAValue:
     """The staged result `out[n, o, oh, ow]` of a depthwise or narrow grouped conv (a new
     buffer, or `out`: the kernel's output buffer): per output channel its taps' weights
     (and bias) read once, then every tap (each input channel of its group, each window
@@ -219,9 +223,7 @@ def _depthwise_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None 
     t = op.result.type.get_element_type()
     dims = [n_, o_, oh_, ow_]
     if out is None:
-        out = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
-                                   [kb.index(d) for d in dims if not isinstance(d, int)]))
-        kb.buffer_dims[out] = dims
+        out = _staging_buffer(kb, t, dims)
     taps = [(ci, kh, kw) for ci in range(cg) for kh in range(kh_) for kw in range(kw_)]
 
     def pixel(n: SSAValue, o: SSAValue, first: Dim, weights: list[SSAValue], oh: Dim, ow: Dim) -> None:
@@ -242,9 +244,9 @@ def _depthwise_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None 
 
 
 def conv2d_into(kb: KernelBuilder, op: graph.Conv2dOp, buffer: SSAValue) -> bool:
-    if not _depthwise(kb, op):
+    if not _narrow_groups(kb, op):
         return False
-    kb.staged(("depthwise", op), lambda: _depthwise_rows(kb, op, buffer))
+    kb.staged(("grouped", op), lambda: _grouped_rows(kb, op, buffer))
     return True
 
 
@@ -484,8 +486,8 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
         if op.bias is not None:
             acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
         return acc
-    if _depthwise(kb, op):
-        return kb.load_buffer(kb.staged(("depthwise", op), lambda: _depthwise_rows(kb, op)), idx)
+    if _narrow_groups(kb, op):
+        return kb.load_buffer(kb.staged(("grouped", op), lambda: _grouped_rows(kb, op)), idx)
     n, o, oh, ow = idx
     x_dims, w_dims = kb.dims(op.input), kb.dims(op.weight)
     t = op.result.type.get_element_type()
