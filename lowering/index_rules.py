@@ -4,8 +4,9 @@ One rule per op kind, `rule(kb, op, result_number, idx) -> scalar`:
 - injective ops map the output index to an input index (transpose, reshape, slice,
   concat, split, squeeze/unsqueeze, gather) and read the input there;
 - reductions and heavy ops (reduce_*, argmax, softmax, layer_norm, matmul, dense; conv2d,
-  pooling and roi_align in `window_rules.py`) emit `loop.reduce` nests at that point, with the producer's value computed
-  inside (so an elementwise prologue is fused for free).
+  pooling and roi_align in `window_rules.py`, depthwise and narrow grouped convs in
+  `grouped_conv.py`) emit `loop.reduce` nests at that point, with the producer's value
+  computed inside (so an elementwise prologue is fused for free).
 Elementwise ops are in `scalar.SCALAR`; the operand index of an elementwise op is
 `broadcast_index` (numpy broadcasting, plus per-op maps such as batch_norm's channel axis).
 """
@@ -23,7 +24,8 @@ from nimble.dialects import graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
 from nimble.lowering.scalar import SCALAR, const, is_float
-from nimble.lowering.window_rules import conv2d, conv2d_into, max_pool_into, pool, roi_align
+from nimble.lowering.grouped_conv import conv2d, conv2d_into
+from nimble.lowering.window_rules import max_pool_into, pool, roi_align
 
 Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 

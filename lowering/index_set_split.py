@@ -10,10 +10,11 @@ facts of each part (`fold_index_ranges`) decide the comparison and the clamps, a
 part reads one operand contiguously. The accumulation order is unchanged (the second
 part continues the first), so results are bit-identical.
 
-A loop over a concatenation's axis is the other (`split-index-sets`): DenseNet's
-kernels write `concat(x_0, ..., x_k, conv(x))` along the channels, each channel a select
-over every operand, the conv's reduction computed for all of them; split at the seams,
-each part copies one operand, and only the last computes the conv.
+A loop over a concatenation's axis is the other (`split-index-sets`): a kernel that
+reads `concat(x_0, ..., x_k)` per element (a batch norm after it: DenseNet's layers)
+selects over every operand at each channel; split at the seams, each part reads one
+operand. (A concat of a heavy op's output with other large tensors no longer joins the
+heavy op's kernel: `fuse_ops._copies_in`.)
 """
 
 from __future__ import annotations

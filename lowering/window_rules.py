@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from nimble.dialects import arith
 from nimble.dialects import graph, loop
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
-from nimble.lowering.scalar import const, convert, is_float
+from nimble.lowering.scalar import const, convert
 
 
 def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],
@@ -99,15 +99,6 @@ def inside_range(kb: KernelBuilder, first: Dim, last: Dim, stride: int, size: Di
     return lo, kb.ibinary("min", kb.ibinary("max", hi, lo), out)
 
 
-def _staging_buffer(kb: KernelBuilder, t: Attribute, dims: list[Dim]) -> SSAValue:
-    """A new `dram` buffer of element type `t` and shape `dims` (those not known, run-time
-    sizes), its dims recorded for the kernel builder."""
-    buffer = kb.emit(loop.AllocOp("dram", MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]),
-                                  [kb.index(d) for d in dims if not isinstance(d, int)]))
-    kb.buffer_dims[buffer] = dims
-    return buffer
-
-
 def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | None = None) -> SSAValue:
     """The staged result `out[n, c, oh, ow]` of a max pool (a new buffer, or `out`: the
     kernel's output buffer, see `index_rules.INTO_OUTPUT`). Where the whole window lies
@@ -124,7 +115,7 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
     t = op.result.type.get_element_type()
     dims = [n_, c_, oh_, ow_]
     if out is None:
-        out = _staging_buffer(kb, t, dims)
+        out = dram_buffer(kb, dims, t)
     low = const(kb.emit, float("-inf"), t)
     rows = [kh * d0 - pads[0] for kh in range(kh_)]
     columns = [kw * d1 - pads[1] for kw in range(kw_)]
@@ -162,92 +153,6 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
 
     kb.foreach(n_, lambda n: kb.foreach(c_, lambda c: channel(n, c)))
     return out
-
-
-GROUP_TAPS = 144
-"""Most taps (input channels of a group x window cells) a grouped conv's pixel takes
-unrolled (`_grouped_rows`): RegNetY-400MF's 8 x 3 x 3, ResNeXt's up to 16 x 3 x 3."""
-
-
-def _narrow_groups(kb: KernelBuilder, op: graph.Conv2dOp) -> bool:
-    """Whether `op` is a depthwise or narrow grouped conv (each output channel reads a few
-    input channels: `GROUP_TAPS`) of a kernel input, with a window of known size:
-    `_grouped_rows` computes it."""
-    _o, cg, kh_, kw_ = kb.dims(op.weight)
-    return op.groups.value.data > 1 and all(isinstance(d, int) for d in (cg, kh_, kw_)) and \
-        cg * kh_ * kw_ <= GROUP_TAPS and op.input in kb.buffers and is_float(op.result.type.get_element_type())
-
-
-def _padded(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """A copy of `op`'s input with its padding written out as zeros (a staged buffer)."""
-    n_, c_, h_, w_ = kb.dims(op.input)
-    _strides, (top, left, bottom, right), _dilations = op.window()
-    t = op.result.type.get_element_type()
-    hp, wp = kb.iadd(h_, top + bottom), kb.iadd(w_, left + right)
-    padded = _staging_buffer(kb, t, [n_, c_, hp, wp])
-    zero = const(kb.emit, 0.0, t)
-
-    def zeros(n: SSAValue, c: SSAValue, h: Dim, a: Dim, b: Dim) -> None:
-        kb.foreach(kb.ibinary("sub", b, a),
-                   lambda i: kb.emit(memref.StoreOp.get(zero, padded, [kb.index(j) for j in (n, c, h, kb.iadd(i, a))])))
-
-    def row(n: SSAValue, c: SSAValue, h: Dim) -> None:
-        zeros(n, c, kb.iadd(h, top), 0, left)
-        kb.foreach(w_, lambda w: kb.emit(memref.StoreOp.get(
-            kb.at(op.input, [n, c, h, w]), padded, [kb.index(j) for j in (n, c, kb.iadd(h, top), kb.iadd(w, left))])))
-        zeros(n, c, kb.iadd(h, top), kb.iadd(w_, left), wp)
-
-    def channel(n: SSAValue, c: SSAValue) -> None:
-        kb.foreach(top, lambda h: zeros(n, c, h, 0, wp))
-        kb.foreach(h_, lambda h: row(n, c, h))
-        kb.foreach(bottom, lambda h: zeros(n, c, kb.iadd(h, kb.iadd(h_, top)), 0, wp))
-
-    kb.foreach(n_, lambda n: kb.foreach(c_, lambda c: channel(n, c)))
-    return padded
-
-
-def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = None) -> SSAValue:
-    """The staged result `out[n, o, oh, ow]` of a depthwise or narrow grouped conv (a new
-    buffer, or `out`: the kernel's output buffer): per output channel its taps' weights
-    (and bias) read once, then every tap (each input channel of its group, each window
-    cell) in one loop along `ow` (a vector of pixels, the weights broadcast), from a copy
-    of the input with its padding written out (no bounds checks; `_padded`). The
-    per-element form reads every tap through a bounds select, pixel by pixel. Measured, 2
-    threads, batch 1, same process: EfficientNet-B0 24.2 -> 5.2 ms, RegNetY-400MF 26.2
-    -> 4.8, ResNeXt-50 32x4d 92.6 -> 33.4 (its 32-channel groups keep the other form)."""
-    (s0, s1), pads, (d0, d1) = op.window()
-    x = kb.staged(("padded", op), lambda: _padded(kb, op)) if any(pads) else kb.buffers[op.input]
-    n_, o_, oh_, ow_ = kb.dims(op.result)
-    _o, cg, kh_, kw_ = kb.dims(op.weight)
-    per_group = kb.ibinary("div", o_, op.groups.value.data)
-    t = op.result.type.get_element_type()
-    dims = [n_, o_, oh_, ow_]
-    if out is None:
-        out = _staging_buffer(kb, t, dims)
-    taps = [(ci, kh, kw) for ci in range(cg) for kh in range(kh_) for kw in range(kw_)]
-
-    def pixel(n: SSAValue, o: SSAValue, first: Dim, weights: list[SSAValue], oh: Dim, ow: Dim) -> None:
-        acc = kb.at(op.bias, [o]) if op.bias is not None else const(kb.emit, 0.0, t)
-        for (ci, kh, kw), w in zip(taps, weights):
-            tap = kb.load_buffer(x, [n, kb.iadd(first, ci), kb.iadd(kb.imul(oh, s0), kh * d0),
-                                     kb.iadd(kb.imul(ow, s1), kw * d1)])
-            acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
-        kb.emit(memref.StoreOp.get(acc, out, [kb.index(i) for i in (n, o, oh, ow)]))
-
-    def channel(n: SSAValue, o: SSAValue) -> None:
-        first = kb.imul(kb.ibinary("div", o, per_group), cg)  # (the group's first input channel)
-        weights = [kb.at(op.weight, [o, ci, kh, kw]) for ci, kh, kw in taps]
-        kb.foreach(oh_, lambda oh: kb.foreach(ow_, lambda ow: pixel(n, o, first, weights, oh, ow)))
-
-    kb.foreach(n_, lambda n: kb.foreach(o_, lambda o: channel(n, o)))
-    return out
-
-
-def conv2d_into(kb: KernelBuilder, op: graph.Conv2dOp, buffer: SSAValue) -> bool:
-    if not _narrow_groups(kb, op):
-        return False
-    kb.staged(("grouped", op), lambda: _grouped_rows(kb, op, buffer))
-    return True
 
 
 def max_pool_into(kb: KernelBuilder, op: graph.MaxPool2dOp, buffer: SSAValue) -> bool:
@@ -486,8 +391,6 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
         if op.bias is not None:
             acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
         return acc
-    if _narrow_groups(kb, op):
-        return kb.load_buffer(kb.staged(("grouped", op), lambda: _grouped_rows(kb, op)), idx)
     n, o, oh, ow = idx
     x_dims, w_dims = kb.dims(op.input), kb.dims(op.weight)
     t = op.result.type.get_element_type()

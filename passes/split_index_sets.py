@@ -3,11 +3,11 @@
 A `loop.foreach` over `[lb, ub)` (constant bounds) whose body compares its counter with
 a constant `c` and selects on the outcome becomes two loops, `[lb, c)` and `[c, ub)`,
 and the range facts of each (`fold_index_ranges`) decide the comparisons, clamps and
-selects in it (`lowering/index_set_split.py`). The case: a concatenation fused with its
-producers (DenseNet's channel concat after a conv), whose every element selected among
-all operands and computed the conv's reduction for every channel; split, each part
-copies one operand and the last alone runs the conv. Measured: a DenseNet-121 call
-(batch 1, 2 threads) went from 2170 to 286 ms (issue 41's notes).
+selects in it (`lowering/index_set_split.py`). The case: a concatenation read per
+element by what follows it (DenseNet's concat of every earlier feature map, then batch
+norm and relu), whose every element selected among all operands; split, each part reads
+one operand. Measured when DenseNet's convs still carried that concat: a DenseNet-121
+call (batch 1, 2 threads) went from 2170 to 286 ms (issue 41's notes).
 """
 
 from __future__ import annotations

@@ -150,7 +150,8 @@ class Stream:
 
     def _unclaimed(self) -> list[str]:
         """The jobs no process has begun, heaviest first."""
-        return sorted((n for n in self._jobs if not os.path.exists(self._path(f"claim-{self._number[n]}"))),
+        files = set(os.listdir(self._folder))
+        return sorted((n for n in self._jobs if f"claim-{self._number[n]}" not in files),
                       key=self._jobs.__getitem__, reverse=True)
 
     def _fork(self) -> None:
@@ -173,7 +174,8 @@ class Stream:
         for fd in ready:
             os.waitpid(self._children.pop(fd), 0)
             os.close(fd)
-        for name in list(self._jobs):
+        files = set(os.listdir(self._folder))  # (one listing, not a failed open per job)
+        for name in [n for n in self._jobs if f"result-{self._number[n]}" in files]:
             with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError), \
                     open(self._path(f"result-{self._number[name]}"), "rb") as f:
                 self._results[name], early = pickle.load(f)
