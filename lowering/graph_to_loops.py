@@ -33,6 +33,7 @@ from nimble.dialects.interfaces import FusionKind
 from nimble.lowering import winograd
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.shared_forms import shared_forms
 from nimble.passes.fuse_ops import outline
 
 KERNEL_ATTR = "kernel"
@@ -166,20 +167,21 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
     repeated layers, weights being arguments) reuses it: every later stage, and LLVM,
     then handles it once."""
     anchor: Operation = host
-    for group in kernel_groups(host):
-        if KERNEL_ATTR in group.attributes or HOST_ATTR in group.attributes:
-            continue
+    groups = [g for g in kernel_groups(host) if KERNEL_ATTR not in g.attributes and HOST_ATTR not in g.attributes]
+    on_cpu = [g for g in groups if (device.placement_of(g) or "cpu") == "cpu"]
+    for group in on_cpu:
+        winograd.fold_weights(group, folded)
+    forms = shared_forms(on_cpu)  # (device kernels keep their sizes: OpenCL's entries take them as they are)
+    for group in groups:
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
-        if where == "cpu":
-            winograd.fold_weights(group, folded)
         options = kernel_options(group, where)
         try:
-            kernel = KernelBuilder(group, name, **options).build()
+            kernel = KernelBuilder(source := forms.get(group, group), name, **options).build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue
-        wants_variant = _wants_variant(group)
+        wants_variant = _wants_variant(source)
         text = _kernel_text(kernel)
         key = (where, wants_variant, text)
         if key in built:
@@ -194,7 +196,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
             not stretch; a conv the Winograd form does not apply to), the kernel there
             already does."""
             nonlocal anchor
-            other = KernelBuilder(group, f"{name}{suffix}", **form, **options).build()
+            other = KernelBuilder(source, f"{name}{suffix}", **form, **options).build()
             other_text = _kernel_text(other)
             if other_text in unless:
                 other.erase()
@@ -213,13 +215,15 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
         # would otherwise each recompute every gate); chosen at run time when it holds.
         variant, variant_text = place("_ns", text, no_stretch=True) if wants_variant else (None, text)
         kernels = _Kernels(name, named(variant))
-        if where == "cpu" and winograd.decided_at_run_time(group.body.block.ops):
+        if where == "cpu" and winograd.decided_at_run_time(source.body.block.ops):
             general, general_text = place("_wg", text, winograd=True)
             special = place("_wg_ns", variant_text, general_text, no_stretch=True, winograd=True)[0] \
                 if variant is not None else None
             kernels = _Kernels(name, named(variant), named(general), named(special))
         built[key] = kernels
         built[key].mark(group)
+    for form in forms.values():
+        form.erase()  # (its uses of the host's values go with it)
 
 
 @dataclass(frozen=True)

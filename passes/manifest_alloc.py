@@ -47,7 +47,7 @@ from nimble.dialects.graph import (
     YieldOp,
 )
 from nimble.dialects.graph.slice import END as SLICE_END
-from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.graph.types import join_types, numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 from nimble.lowering import winograd
 from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
@@ -280,7 +280,10 @@ def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
     name = f"{kernels[0].root_reference.data}_group"
     module = group.get_toplevel_object()
     assert isinstance(module, ModuleOp)
-    if SymbolTable.lookup_symbol(module, name) is not None:
+    kept = SymbolTable.lookup_symbol(module, name)
+    if kept is not None:
+        assert isinstance(kept, func.FuncOp)
+        _widen(kept, group)
         Rewriter.erase_op(group)
         return
     block = group.body.block
@@ -293,6 +296,28 @@ def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
     function.attributes[device.GROUP_OF] = ArrayAttr(kernels)
     Rewriter.erase_op(group)
     Rewriter.insert_op(function, InsertPoint.at_end(module.body.block))
+
+
+def _widen(function: func.FuncOp, group: FusedOp) -> None:
+    """Make a kept group's function describe `group` too, whose kernel it shares at other
+    sizes (`lowering/shared_forms.py`): each parameter the join of both types (a `?`
+    where they differ), the body's types inferred again from them."""
+    block = function.body.block
+    widened = False
+    for arg, value in zip(list(block.args), group.inputs):
+        joined = join_types(arg.type, value.type)
+        if joined is not None and joined != arg.type:
+            Rewriter.replace_value_with_new_type(arg, joined)
+            widened = True
+    if not widened:
+        return
+    for op in block.ops:
+        if isinstance(op, GraphOp):
+            for result, t in zip(list(op.results), op.infer_result_types()):
+                if result.type != t:
+                    Rewriter.replace_value_with_new_type(result, t)
+    function.function_type = FunctionType.from_lists([a.type for a in block.args],
+                                                     [v.type for v in block.last_op.operands])
 
 
 def entry_dims(function: func.FuncOp) -> dict[SSAValue, list[int | SSAValue]]:

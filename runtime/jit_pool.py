@@ -28,7 +28,7 @@ import select
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -120,10 +120,13 @@ class Stream:
             self._reap(block=False)
             self._fork()
 
-    def finish(self) -> dict[str, bytes | Exception]:
-        """Every job's object code or exception, once all are done."""
+    def finish(self, wanted: Collection[str] | None = None) -> dict[str, bytes | Exception]:
+        """Every job's object code or exception, once all are done; only those of
+        `wanted` (default: all) if given: the others not begun yet are dropped."""
         self._busy = 0
         try:
+            if wanted is not None:
+                self._drop([n for n in self._jobs if n not in wanted])
             if self._forks:
                 open(self._path("finish"), "w").close()  # (jobs claimed from now on begin after the passes)
                 while self._children or self._unclaimed():
@@ -135,6 +138,14 @@ class Stream:
         finally:
             self.cancel()  # (an interrupted wait: no child outlives it)
         return self._results
+
+    def _drop(self, names: list[str]) -> None:
+        """Forget jobs `names`; a child that has not begun one finds it claimed."""
+        for name in names:
+            del self._jobs[name]
+            if self._forks:
+                with contextlib.suppress(FileExistsError):
+                    os.close(os.open(self._path(f"claim-{self._number[name]}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
 
     def cancel(self) -> None:
         """Stop the children still running (what they had not finished is dropped)."""

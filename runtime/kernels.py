@@ -175,6 +175,26 @@ class KernelEntry:
                 abi.append(None)
         return abi
 
+    def fit(self, abi: list[tuple[str, tuple[int, ...]] | None]) -> bool:
+        """Take the compiled kernel's arguments (`Kernel.abi`) if it computes the group:
+        the group's, except that a dim may be `?` where the group's is static (a kernel
+        that groups of other sizes share, `lowering/shared_forms.py`); its `?` dims are
+        then what each launch passes. False if it does not fit."""
+        if len(abi) != len(self.abi):
+            return False
+        for mine, theirs in zip(self.abi, abi):
+            if (mine is None) != (theirs is None):
+                return False
+            if mine is not None and theirs is not None and (
+                    mine[0] != theirs[0] or len(mine[1]) != len(theirs[1])
+                    or any(t >= 0 and t != m for m, t in zip(mine[1], theirs[1]))):
+                return False
+        tensors = iter([i for i, d in enumerate(a[1]) if d < 0] for a in abi if a is not None)
+        self.in_dynamic = [next(tensors) if k is Arg.TENSOR else [] for k in self.kinds]
+        self.out_dynamic = list(tensors)
+        self.abi = abi
+        return True
+
     def _fail(self, message: str) -> LaunchError:
         return LaunchError(f"kernel @{self.name}: {message}")
 

@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache
 
 import llvmlite.binding as llvm
@@ -269,7 +269,7 @@ class KernelCode:
         would."""
         with self._lock:
             t0 = time.perf_counter()
-            streamed = stream.finish() if stream is not None else {}
+            streamed = stream.finish(set(self._pending)) if stream is not None else {}
             self.seconds += time.perf_counter() - t0
             if self._pending:
                 self._compile(sorted(self._pending), workers, progress, streamed, stream.texts if stream else {})
@@ -372,11 +372,12 @@ class KernelStream:
         self._kernels[name] = kernel
         self._stream.add(name, weight=len(text))
 
-    def finish(self) -> dict[str, tuple[bytes | Exception, bool]]:
+    def finish(self, wanted: Collection[str] | None = None) -> dict[str, tuple[bytes | Exception, bool]]:
         """Per kernel compiled: (its object code or exception, whether its compile began
-        before `finish`)."""
+        before `finish`). Kernels not in `wanted` (if given: those the program launches)
+        are not compiled unless begun already."""
         with fewer_collections():
-            results = self._stream.finish()
+            results = self._stream.finish(wanted)
         return {name: (code, name in self._stream.early) for name, code in results.items()}
 
     def cancel(self) -> None:

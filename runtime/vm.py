@@ -268,7 +268,7 @@ class VirtualMachine:
             group = self.host_functions[k.group]
             kind = RecurrenceEntry if holds_recurrence(group) else KernelEntry
             entry = kind(k.name, functools.partial(code.address, k.name), group, k.parallel, k.variant, k.work)
-            if entry.abi != k.abi:
+            if not entry.fit(k.abi):
                 raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
             self.kernels.append(entry)
 

@@ -91,3 +91,16 @@ def test_a_later_child_takes_over_what_an_earlier_one_has_not_reached():
     assert sorted(results) == sorted([*names, "last"])
     pids = {int(results[n].split(b":")[1]) for n in names}
     assert len(pids) == 3 and PARENT not in pids
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_stream_drops_the_jobs_not_wanted_at_finish(workers):
+    """Kernels the program turns out not to launch are not compiled once the passes
+    are done: a child that listed them finds them claimed; one begun already may finish."""
+    stream = jit_pool.Stream(_slow, workers)
+    names = [f"k{i}" for i in range(8)]
+    for i, name in enumerate(names):
+        stream.add(name, weight=10 - i)  # (the heaviest first: k0 ... k7)
+    results = stream.finish(wanted={"k0", "k1"})
+    assert {"k0", "k1"} <= set(results)
+    assert len(results) <= 3  # (at most the one a child had begun before `finish`)
