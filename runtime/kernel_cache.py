@@ -55,7 +55,8 @@ class KernelCacheWarning(UserWarning):
 
 @cache
 def code_digest() -> bytes:
-    """A digest of Nimble's sources (every package's `.py` files) and of LLVM's versions."""
+    """A digest of Nimble's sources (every `.py` and `.lark` file of its packages,
+    subpackages included: `frontend/onnx`, `dialects/graph`) and of LLVM's versions."""
     import llvmlite
     import llvmlite.binding as llvm
 
@@ -66,8 +67,8 @@ def code_digest() -> bytes:
                        f"triple {llvm.get_process_triple()}".encode())
     for package in (nimble, dialects, frontend, lowering, passes, runtime):
         root = Path(package.__file__).parent
-        for path in sorted(root.glob("*.py")):
-            h.update(path.name.encode())
+        for path in sorted([*root.rglob("*.py"), *root.rglob("*.lark")]):
+            h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
     return h.digest()
 

@@ -7,6 +7,7 @@ off, a directory that cannot be written, and least-recently-used eviction. Lazy 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -162,3 +163,21 @@ def test_least_recently_used_entries_go_first(tmp_path):
     cache.put(keys[3], b"\x03" * 1000)  # 4 entries > 3.5: down to 90%, the oldest first
     assert cache.get(keys[1]) is None
     assert [cache.get(k) is not None for k in (keys[0], keys[2], keys[3])] == [True, True, True]
+
+
+def test_the_digest_covers_subpackages(monkeypatch, tmp_path):
+    """A change in `frontend/onnx/` (or `dialects/graph/`) makes other programs: what the
+    old code cached must miss (before, only each package's top folder was read)."""
+    import nimble.frontend
+
+    before = kernel_cache.code_digest()
+    copy = tmp_path / "frontend"
+    shutil.copytree(os.path.dirname(nimble.frontend.__file__), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    importer = copy / "onnx" / "importer.py"
+    importer.write_text(importer.read_text() + "\n# changed\n")
+    monkeypatch.setattr(nimble.frontend, "__file__", str(copy / "__init__.py"))
+    kernel_cache.code_digest.cache_clear()
+    try:
+        assert kernel_cache.code_digest() != before
+    finally:
+        kernel_cache.code_digest.cache_clear()

@@ -156,6 +156,41 @@ def test_every_unsupported_op_is_listed_at_once():
     assert "'Hardmax' used by 2 node(s): hm1, #3 -> d" in text and "'Det' used by 1 node(s): det" in text
 
 
+_X = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])
+_Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])
+
+
+def _unchecked(nodes, inputs=(_X,), opset=17):
+    """A model as a careless or hostile writer makes it (`_model` checks its own)."""
+    return helper.make_model(helper.make_graph(nodes, "g", list(inputs), [_Y]),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize(("nodes", "opset", "message"), [
+    ([helper.make_node("Relu", ["undefined"], ["y"])], 17, "input 'undefined' of node"),
+    ([helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
+      helper.make_node("Relu", ["b"], ["y"])], 17, "topologically sorted"),
+    ([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Sigmoid", ["x"], ["y"])], 17,
+     "'y' has been used as output names multiple times"),
+    ([helper.make_node("Relu", ["x"], ["y"])], 99, "opset 99 is newer than the newest this onnx defines"),
+])
+def test_models_onnx_runtime_refuses_are_refused(nodes, opset, message):
+    """An undefined input, a cycle, a name defined twice (before: a traceback, or the first
+    definition used), an opset from the future: each a clear error before any IR is built."""
+    with pytest.raises(OnnxImportError, match=re.escape(message)):
+        import_onnx(_unchecked(nodes, opset=opset))
+
+
+def test_negative_dims_and_empty_files_are_refused(tmp_path):
+    negative = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-3, 4])
+    with pytest.raises(OnnxImportError, match=re.escape("'x' has a negative dim (-3 at axis 0)")):
+        import_onnx(_unchecked([helper.make_node("Relu", ["x"], ["y"])], [negative]))
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    with pytest.raises(OnnxImportError, match="not a valid ONNX model"):
+        import_onnx(empty)
+
+
 def _layout_model(rng):
     """Pad in every mode, Tile, Range over Size and over a dim, GatherElements and the
     rounding/trigonometric ops, on an input whose batch dim is known only at run time."""

@@ -311,9 +311,32 @@ def check_supported(model: Any) -> None:
         raise OnnxImportError("cannot import the model:\n  " + "\n  ".join(problems))
 
 
+def check_valid(model: Any, source: str | os.PathLike[str] | Any) -> None:
+    """What ONNX Runtime refuses is refused here too, before anything is built: a model
+    that onnx's checker rejects (an input no node or initializer defines, a cycle, a name
+    defined twice, no graph: an empty file), an opset newer than the installed onnx
+    defines, a negative dim."""
+    onnx = onnx_package()
+    try:  # (a path: the checker reads models over 2 GB, and external data, itself)
+        onnx.checker.check_model(model if isinstance(source, onnx.ModelProto) else os.fspath(source))
+    except onnx.checker.ValidationError as e:
+        raise OnnxImportError(f"not a valid ONNX model: {str(e).strip().splitlines()[0]}") from None
+    newest = onnx.defs.onnx_opset_version()
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx") and entry.version > newest:
+            raise OnnxImportError(f"opset {entry.version} is newer than the newest this onnx defines ({newest})")
+    graph_ = model.graph
+    for value in [*graph_.input, *graph_.output, *graph_.value_info]:
+        dims = value.type.tensor_type.shape.dim if value.type.HasField("tensor_type") else []
+        for axis, dim in enumerate(dims):
+            if dim.HasField("dim_value") and dim.dim_value < 0:
+                raise OnnxImportError(f"'{value.name}' has a negative dim ({dim.dim_value} at axis {axis})")
+
+
 def import_onnx(source: str | os.PathLike[str] | Any) -> ModuleOp:
     """The graph IR of an ONNX model (a path or a `ModelProto`): one function `@main`."""
     model = load_model(source)
+    check_valid(model, source)
     check_supported(model)
     model = upgraded(model)
     module = Importer(model).run()
