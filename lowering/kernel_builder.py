@@ -18,7 +18,7 @@ shapes: its caller does, with the same shape functions, before the call.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,17 @@ class _Pixels:
     h: Dim
     w: Dim
     column: SSAValue | None = None
+
+
+@dataclass
+class _Frame:
+    """An elementwise op's scalar being made (`KernelBuilder._elementwise`): the value, its
+    index, its dims, and its operands' scalars so far."""
+
+    value: SSAValue
+    idx: list[Dim]
+    dims: list[Dim]
+    args: list[SSAValue] = field(default_factory=list)
 
 
 @dataclass
@@ -242,27 +253,48 @@ class KernelBuilder:
     # -- dims -------------------------------------------------------------------------
     def dims(self, value: SSAValue) -> list[Dim]:
         if value not in self.known:
-            if value in self.buffers:
-                buf = self.buffers[value]
-                self.known[value] = self._named(value, [
-                    d if d >= 0 else self.entry.insert(memref.DimOp(buf, self.index(i))).result
-                    for i, d in enumerate(value.type.get_shape())
-                ])
-            else:
-                owner = value.owner
-                assert isinstance(owner, GraphOp)
-                for operand in owner.operands:
-                    if isinstance(operand.type, TensorType):
-                        self.dims(operand)
-                shapes = owner.shape_function(self.k)
-                for r, s in zip(owner.results, shapes):
-                    # A dim the result type fixes is that constant, whatever value the
-                    # shape function computes it from (a dynamic reshape's shape operand:
-                    # `[s, 256] -> [s, 4, 64]` then indexes by groups, not flat).
-                    static = r.type.get_shape() if isinstance(r.type, TensorType) else ()
-                    self.known[r] = self._named(r, [d if d >= 0 else x for d, x in zip(static, s)]
-                                                if len(static) == len(s) else list(s))
+            for v in self._unknown(value):  # (operands first: no recursion along a chain of ops)
+                if v not in self.known:
+                    self._find_dims(v)
         return self.known[value]
+
+    def _unknown(self, value: SSAValue) -> list[SSAValue]:
+        """The tensor values `value`'s dims need whose dims are not known yet, each after
+        the operands it needs, `value` last: the order in which a recursion over the
+        operands (the first first) would find them."""
+        order: list[SSAValue] = []
+        seen: set[SSAValue] = set()
+        stack: list[tuple[SSAValue, bool]] = [(value, False)]
+        while stack:
+            v, ready = stack.pop()
+            if ready:
+                order.append(v)
+            elif v not in seen and v not in self.known:
+                seen.add(v)
+                stack.append((v, True))
+                if v not in self.buffers:
+                    stack += [(o, False) for o in reversed(v.owner.operands) if isinstance(o.type, TensorType)]
+        return order
+
+    def _find_dims(self, value: SSAValue) -> None:
+        """`value`'s dims, its tensor operands' being known."""
+        if value in self.buffers:
+            buf = self.buffers[value]
+            self.known[value] = self._named(value, [
+                d if d >= 0 else self.entry.insert(memref.DimOp(buf, self.index(i))).result
+                for i, d in enumerate(value.type.get_shape())
+            ])
+            return
+        owner = value.owner
+        assert isinstance(owner, GraphOp)
+        shapes = owner.shape_function(self.k)
+        for r, s in zip(owner.results, shapes):
+            # A dim the result type fixes is that constant, whatever value the shape
+            # function computes it from (a dynamic reshape's shape operand: `[s, 256] ->
+            # [s, 4, 64]` then indexes by groups, not flat).
+            static = r.type.get_shape() if isinstance(r.type, TensorType) else ()
+            self.known[r] = self._named(r, [d if d >= 0 else x for d, x in zip(static, s)]
+                                        if len(static) == len(s) else list(s))
 
     def _named(self, value: SSAValue, dims: list[Dim]) -> list[Dim]:
         """`dims` with each dim the types name alike (`#nimble.dims`: `seq` here and
@@ -330,31 +362,61 @@ class KernelBuilder:
 
     def at(self, value: SSAValue, idx: Sequence[Dim]) -> SSAValue:
         """The scalar of `value` at `idx` (index values of the value's rank)."""
+        found = self._found(value, idx)
+        if found is not None:
+            return found
+        if value in self.buffers:
+            result = self.load(value, idx)
+        elif type(value.owner) in SCALAR:
+            result = self._elementwise(value, list(idx))
+        else:
+            result = self._compute(value, list(idx))
+        self._cache[-1][value, tuple(idx)] = result
+        return result
+
+    def _found(self, value: SSAValue, idx: Sequence[Dim]) -> SSAValue | None:
+        """The scalar of `value` at `idx` if made already (or given: `scalars`)."""
         if value in self.scalars:
             return self.scalars[value]
         key = (value, tuple(idx))
         for scope in reversed(self._cache):
             if key in scope:
                 return scope[key]
-        if value in self.buffers:
-            result = self.load(value, idx)
-        else:
-            result = self._compute(value, list(idx))
-        self._cache[-1][key] = result
-        return result
+        return None
 
-    def _compute(self, value: SSAValue, idx: list[Dim]) -> SSAValue:
-        from nimble.lowering.index_rules import INDEX_RULES, broadcast_index
+    def _elementwise(self, value: SSAValue, idx: list[Dim]) -> SSAValue:
+        """An elementwise op's scalar from its operands', made in the order a recursion
+        would make them but with a stack of its own: a chain of thousands of elementwise
+        ops fused into one nest does not reach Python's recursion limit."""
+        from nimble.lowering.index_rules import broadcast_index
 
-        op = value.owner
-        rule = SCALAR.get(type(op))
-        if rule is not None:
-            out_dims = self.dims(value)
-            args = [self.at(o, broadcast_index(self, o, out_dims, idx, op)) for o in op.operands]
+        frames = [_Frame(value, idx, self.dims(value))]
+        while True:
+            frame = frames[-1]
+            op = frame.value.owner
+            if len(frame.args) < len(op.operands):
+                operand = op.operands[len(frame.args)]
+                at = broadcast_index(self, operand, frame.dims, frame.idx, op)
+                found = self._found(operand, at)
+                if found is None and operand not in self.buffers and type(operand.owner) in SCALAR:
+                    frames.append(_Frame(operand, list(at), self.dims(operand)))
+                else:
+                    frame.args.append(found if found is not None else self.at(operand, at))
+                continue
             try:
-                return rule(self.emit, op, args)
+                result = SCALAR[type(op)](self.emit, op, frame.args)
             except NoScalarRule as e:
                 raise NoLoopLowering(str(e)) from None
+            frames.pop()
+            if not frames:
+                return result
+            self._cache[-1][frame.value, tuple(frame.idx)] = result
+            frames[-1].args.append(result)
+
+    def _compute(self, value: SSAValue, idx: list[Dim]) -> SSAValue:
+        from nimble.lowering.index_rules import INDEX_RULES
+
+        op = value.owner
         index_rule = INDEX_RULES.get(type(op))
         if index_rule is None:
             raise NoLoopLowering(f"{op.name} has no loop lowering")

@@ -3,6 +3,8 @@ wrong result or kill the process."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,27 @@ def test_a_conv_feeding_a_concat_written_part_by_part_stages_its_input_first():
     exe = nimble.compile(text)
     assert len(exe.vm.kernels) == 1  # (conv, relu and concat in one kernel)
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_long_elementwise_chain_compiles_at_the_default_recursion_limit():
+    """1,500 elementwise ops fused into one nest: the kernel builder made each scalar and
+    each op's dims by recursion along the chain (RecursionError past ~300 ops, or not,
+    depending on whether a VM had raised the process's limit before)."""
+    n = 1500
+    ops = ["graph.tanh", "graph.neg", "graph.sigmoid"]
+    lines = [f"  %x{i + 1} = {ops[i % 3]} %x{i} : tensor<?x8xf32> -> tensor<?x8xf32>" for i in range(n)]
+    text = ("func.func @main(%x0: tensor<?x8xf32>) -> tensor<?x8xf32> {\n" + "\n".join(lines)
+            + f"\n  %y = graph.add %x{n}, %x0 : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>"
+            + "\n  func.return %y : tensor<?x8xf32>\n}")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # (Python's default: what a process that ran no VM yet has)
+    try:
+        exe = nimble.compile(text, jit="lazy")
+    finally:
+        sys.setrecursionlimit(max(limit, sys.getrecursionlimit()))
+    for batch in (1, 5):
+        x = np.linspace(-2, 2, batch * 8, dtype=np.float32).reshape(batch, 8)
+        chain = x
+        for i in range(n):
+            chain = (np.tanh, np.negative, lambda v: 1 / (1 + np.exp(-v)))[i % 3](chain)
+        np.testing.assert_allclose(exe(x), chain + x, rtol=1e-5, atol=1e-6)
