@@ -119,6 +119,12 @@ class _BlockFuser:
             op = op.parent_op()
         return op
 
+    def fed_by(self, op: Operation, group: _Group) -> bool:
+        """Whether every operand of `op` made by an op is made in `group`: then `op` (after
+        all of them) and the group (convex) are convex together, without `convex`'s walk
+        over every member (which made fusing a chain of n ops take n^2 steps)."""
+        return all(not isinstance(v.owner, Operation) or self.group_of.get(v.owner) is group for v in op.operands)
+
     def convex(self, members: set[Operation]) -> bool:
         """No op outside `members` is reachable from them and reaches back into them.
         Another group runs as one unit: reaching one of its ops reaches all of them (a
@@ -155,7 +161,8 @@ class _BlockFuser:
                 continue
             if joined and not all(o.SHARES_GROUP for g in (group, *joined) for o in g.ops if isinstance(o, GraphOp)):
                 continue
-            if not self.convex({op, *group.ops, *(o for g in joined for o in g.ops)}):
+            if not (not joined and self.fed_by(op, group)) \
+                    and not self.convex({op, *group.ops, *(o for g in joined for o in g.ops)}):
                 continue
             joined.append(group)
             producers_kind = merged
