@@ -176,8 +176,15 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
         name = _kernel_name(host, group, taken)
         where = device.placement_of(group) or "cpu"
         options = kernel_options(group, where)
+        source = forms.get(group, group)
         try:
-            kernel = KernelBuilder(source := forms.get(group, group), name, **options).build()
+            try:
+                kernel = KernelBuilder(source, name, **options).build()
+            except NoLoopLowering:
+                if source is group:
+                    raise
+                source = group  # (a shared form the builder cannot take: the group's own sizes)
+                kernel = KernelBuilder(group, name, **options).build()
         except NoLoopLowering as e:
             group.attributes[HOST_ATTR] = StringAttr(str(e))
             continue

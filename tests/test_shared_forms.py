@@ -85,3 +85,24 @@ def test_kernel_of_other_static_sizes_is_rejected(exe, tmp_path):
     kernel.abi[1] = (dtype, (33, *dims[1:]))
     with pytest.raises(BytecodeError, match="other argument types"):
         load(encode(program))
+
+
+def test_a_form_the_builder_cannot_take_leaves_each_group_its_own_kernel(monkeypatch, rng):
+    """Were a shared form beyond the kernel builder, each group is built at its own sizes
+    (not left to the host's reference semantics)."""
+    from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+
+    build = KernelBuilder.build
+
+    def refuse_forms(self):
+        if self.group.parent is None:  # (a form: detached, made by shared_forms)
+            raise NoLoopLowering("no lowering for this form")
+        return build(self)
+
+    monkeypatch.setattr(KernelBuilder, "build", refuse_forms)
+    monkeypatch.setenv("NIMBLE_CACHE_DIR", "")  # (not the program the other tests cached)
+    exe = compile(MODEL, threads=2)
+    assert not exe.fallbacks and len(exe.program.kernels) == 2 * len(WIDTHS)
+    args = _inputs(3, rng)
+    for got, want in zip(exe.run(*args), run_mlir(MODEL, *args), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
