@@ -82,7 +82,8 @@ def _output_symbols(group: FusedOp, form: FusedOp, sizes: list[int]) -> set[int]
     """The symbols (indices into `sizes`) that the output dims of `group`'s form are made of."""
     names = {name for v in form.body.block.last_op.operands if isinstance(v.type, TensorType)
              for d in symbolic_dims(v.type) if isinstance(d, Expr) for name in d.symbols()}
-    return {i for i in range(len(sizes)) if _symbol(group, i) in names}
+    prefix = _prefix(group)
+    return {i for i in range(len(sizes)) if f"{prefix}{i}" in names}
 
 
 def _sites(group: FusedOp) -> int:
@@ -112,11 +113,12 @@ def _sizes(group: FusedOp) -> list[int]:
 
 def _form(group: FusedOp, sizes: list[int], symbols: set[int]) -> FusedOp | None:
     """A detached copy of `group` whose input dims of `sizes[i]`, for `i` in `symbols`,
-    are symbol `_symbol(group, i)`, every type in its body inferred again from them;
+    are symbol `{_prefix(group)}{i}`, every type in its body inferred again from them;
     None if an op's shape function rejects them."""
     if not symbols:
         return None
-    names = {sizes[i]: Expr.symbol(_symbol(group, i)) for i in symbols}
+    prefix = _prefix(group)
+    names = {sizes[i]: Expr.symbol(f"{prefix}{i}") for i in symbols}
     block = Block(arg_types=[_named(a.type, names) for a in group.body.block.args])
     body = group.body.clone()
     old = body.block
@@ -140,15 +142,15 @@ def _form(group: FusedOp, sizes: list[int], symbols: set[int]) -> FusedOp | None
     return form
 
 
-def _symbol(group: FusedOp, i: int) -> str:
-    """The name of symbol `i` in the group's form: `size{i}`, with as many `_` before as
-    makes it a name no input type of the group already has."""
+def _prefix(group: FusedOp) -> str:
+    """The names of the symbols of `group`'s form: `size0`, `size1`, ... with as many `_`
+    before as makes them names that no input type of the group already has."""
     taken = {name for a in group.body.block.args if isinstance(a.type, TensorType)
              for d in symbolic_dims(a.type) if isinstance(d, Expr) for name in d.symbols()}
     prefix = "size"
     while any(name.startswith(prefix) for name in taken):
         prefix = "_" + prefix
-    return f"{prefix}{i}"
+    return prefix
 
 
 def _named(t: Attribute, names: dict[int, Expr]) -> Attribute:

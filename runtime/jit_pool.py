@@ -144,8 +144,7 @@ class Stream:
         for name in names:
             del self._jobs[name]
             if self._forks:
-                with contextlib.suppress(FileExistsError):
-                    os.close(os.open(self._path(f"claim-{self._number[name]}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                _claim(self._folder, self._number[name])
 
     def cancel(self) -> None:
         """Stop the children still running (what they had not finished is dropped)."""
@@ -195,6 +194,16 @@ class Stream:
                     self.early.add(name)
 
 
+def _claim(folder: str, number: int) -> bool:
+    """Claim job `number` (a file created exclusively: one process per job); False if
+    another process has."""
+    try:
+        os.close(os.open(os.path.join(folder, f"claim-{number}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
 def _child(compile_one: Job, jobs: list[tuple[int, str]], folder: str) -> None:
     """A forked child's life: compile each job (number, name) that no other process has
     claimed, each result in a file of its own (what a child that dies did is kept), then
@@ -202,9 +211,7 @@ def _child(compile_one: Job, jobs: list[tuple[int, str]], folder: str) -> None:
     code = 1
     try:
         for number, name in jobs:
-            try:
-                os.close(os.open(os.path.join(folder, f"claim-{number}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            except FileExistsError:
+            if not _claim(folder, number):
                 continue
             early = not os.path.exists(os.path.join(folder, "finish"))
             result = _serial(compile_one, name)
