@@ -200,8 +200,27 @@ class Expressions:
         return self.graph_op(graph.NegOp, [self.single(operand)], {}, node)
 
     def binary(self, node: Tree) -> Value:
-        lhs_node, rhs_node = node.children
+        """`lhs OP rhs`. A chain `a + b - c * d ...` is a left spine of these nodes: it is
+        built from the bottom up in a loop, so a long chain does not deepen Python's stack."""
+        spine = [node]
+        while isinstance(first := spine[-1].children[0], Tree) and first.data in INFIX:
+            spine.append(first)
+        lhs_node = spine[-1].children[0]
         lhs = None if is_number(lhs_node) else self.single(lhs_node)
+        previous = self.node
+        try:
+            for n in reversed(spine):
+                self.node = n
+                value = self.binary_of(n, lhs)
+                if n is not node:
+                    lhs = self.pack(value, n)
+        finally:
+            self.node = previous
+        return value
+
+    def binary_of(self, node: Tree, lhs: SSAValue | None) -> Value:
+        """`node` given its left operand's value (None: a literal)."""
+        lhs_node, rhs_node = node.children
         rhs = None if is_number(rhs_node) else self.single(rhs_node)
         if any(isinstance(v.type, IndexType) for v in (lhs, rhs) if v is not None):
             return self.index_binary(node, lhs or self.index_constant(literal(lhs_node), lhs_node),

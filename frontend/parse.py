@@ -5,9 +5,6 @@ type errors from the builder)."""
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from importlib.resources import files
 
@@ -44,8 +41,7 @@ def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
         raise FrontendError([SourceError(file, 1, 1, f"cannot parse: {e}")]) from None
     builder = ModuleBuilder(known_ops(), text, file)
     try:
-        with recursion_limit(20_000):  # the builder recurses once per nesting level
-            module = builder.build(tree)
+        module = builder.build(tree)  # (recursive per nesting level, but not along a chain of infix ops)
     except RecursionError:
         raise FrontendError([SourceError(file, 1, 1, "expressions are nested too deeply to build")]) from None
     if not builder.errors:
@@ -57,16 +53,6 @@ def parse_nb(text: str, file: str = "<string>") -> ModuleOp:
     if builder.errors:
         raise FrontendError(sorted(builder.errors, key=lambda e: (e.line, e.column)))
     return module
-
-
-@contextmanager
-def recursion_limit(limit: int) -> Iterator[None]:
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, previous))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
 
 
 _ITEM_START = re.compile(r"^(def|type|kernel)\b", re.MULTILINE)

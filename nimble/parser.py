@@ -14,6 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import AnyFloat, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 # xdsl 0.75's string-literal regex nests quantifiers, `"(?:[^"...]+|...)*"`, and
@@ -69,8 +70,14 @@ class LocatingParser(Parser):
 
 
 def parse_mlir(ctx: Context, text: str, name: str = "<stdin>", line_offset: int = 0) -> ModuleOp:
-    """Parse MLIR text (generic or custom form) into a module; raises xdsl's ParseError."""
-    return LocatingParser(ctx, text, name, line_offset).parse_module()
+    """Parse MLIR text (generic or custom form) into a module; raises xdsl's ParseError
+    (also for regions nested deeper than Python's recursion limit lets xdsl's recursive
+    parser go, at the op where it stopped)."""
+    parser = LocatingParser(ctx, text, name, line_offset)
+    try:
+        return parser.parse_module()
+    except RecursionError:
+        raise ParseError(parser._current_token.span, "regions are nested too deeply to parse") from None
 
 
 def location_of(op: Operation) -> tuple[str, int, int] | None:

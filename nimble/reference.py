@@ -306,6 +306,9 @@ class Interpreter(EvalContext):
                 results = list(self._evaluate(op, args))
         except InterpreterError:
             raise
+        except RecursionError:
+            raise InterpreterError(f"{where(op)}'{op.name}' op: calls nested too deeply for the reference "
+                                   f"interpreter (it recurses in Python; the compiled module does not)") from None
         except (ArithmeticError, ValueError, IndexError, TypeError, RuntimeError) as e:
             raise InterpreterError(f"{where(op)}'{op.name}' op failed at run time: {e}") from None
         if len(results) != len(op.results):

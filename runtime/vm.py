@@ -2,8 +2,8 @@
 
 Loading pre-decodes every instruction into a Python closure over its fields, so the
 dispatch loop is `next = code[pc](regs)`: a closure returns None to fall through, a
-jump target, or `RETURN`. Calls recurse in Python (`MAX_DEPTH` deep at most). Values in
-registers are numpy arrays (tensors), ints and bools (index, i1), tuples (shapes,
+jump target, `RETURN` or `CALL`. Calls are frames on a list, not Python frames
+(`MAX_DEPTH` deep at most). Values in registers are numpy arrays (tensors), ints and bools (index, i1), tuples (shapes,
 tuples), `AdtValue`s, `Closure`s and `Storage`s. Kernels run through `KernelEntry`
 (checked launches); host functions (CPU fallbacks, and a kernel's group when its
 inputs are empty) through the reference interpreter.
@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import operator
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -43,13 +42,19 @@ from nimble.runtime.workers import current as current_workers
 from nimble.runtime.workers import workers
 
 RETURN = -1
+CALL = -2
+"""What a step returns besides None (fall through) and a jump target: the function
+returns (its results in `r[RESULTS]`), or calls (the call in `r[CALLEE]`)."""
+RESULTS, CALLEE = -1, -2
+"""The two registers past a function's own: its results, and its pending call
+(function index, arguments, destination registers, whether a closure's)."""
 PRIVATE_MAX_BYTES = 1 << 14
 """Largest tensor whose private storage is a plain array (`_alloc_private`): numpy
 aligns its allocations to 16 bytes, not the 64 of a pool storage; that matters only to
 the speed of larger tensors (kernels make no alignment assumptions)."""
-MAX_DEPTH = 1000
-"""Deepest VM call nesting (each VM call takes three Python frames; the interpreter's
-recursion limit is raised to fit)."""
+MAX_DEPTH = 100_000
+"""Deepest VM call nesting (calls are frames on a list, not Python frames: a deeper
+nesting is a runaway recursion, refused with an error)."""
 
 
 def private_tensor_storages(code: Sequence[tuple[int, tuple]], alloc_storage: int, alloc_tensor: int,
@@ -178,7 +183,6 @@ class VirtualMachine:
     def __init__(self, program: Program, code: Any, threads: int | None = None, base_dir: str = ".",
                  opencl: Any = None, opencl_device: str | None = None):
 
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_DEPTH + 500))
         self.program = program
         self.code = code  # the CPU kernels' machine code (`llvm_jit.KernelCode`), alive as long as the VM
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
@@ -213,16 +217,14 @@ class VirtualMachine:
         self.profile: dict[str, list[float]] | None = None
         self.steps = 0
         self.max_steps: int | None = None
-        self.code: list[list[Callable[[list[Any]], int | None]]] = []
-        """Per function, its steps: one closure per instruction (`_decode`)."""
-        self.registers: list[list[Any]] = []
-        """Per function, the register file a call starts from (constants in place)."""
+        self.entries: list[tuple[list[Callable[[list[Any]], int | None]], list[Any], list[int]]] = []
+        """Per function, its steps (one closure per instruction, `_decode`), the register
+        file a call starts from (constants in place) and its parameters' registers."""
         self.origins: list[list[int]] = []
         """Per function, each step's instruction (its position in the function's code)."""
         for f in program.functions:
             steps, registers, origins = self._decode(f)
-            self.code.append(steps)
-            self.registers.append(registers)
+            self.entries.append((steps, registers, list(f.params)))
             self.origins.append(origins)
         self.replays = Replays(program.functions)
         """Calls of a signature seen before replay their launches (`runtime.replay`)."""
@@ -340,50 +342,91 @@ class VirtualMachine:
         self.replays.keep(index, key, trace)
         return results
 
-    def call(self, index: int, args: list[Any], depth: int) -> list[Any]:
-        f = self.program.functions[index]
-        if depth > MAX_DEPTH:
-            raise VMError(f"@{f.name}: calls nested more than {MAX_DEPTH} deep")
-        if len(args) != len(f.params):
-            raise VMError(f"@{f.name} takes {len(f.params)} arguments, got {len(args)}")
-        regs = self.registers[index].copy()
-        for r, a in zip(f.params, args):
-            regs[r] = a
-        regs[-1] = depth
-        code = self.code[index]
+    def call(self, index: int, args: list[Any], depth: int = 0) -> list[Any]:
+        """Run function `index` on `args`. Calls are frames on a list, not Python frames:
+        an `invoke` step leaves its call in `r[CALLEE]` and returns `CALL`; the loop pushes
+        the caller, runs the callee, and on its `RETURN` writes the results to the
+        caller's destinations and resumes it after the `invoke`."""
+        frames: list[tuple[list[Any], list[Any], int, int]] = []  # callers' (code, registers, pc, function)
+        entries = self.entries
+        code, regs = entries[index][0], self._frame(index, args, depth)
         pc = 0
-        step = code[0]
+        counting = self.max_steps is not None
+        deepest = MAX_DEPTH - depth
         try:
-            if self.max_steps is None:
-                while True:
-                    nxt = step(regs)
-                    if nxt is None:
-                        pc += 1
-                    elif nxt == RETURN:
-                        return regs[-2]
-                    else:
-                        pc = nxt
-                    step = code[pc]
             while True:
-                self.steps += 1
-                if self.steps > self.max_steps:
-                    raise VMError(f"@{f.name}: stopped after {self.max_steps} instructions")
-                nxt = step(regs)
-                pc = pc + 1 if nxt is None else nxt
-                if nxt == RETURN:
-                    return regs[-2]
                 step = code[pc]
+                if counting:
+                    while True:
+                        self.steps += 1
+                        if self.steps > self.max_steps:
+                            raise VMError(f"@{self.program.functions[index].name}: stopped after {self.max_steps} "
+                                          f"instructions")
+                        nxt = step(regs)
+                        if nxt is None:
+                            pc += 1
+                        elif nxt < 0:
+                            break
+                        else:
+                            pc = nxt
+                        step = code[pc]
+                else:
+                    while True:
+                        nxt = step(regs)
+                        if nxt is None:
+                            pc += 1
+                        elif nxt < 0:
+                            break
+                        else:
+                            pc = nxt
+                        step = code[pc]
+                if nxt == RETURN:
+                    if not frames:
+                        return regs[RESULTS]
+                    results = regs[RESULTS]
+                    code, regs, pc, index = frames.pop()
+                    _, _, dsts, closure = regs[CALLEE]
+                    if closure and len(results) != len(dsts):
+                        raise _Fatal(f"the closure returned {len(results)} values, {len(dsts)} expected")
+                    for d, v in zip(dsts, results):
+                        regs[d] = v
+                    pc += 1
+                else:  # CALL
+                    callee, callee_args, _, _ = regs[CALLEE]
+                    frames.append((code, regs, pc, index))
+                    code, regs, params = entries[callee]
+                    if len(callee_args) != len(params) or len(frames) > deepest:
+                        self._frame(callee, callee_args, depth + len(frames))  # (raises, saying which)
+                    regs = regs.copy()
+                    for r, a in zip(params, callee_args):
+                        regs[r] = a
+                    index, pc = callee, 0
         except VMError:
             raise
         except _Fatal as e:
             at = self.origins[index][pc]
+            f = self.program.functions[index]
             raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {e}") from None
         except LaunchError as e:
             raise VMError(str(e)) from None
         except (TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError, RecursionError,
                 MemoryError) as e:
             at = self.origins[index][pc]
+            f = self.program.functions[index]
             raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {type(e).__name__}: {e}") from None
+
+    def _frame(self, index: int, args: list[Any], depth: int) -> list[Any]:
+        """The registers of a call of function `index` on `args`, `depth` calls deep;
+        a VMError if there are too many calls or the wrong number of arguments."""
+        f = self.program.functions[index]
+        if depth > MAX_DEPTH:
+            raise VMError(f"@{f.name}: calls nested more than {MAX_DEPTH} deep")
+        if len(args) != len(f.params):
+            raise VMError(f"@{f.name} takes {len(f.params)} arguments, got {len(args)}")
+        regs = self.entries[index][1].copy()
+        for r, a in zip(f.params, args):
+            regs[r] = a
+        return regs
 
     def start_profile(self) -> dict[str, list[float]]:
         """Record the time of every kernel launch, device copy and op run by its own
@@ -533,16 +576,14 @@ class VirtualMachine:
 
     def _i_ret(self, values):
         def step(r):
-            r[-2] = [r[v] for v in values]
+            r[RESULTS] = [r[v] for v in values]
             return RETURN
         return step
 
     def _i_invoke(self, dsts, callee, args):
-        call = self.call
-
         def step(r):
-            for d, v in zip(dsts, call(callee, [r[a] for a in args], r[-1] + 1)):
-                r[d] = v
+            r[CALLEE] = (callee, [r[a] for a in args], dsts, False)
+            return CALL
         return step
 
     def _i_invoke_closure(self, dsts, closure, args):
@@ -550,11 +591,8 @@ class VirtualMachine:
             c = r[closure]
             if not isinstance(c, Closure):
                 raise _Fatal(f"r{closure} is not a closure")
-            results = self.call(c.function, [*c.captured, *(r[a] for a in args)], r[-1] + 1)
-            if len(results) != len(dsts):
-                raise _Fatal(f"the closure returned {len(results)} values, {len(dsts)} expected")
-            for d, v in zip(dsts, results):
-                r[d] = v
+            r[CALLEE] = (c.function, [*c.captured, *(r[a] for a in args)], dsts, True)
+            return CALL
         return step
 
     def _i_invoke_kernel(self, kernel, inputs, outputs):

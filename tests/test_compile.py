@@ -230,6 +230,20 @@ def test_nimble_run_reports_errors_without_traceback(tmp_path):
     assert result.returncode == 1 and "nimble-run: error:" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("tool", ["run_cli:main", "run_cli:compile_main", "opt:main", "interpret_cli:main"])
+def test_regions_nested_too_deeply_are_a_parse_error(tool, tmp_path):
+    """xdsl's parser recurses per nested region: 3,000 nested modules are an error at the
+    op where it stopped, from every tool, not a RecursionError traceback."""
+    nested = tmp_path / "nested.mlir"
+    nested.write_text("builtin.module {\n" * 3000 + "}\n" * 3000)
+    module, function = tool.split(":")
+    code = f"import sys; from nimble.{module} import {function}; sys.exit({function}(sys.argv[1:]))"
+    result = subprocess.run([sys.executable, "-c", code, str(nested)], capture_output=True, text=True,
+                            cwd=ROOT.parent)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "regions are nested too deeply to parse" in result.stderr and "nested.mlir:" in result.stderr
+
+
 def test_nimble_run_rejects_a_dim_name_it_does_not_know():
     """ResNet's `n` names only the image's batch dim: no check keeps it, so `--dim n=2`
     would size nothing. It is an error naming the way that works (`image.0`)."""

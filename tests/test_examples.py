@@ -4,6 +4,7 @@ compute, at several dynamic sizes."""
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from nimble import compile, interpret, parse
 from nimble.dialects.graph import AdtValue
+from nimble.reference import InterpreterError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -85,12 +87,20 @@ def random_tree(rng, depth):
 
 def tree_lstm_ref(t, w_iou, u_iou, b_iou, w_f, u_f, b_f):
     if t.constructor == "Leaf":
-        i, o, u = np.split(t.fields[0] @ w_iou.T + b_iou, 3, axis=1)
-        c = sigmoid(i) * np.tanh(u)
-        return sigmoid(o) * np.tanh(c), c
+        return leaf_state(t.fields[0], w_iou, b_iou)
     x, left, right = t.fields
-    hl, cl = tree_lstm_ref(left, w_iou, u_iou, b_iou, w_f, u_f, b_f)
-    hr, cr = tree_lstm_ref(right, w_iou, u_iou, b_iou, w_f, u_f, b_f)
+    params = (w_iou, u_iou, b_iou, w_f, u_f, b_f)
+    return node_state(x, tree_lstm_ref(left, *params), tree_lstm_ref(right, *params), *params)
+
+
+def leaf_state(x, w_iou, b_iou):
+    i, o, u = np.split(x @ w_iou.T + b_iou, 3, axis=1)
+    c = sigmoid(i) * np.tanh(u)
+    return sigmoid(o) * np.tanh(c), c
+
+
+def node_state(x, left, right, w_iou, u_iou, b_iou, w_f, u_f, b_f):
+    (hl, cl), (hr, cr) = left, right
     i, o, u = np.split(x @ w_iou.T + b_iou + (hl + hr) @ u_iou.T, 3, axis=1)
     fl = sigmoid(x @ w_f.T + b_f + hl @ u_f.T)
     fr = sigmoid(x @ w_f.T + b_f + hr @ u_f.T)
@@ -104,6 +114,29 @@ def test_tree_lstm(models, depth, rng):
     params = weights(rng, (450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,))
     (h,) = models["tree_lstm"](tree, *params)
     np.testing.assert_allclose(h, tree_lstm_ref(tree, *params)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_tree_lstm_over_a_10000_deep_tree(rng):
+    """The VM's calls are frames on a list: a tree 10,000 deep runs in a process whose
+    recursion limit is Python's default (and the limit is left as it was). The reference
+    interpreter recurses in Python, and says so when that is too deep."""
+    params = weights(rng, (450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,))
+    leaf = AdtValue("Leaf", (weights(rng, (1, 64), scale=1.0)[0],))
+    leaf_hc = leaf_state(leaf.fields[0], params[0], params[2])
+    tree, state = leaf, leaf_hc
+    for x in weights(rng, *[(1, 64)] * 10_000, scale=1.0):
+        tree = AdtValue("Node", (x, tree, leaf))
+        state = node_state(x, state, leaf_hc, *params)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        h = compile(EXAMPLES / "tree_lstm.nb")(tree, *params)
+        np.testing.assert_allclose(h, state[0], rtol=1e-4, atol=1e-5)
+        assert sys.getrecursionlimit() == 1000
+        with pytest.raises(InterpreterError, match="calls nested too deeply for the reference interpreter"):
+            interpret(parse(EXAMPLES / "tree_lstm.nb"), tree, *params)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def layer_norm(x, g, b):

@@ -3,6 +3,8 @@ failed to round-trip: each must now be a FrontendError, or work."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -25,7 +27,8 @@ REJECTED = {
     "a tensor type as dtype": "def @f(%x: f32[2]) { cast(%x, dtype=f32[2]) }",
     "index as dtype": "def @f(%x: f32[2]) { cast(%x, dtype=index) }",
     "dtype on an op that does not take it": "def @f(%x: f32[2]) { relu(%x, dtype=i32) }",
-    "expressions nested too deeply": "def @f(%x: f32[2]) -> f32[2] { " + " + ".join(["%x"] * 8000) + " }",
+    "expressions nested too deeply": "def @f(%x: f32[2]) -> f32[2] { " + "%x + (" * 8000 + "%x" + ")" * 8000 + " }",
+    "calls nested too deeply": "def @f(%x: f32[2]) -> f32[2] { " + "relu(" * 3000 + "%x" + ")" * 3000 + " }",
 }
 
 
@@ -33,6 +36,24 @@ REJECTED = {
 def test_rejected_with_a_frontend_error(source):
     with pytest.raises(FrontendError):
         parse_nb(source)
+
+
+def test_a_long_chain_of_infix_ops_builds_at_the_default_recursion_limit():
+    """`a + b - c * d ...` is a left spine of infix nodes, built in a loop: 8,000 terms
+    take no deeper a Python stack than two (and the builder leaves the limit alone)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        chain = "%x" + "".join(" + %x" if i % 2 else " - %x * %x" for i in range(8000))
+        module = parse_nb("def @f(%x: f32[2]) -> f32[2] { " + chain + " }")
+        assert sys.getrecursionlimit() == 1000
+    finally:
+        sys.setrecursionlimit(limit)
+    x = np.array([0.5, -1.0], np.float32)
+    expected = x.copy()
+    for i in range(8000):
+        expected = expected + x if i % 2 else expected - x * x
+    np.testing.assert_allclose(interpret(module, x, entry="f")[0], expected, rtol=1e-6)
 
 
 def test_negative_literals_take_the_other_operands_type():
