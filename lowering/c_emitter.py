@@ -344,15 +344,35 @@ class CEmitter:
         loops = [op for op in block.ops if isinstance(op, loop.ForeachOp)]
         serial = [op for op in block.ops if op not in pure and op not in staged
                   and not isinstance(op, loop.ForeachOp | func.ReturnOp)]
-        if serial and loops:
-            first_loop = list(block.ops).index(loops[0])
-            if any(list(block.ops).index(op) > first_loop for op in serial):
-                raise NoDeviceLowering(f"@{self.name} has top-level statements between its loop nests")
+        position = {op: i for i, op in enumerate(block.ops)}
+        defined = {r for op in serial for r in op.results}
+        for op in list(pure):  # (in block order) scalar code on a statement's values is a statement too
+            if op not in staged and any(o in defined for o in op.operands):
+                pure.remove(op)
+                serial.append(op)
+                defined.update(op.results)
+        # Phases in block order: each nest, and each run of statements between them. A
+        # phase's values do not outlive it: where one phase uses what another computed
+        # (a reduction hoist-invariant took out of a one-trip loop), everything runs as
+        # one phase, on one work item.
+        runs: list[list[Operation] | loop.ForeachOp] = []
+        for op in sorted(serial + loops, key=position.__getitem__):
+            if isinstance(op, loop.ForeachOp):
+                runs.append(op)
+            elif runs and isinstance(runs[-1], list):
+                runs[-1].append(op)
+            else:
+                runs.append([op])
+        made_in = {r: i for i, run in enumerate(runs) for op in (run if isinstance(run, list) else [run])
+                   for r in op.results}
+        if any(made_in.get(o, i) != i for i, run in enumerate(runs)
+               for op in (run if isinstance(run, list) else [run]) for inner in op.walk() for o in inner.operands):
+            runs = [sorted(serial + loops, key=position.__getitem__)]
         phases: list[Phase] = []
-        if serial:
-            phases.append(self.phase(params, pure, serial, None, f"{self.name}_p{len(phases)}"))
-        for nest in loops:
-            phases.append(self.phase(params, pure, [], nest, f"{self.name}_p{len(phases)}"))
+        for run in runs:
+            name = f"{self.name}_p{len(phases)}"
+            phases.append(self.phase(params, pure, run, None, name) if isinstance(run, list)
+                          else self.phase(params, pure, [], run, name))
         text = "\n".join("\n".join(p.body) for p in phases)
         return KernelSource(self.name, params, phases, text, self.kernel)
 

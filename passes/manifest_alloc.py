@@ -198,7 +198,9 @@ def _as_view(group: FusedOp, k: GroupDims) -> SSAValue | None:
     for op in members:
         if op.operands[0] is not chain:
             return None
-        if isinstance(op, SliceOp):
+        if isinstance(op, SliceOp) and not op.bounds():
+            pass  # (a slice of a 0-d tensor is the tensor)
+        elif isinstance(op, SliceOp):
             dims = k.known[op.input]
             start = op.bounds()[0][0]
             start = k.normalize_index(start if isinstance(start, int) else k.index(start), dims[0])

@@ -10,6 +10,8 @@ the peak of bytes held by live storages.
 
 from __future__ import annotations
 
+import os
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +21,37 @@ import numpy as np
 from nimble.runtime.pointers import data_pointer
 
 MIB = 1 << 20
+MAX_BYTES_VARIABLE = "NIMBLE_MAX_BYTES"
+_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+class MemoryLimit(ValueError):
+    """A storage larger than `max_bytes()` was asked for (refused before allocating)."""
+
+
+def max_bytes() -> int:
+    """The most bytes one storage may take: `$NIMBLE_MAX_BYTES` (a number of bytes, or
+    with a K, M, G or T suffix), else three quarters of the machine's memory. A larger
+    storage is a `MemoryLimit` error before anything is allocated (with overcommit, the
+    allocation itself would succeed and the process be killed when it is touched)."""
+    text = os.environ.get(MAX_BYTES_VARIABLE, "").strip()
+    if text:
+        match = re.fullmatch(r"(\d+)\s*([kmgt]?)i?b?", text.lower())
+        if match is None:
+            raise MemoryLimit(f"{MAX_BYTES_VARIABLE}={text!r}: give a number of bytes, as 4000000000 or 4G")
+        return int(match[1]) * _SUFFIXES[match[2]]
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 3 // 4
+    except (ValueError, OSError, AttributeError):  # (no sysconf: no limit but the allocator's)
+        return 1 << 62
+
+
+def check_size(size: int, limit: int) -> None:
+    if size < 0:
+        raise ValueError(f"negative storage size {size}")
+    if size > limit:
+        raise MemoryLimit(f"a storage of {size:,} bytes is more than the {limit:,} that {MAX_BYTES_VARIABLE} allows "
+                          f"(default: 3/4 of the machine's memory)")
 
 
 def size_class(size: int) -> int:
@@ -82,13 +115,15 @@ class StoragePool:
     stats: PoolStats = field(default_factory=PoolStats)
     track_live: bool = False
     """Count live bytes (a finalizer per new storage, ~2 us: off unless measuring)."""
+    limit: int = field(default_factory=max_bytes)
+    """The largest storage it hands out (`max_bytes`)."""
     recorder: Any = None
     """A recorded run's pool (`runtime.replay`): told of every storage and private
     array it makes, which the recording then owns."""
 
     def alloc(self, size: int, alignment: int) -> Storage:
-        if size < 0:
-            raise ValueError(f"negative storage size {size}")
+        if not 0 <= size <= self.limit:
+            check_size(size, self.limit)
         s = self.stats
         s.allocations += 1
         s.requested_bytes += size

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 
-from nimble.runtime.allocator import size_class
+from nimble.runtime.allocator import check_size, max_bytes, size_class
 from nimble.runtime.kernels import Arg, KernelEntry
 
 DEFAULT_CACHE = Path.home() / ".cache" / "nimble" / "opencl"
@@ -251,8 +251,7 @@ class OpenCLRuntime:
     # -- memory -------------------------------------------------------------------------
 
     def alloc(self, size: int) -> ClStorage:
-        if size < 0:
-            raise ValueError(f"negative storage size {size}")
+        check_size(size, max_bytes())
         capacity = size_class(size)
         free = self.free.get(capacity)
         storage = free.pop() if free else ClStorage(self, capacity)

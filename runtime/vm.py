@@ -32,7 +32,7 @@ from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
 from nimble.dialects.shape import failure_message
 from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
-from nimble.runtime.allocator import Storage, StoragePool
+from nimble.runtime.allocator import MemoryLimit, Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
 from nimble.runtime.kernels import KernelEntry, LaunchError
 from nimble.runtime.opencl import ClStorage, ClTensor
@@ -170,6 +170,18 @@ def native_op(function: Any) -> tuple[str, Any, Any] | None:
 
         run = cpu_op(op)
     return (where, op, run) if run is not None else None
+
+
+def _tensors(holders: list[tuple[int, tuple]], r: list[Any]) -> str:
+    """The tensors of `holders` (alloc_tensor / alloc_tensor_reg instructions) in words,
+    their dims read from the registers `r`."""
+    words = []
+    for opcode, values in holders:
+        dtype, dims = values[3], values[4]
+        if opcode == vm.OPCODES["alloc_tensor_reg"]:
+            dims = [r[d] for d in dims]
+        words.append(f"{dtype}{list(dims)}")
+    return ", ".join(words) or "no tensor"
 
 
 class _PerThread(threading.local):
@@ -483,6 +495,13 @@ class VirtualMachine:
         zeros = {r for r, v in enumerate(registers) if v.__class__ is int and v == 0}
         private = set(private_tensor_storages(f.code, vm.OPCODES["alloc_storage"], vm.OPCODES["alloc_tensor"],
                                               vm.OPCODES["alloc_tensor_reg"], zeros))
+        tensor_ops = (vm.OPCODES["alloc_tensor"], vm.OPCODES["alloc_tensor_reg"])
+        self._holders: dict[int, list[tuple[int, tuple]]] = {}
+        """Per storage register of the function being decoded, the tensors made in it
+        (what a refused storage's error names)."""
+        for opcode, values in f.code:
+            if opcode in tensor_ops:
+                self._holders.setdefault(values[1], []).append((opcode, values))
         steps = []
         for pc in origins:
             opcode, values = f.code[pc]
@@ -673,8 +692,13 @@ class VirtualMachine:
                 r[dst] = opencl.alloc(_int(r[size]))
             return on_device
 
+        holders = self._holders.get(dst, [])
+
         def step(r):
-            r[dst] = (local.pool or shared).alloc(_int(r[size]), alignment)
+            try:
+                r[dst] = (local.pool or shared).alloc(_int(r[size]), alignment)
+            except MemoryLimit as e:
+                raise _Fatal(f"{e}; it would hold {_tensors(holders, r)}") from None
         return step
 
     def device_runtime(self) -> Any:

@@ -3,6 +3,7 @@ reader/writer round trip, validation errors, and a fuzz of corrupted modules."""
 
 from __future__ import annotations
 
+import functools
 import struct
 import sys
 import zlib
@@ -912,3 +913,28 @@ def test_a_launch_streaming_enough_memory_splits_whatever_its_work(rng):
         assert n * 64 < PARALLEL_MIN_WORK
         chunks[w.nbytes >= PARALLEL_MIN_BYTES] = {p.chunks for k in exe.vm.kernels for p in k._plans.values()}
     assert chunks == {False: {1}, True: {2}}
+
+
+OUTER = """func.func @main(%a: tensor<?x1xf32>, %b: tensor<1x?xf32>) -> tensor<?x?xf32> {
+  %y = graph.add %a, %b : (tensor<?x1xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  func.return %y : tensor<?x?xf32>
+}"""
+
+
+def test_a_storage_past_the_memory_limit_is_refused_before_it_is_allocated(monkeypatch):
+    """`NIMBLE_MAX_BYTES` (default 3/4 of the machine's memory) bounds every storage: an
+    input shape that would need more is an error naming the bytes and the tensor, raised
+    before any allocation (with overcommit, the allocation would succeed and the process
+    die when it is touched)."""
+    ones = functools.partial(np.ones, dtype=np.float32)
+    exe = nimble.compile(OUTER)
+    with pytest.raises(InterpreterError, match=r"160,000,000,000 bytes .* NIMBLE_MAX_BYTES .* f32\[200000, 200000\]"):
+        exe(ones((200_000, 1)), ones((1, 200_000)))
+    monkeypatch.setenv("NIMBLE_MAX_BYTES", "1M")
+    exe = nimble.compile(OUTER)
+    with pytest.raises(InterpreterError, match=r"4,000,000 bytes is more than the 1,048,576"):
+        exe(ones((1000, 1)), ones((1, 1000)))
+    assert exe(ones((100, 1)), ones((1, 100))).shape == (100, 100)
+    monkeypatch.setenv("NIMBLE_MAX_BYTES", "lots")
+    with pytest.raises(ValueError, match="NIMBLE_MAX_BYTES='lots': give a number of bytes"):
+        nimble.compile(OUTER)

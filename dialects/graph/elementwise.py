@@ -44,7 +44,7 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def _erf_array(x: np.ndarray) -> np.ndarray:
-    return _erf(np.asarray(x, dtype=np.float64)).astype(np.float64)
+    return np.asarray(_erf(np.asarray(x, dtype=np.float64)), dtype=np.float64)  # (0-d: frompyfunc gives a float)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

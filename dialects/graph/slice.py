@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
@@ -105,7 +107,7 @@ class SliceOp(GraphOp):
             start = next(values) if s == DYNAMIC else s
             end = next(values) if e == DYNAMIC else e
             index.append(slice(start, None if end == END else end, step))
-        return [x[tuple(index)].copy()]
+        return [np.array(x[tuple(index)])]  # (a copy; 0-d stays an array, not a numpy scalar)
 
     # -- custom syntax -----------------------------------------------------------------
     def print(self, printer: Printer) -> None:

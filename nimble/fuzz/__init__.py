@@ -1,0 +1,1 @@
+"""Fuzzing Nimble: random programs run against the reference interpreter (`differential`)."""
