@@ -282,9 +282,13 @@ class Executable:
 
 
 def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = None, entry: str = "main",
-         opencl_device: str | None = None) -> Executable:
+         opencl_device: str | None = None, trust_object_code: bool = True) -> Executable:
     """An executable from a bytecode file written by `Executable.save` or `nimble-compile`.
-    The whole file is validated first (`BytecodeError` if it is malformed)."""
+    The whole file is validated first (`BytecodeError` if it is malformed), its object code
+    structurally too (`runtime.elf_check`). Object code is code: with
+    `trust_object_code=False` it is not loaded at all, and the kernels are compiled here
+    from the loop-level IR the file also holds."""
+    from nimble.runtime.elf_check import ElfError, check_object
     from nimble.runtime.llvm_jit import KernelCode
 
     if isinstance(path_or_bytes, bytes):
@@ -293,40 +297,49 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
         with open(path_or_bytes, "rb") as f:
             data = f.read()
     program = decode(data)
-    objects = [([k.name for k in program.kernels if k.device == "cpu" and k.code == i], blob)
-               for i, blob in enumerate(program.object_code)]
-    for i, (_names, blob) in enumerate(objects):
-        if not blob.startswith(b"\x7fELF"):
-            raise BytecodeError(f"object {i} of the kernels section does not hold ELF object code")
     try:
         cpu = cpu_target.named(program.cpu, program.cpu_features) if program.cpu else cpu_target.host()
     except TargetError as e:
         raise BytecodeError(f"the kernels' target: {e}") from None
-    if program.cpu_kernels and cpu.missing_on(cpu_target.host()):
-        code = _compiled_here(program, cpu)
+    if not trust_object_code:
+        if not program.cpu_kernels and any(k.device == "cpu" for k in program.kernels):
+            raise BytecodeError("the module holds no loop-level IR to compile its kernels from (it was written "
+                                "without it): it loads only trusting its object code")
+        code = _compiled_here(program, cpu_target.host())
     else:
-        cpu_target.check_runs_here(cpu)
-        try:
-            code = KernelCode.from_objects([o for o in objects if o[0]], cpu)
-        except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
-            raise BytecodeError(f"the kernels' object code does not load: {e}") from None
+        objects = [([k.name for k in program.kernels if k.device == "cpu" and k.code == i], blob)
+                   for i, blob in enumerate(program.object_code)]
+        for i, (_names, blob) in enumerate(objects):
+            try:
+                check_object(blob)
+            except ElfError as e:
+                raise BytecodeError(f"object {i} of the kernels section does not hold ELF object code LLVM may "
+                                    f"load: {e}") from None
+        if program.cpu_kernels and cpu.missing_on(cpu_target.host()):
+            host = cpu_target.host()
+            warnings.warn(f"the module's code is compiled for {cpu.describe()} and uses "
+                          f"{', '.join(cpu.missing_on(host))}, which this CPU ({host.cpu}) lacks: its kernels are "
+                          f"compiled again for this one (its schedules stay those of {cpu.cpu}; compile the model "
+                          f"here for this CPU's own)", TargetWarning, stacklevel=2)
+            code = _compiled_here(program, host)
+        else:
+            cpu_target.check_runs_here(cpu)
+            try:
+                code = KernelCode.from_objects([o for o in objects if o[0]], cpu)
+            except Exception as e:  # noqa: BLE001 (LLVM's loader reports any problem as RuntimeError or OSError)
+                raise BytecodeError(f"the kernels' object code does not load: {e}") from None
     functions = [f.name for f in program.functions]
     if entry not in functions and len(functions) == 1:
         entry = functions[0]
     return Executable(program, code, entry, None, threads, opencl_device=opencl_device)
 
 
-def _compiled_here(program: Program, cpu: CpuTarget) -> KernelCode:
-    """The program's CPU kernels compiled for this host from the loop-level IR it holds
-    (its object code is for `cpu`, which this host cannot run), with one warning."""
+def _compiled_here(program: Program, host: CpuTarget) -> KernelCode:
+    """The program's CPU kernels compiled for `host` from the loop-level IR it holds."""
     from nimble.api import parse
     from nimble.lowering.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import KernelCode
 
-    host = cpu_target.host()
-    warnings.warn(f"the module's code is compiled for {cpu.describe()} and uses {', '.join(cpu.missing_on(host))}, "
-                  f"which this CPU ({host.cpu}) lacks: its kernels are compiled again for this one (its schedules "
-                  f"stay those of {cpu.cpu}; compile the model here for this CPU's own)", TargetWarning, stacklevel=3)
     try:
         module = parse(program.cpu_kernels)
     except Exception as e:  # noqa: BLE001 (a damaged text fails to parse in many ways)

@@ -163,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
     p.add_argument("--threads", type=_at_least(1, MAX_THREADS))
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
+    p.add_argument("--untrusted", action="store_true",
+                   help="a .nbc from someone else: compile its kernels from the IR it holds, not load its object code")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device: P:D indices or part of its name "
                    "(default: the first GPU, else the first device)")
     p.add_argument("--jit", choices=JIT_MODES, default="eager",
@@ -174,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         bytecode = args.file.endswith(BYTECODE_SUFFIX)
-        exe = load(args.file, args.threads, args.entry, args.opencl_device) if bytecode else \
+        exe = load(args.file, args.threads, args.entry, args.opencl_device,
+                   trust_object_code=not args.untrusted) if bytecode else \
             compile(args.file, target=args.target, entry=args.entry, threads=args.threads,
                     opencl_device=args.opencl_device, cpu=args.cpu, cpu_features=args.cpu_features, jit=args.jit,
                     progress=progress_line(args.quiet))

@@ -3,25 +3,28 @@
 `program_from_module` collects a `lower-to-vm` module (vm functions, constants, kernel
 and host function tables); `encode` writes it with the kernels' object code, `decode`
 reads it back. The byte layout is documented in docs/bytecode.md. `decode` checks the
-whole file before anything runs (magic, version, checksum, section bounds, every
+whole file before anything runs (magic, version, SHA-256 digest, section bounds, every
 count against the bytes left) and `validate` every index an instruction holds
 (registers, jump targets, functions, kernels, host functions, constants, constructors,
 dtypes, devices) and the arities of calls and kernel launches: a truncated, corrupted
-or hostile file is a `BytecodeError`, never a crash. (The kernels' machine code itself
-is trusted once the checksum matches, like any shared library.)
+or hostile file is a `BytecodeError`, never a crash. The kernels' object code is checked
+structurally before LLVM loads it (`elf_check`); what the code does is not checked:
+`nimble.load(..., trust_object_code=False)` compiles the kernels again from the
+loop-level IR the file also holds.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import struct
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr
 
 from nimble.dialects import device, loop, vm
 from nimble.dialects.graph.adt import AdtOp
@@ -30,12 +33,14 @@ from nimble.dialects.graph.folding import dense_to_array
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 6
-HEADER = struct.Struct("<8sIIII16s")  # magic, version, sections, crc32 of the rest, reserved, producer
+FORMAT_VERSION = 7
+HEADER = struct.Struct("<8sII16s32s")  # magic, version, sections, producer, SHA-256 of the rest
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
 MAX_REGS = 1 << 20
 MAX_RANK = 32
+MAX_DIM = 1 << 48
+"""The largest static dim a module may declare (no memory holds more elements)."""
 
 S_STRINGS, S_CONSTANTS, S_CONSTRUCTORS, S_HOST, S_KERNELS, S_FUNCTIONS = range(1, 7)
 SECTION_NAMES = {S_STRINGS: "strings", S_CONSTANTS: "constants", S_CONSTRUCTORS: "constructors",
@@ -403,7 +408,7 @@ def encode(p: Program) -> bytes:
         offset = start + body.size
     head = table.bytes() + b"\0" * (start - HEADER.size - table.size) + body.bytes()
     producer = p.producer.encode()[:16].ljust(16, b"\0")
-    return HEADER.pack(MAGIC, FORMAT_VERSION, len(sections), zlib.crc32(head), 0, producer) + head
+    return HEADER.pack(MAGIC, FORMAT_VERSION, len(sections), producer, hashlib.sha256(head).digest()) + head
 
 
 # ---------------------------------------------------------------------------------------
@@ -473,13 +478,13 @@ def _decode_field(r: _Reader, kind: K) -> Any:
 def _sections(data: bytes) -> dict[int, memoryview]:
     if len(data) < HEADER.size:
         raise BytecodeError(f"not a Nimble bytecode module: {len(data)} bytes is shorter than the header")
-    magic, version, count, crc, _, _producer = HEADER.unpack_from(data)
+    magic, version, count, _producer, digest = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise BytecodeError("not a Nimble bytecode module (bad magic)")
     if version != FORMAT_VERSION:
         raise BytecodeError(f"bytecode format version {version} is not supported (this Nimble reads {FORMAT_VERSION})")
-    if zlib.crc32(data[HEADER.size:]) != crc:
-        raise BytecodeError("bytecode module is corrupted (checksum mismatch)")
+    if not hmac.compare_digest(hashlib.sha256(memoryview(data)[HEADER.size:]).digest(), digest):
+        raise BytecodeError("bytecode module is corrupted (its SHA-256 digest does not match)")
     if count != len(SECTION_NAMES):
         raise BytecodeError(f"bytecode module has {count} sections, expected {len(SECTION_NAMES)}")
     view = memoryview(data)
@@ -488,9 +493,10 @@ def _sections(data: bytes) -> dict[int, memoryview]:
         at = HEADER.size + i * SECTION.size
         if at + SECTION.size > len(data):
             raise BytecodeError("section table truncated")
-        kind, _, offset, length = SECTION.unpack_from(data, at)
-        if kind not in SECTION_NAMES or kind in sections:
-            raise BytecodeError(f"section table entry {i}: unknown or repeated section kind {kind}")
+        kind, reserved, offset, length = SECTION.unpack_from(data, at)
+        if kind not in SECTION_NAMES or kind in sections or reserved:
+            raise BytecodeError(f"section table entry {i}: unknown or repeated section kind {kind} (or reserved "
+                                f"field {reserved}, not 0)")
         if offset + length > len(data) or offset < HEADER.size + count * SECTION.size:
             raise BytecodeError(f"{SECTION_NAMES[kind]} section [{offset}, {offset + length}) is outside the file")
         sections[kind] = view[offset:offset + length]
@@ -500,7 +506,7 @@ def _sections(data: bytes) -> dict[int, memoryview]:
 def decode(data: bytes) -> Program:
     """Read and validate a bytecode module (BytecodeError if anything is wrong)."""
     s = _sections(data)
-    producer = HEADER.unpack_from(data)[5].rstrip(b"\0").decode(errors="replace")
+    producer = HEADER.unpack_from(data)[3].rstrip(b"\0").decode(errors="replace")
     strings = _Reader(s[S_STRINGS], "strings").strings()
     r = _Reader(s[S_CONSTANTS], "constants")
     constants = []
@@ -542,7 +548,10 @@ def decode(data: bytes) -> Program:
                 continue
             if kind != 1 or code >= len(vm.DTYPES) or rank > MAX_RANK:
                 raise BytecodeError(f"kernel '{name}': bad argument descriptor at byte {r.pos - 4}")
-            abi.append((vm.DTYPES[code], tuple(r.get(f"{rank}q"))))
+            dims = tuple(r.get(f"{rank}q"))
+            if any(d != DYNAMIC_INDEX and not 0 <= d <= MAX_DIM for d in dims):
+                raise BytecodeError(f"kernel '{name}': argument dims {list(dims)} are neither sizes nor ?")
+            abi.append((vm.DTYPES[code], dims))
         kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi, vm.VM_DEVICES[device_code],
                               held_in))
     device_kernels, cpu_kernels = r.string(), r.string()

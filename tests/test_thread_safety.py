@@ -1,0 +1,93 @@
+"""What is thread-safe (README, Reliability): one compiled model may be called from many
+Python threads at once, at different shapes, cold (no call recorded yet) or warm, and
+several models at once; each call's results are bit-for-bit those of serial calls.
+(Processes sharing the kernel and program caches: test_kernel_cache.py and
+test_program_cache.py.)"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nimble
+from nimble.dialects.graph import AdtValue
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+THREADS = 8
+
+
+def _lstm_calls(rng: np.random.Generator) -> list[list[np.ndarray]]:
+    w = (rng.standard_normal((512, 192)) * 0.1).astype(np.float32)
+    b = (rng.standard_normal(512) * 0.1).astype(np.float32)
+    calls = []
+    for t, n in [(1, 1), (3, 5), (7, 2), (2, 17), (5, 1), (4, 3)]:
+        xs, h0, c0 = (rng.standard_normal(s).astype(np.float32) for s in [(t, n, 64), (n, 128), (n, 128)])
+        calls.append([xs, h0, c0, w, b])
+    return calls
+
+
+def _tree(rng: np.random.Generator, depth: int) -> AdtValue:
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    if depth == 0 or rng.random() < 0.25:
+        return AdtValue("Leaf", (x,))
+    return AdtValue("Node", (x, _tree(rng, depth - 1), _tree(rng, depth - 1)))
+
+
+def _tree_calls(rng: np.random.Generator) -> list[list[object]]:
+    params = [(rng.standard_normal(s) * 0.1).astype(np.float32)
+              for s in [(450, 64), (450, 150), (450,), (150, 64), (150, 150), (150,)]]
+    return [[_tree(rng, depth), *params] for depth in (0, 2, 4, 3, 1, 5)]
+
+
+MODELS = {"lstm": _lstm_calls, "tree_lstm": _tree_calls}
+
+
+def _hammer(jobs: list[tuple[nimble.Executable, list[object], list[np.ndarray]]]) -> None:
+    """Run `jobs` (executable, arguments, serial results) from THREADS threads at once,
+    each its own order of them, three rounds; every result must equal the serial one."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(THREADS)
+
+    def work(k: int) -> None:
+        try:
+            start.wait()
+            order = np.random.default_rng(k).permutation(len(jobs))
+            for _ in range(3):
+                for i in order:
+                    exe, args, want = jobs[i]
+                    for got, expected in zip(exe.run(*args), want):
+                        np.testing.assert_array_equal(got, expected)
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_eight_threads_on_one_model_get_the_serial_results(name, threads, rng):
+    """Cold: the threads make the first calls of every shape (recordings race); then warm."""
+    calls = MODELS[name](rng)
+    serial = nimble.compile(EXAMPLES / f"{name}.nb", threads=threads)
+    expected = [serial.run(*args) for args in calls]
+    exe = nimble.compile(EXAMPLES / f"{name}.nb", threads=threads)
+    _hammer([(exe, args, want) for args, want in zip(calls, expected)])
+    _hammer([(exe, args, want) for args, want in zip(calls, expected)])
+
+
+def test_eight_threads_on_several_models_at_once(rng):
+    jobs = []
+    for name, make in MODELS.items():
+        calls = make(rng)
+        serial = nimble.compile(EXAMPLES / f"{name}.nb")
+        exe = nimble.compile(EXAMPLES / f"{name}.nb")
+        jobs += [(exe, args, serial.run(*args)) for args in calls]
+    _hammer(jobs)
