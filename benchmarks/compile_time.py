@@ -2,8 +2,10 @@
 
     python benchmarks/compile_time.py [--threads 1|2] [--jit eager|lazy] [MODEL ...]
 
-MODEL: a `.nb`, `.mlir` or `.onnx` file, or `tv:NAME` for torchvision's model NAME
-exported to ONNX (`torchvision_models.py`; batch dynamic); default: the examples
+MODEL: a `.nb`, `.mlir` or `.onnx` file, `tv:NAME` for torchvision's model NAME
+exported to ONNX (`torchvision_models.py`; batch dynamic), or `chain:N` for a chain of N
+elementwise ops drawn at random from tanh, relu, neg and sigmoid (fusion cuts it into
+kernels of at most 256 ops, each different); default: the examples
 `lstm`, `bert`, `resnet18`, and ResNet-50, EfficientNet-B0 and DenseNet-121 when
 torchvision imports. `--dim N` sizes their `?` dims (default 1). Each model runs in a
 new process three times: with an empty cache (cold: every kernel compiled), with the
@@ -80,7 +82,21 @@ def main() -> None:
                 from torchvision_models import export
 
                 model = str(export(model[3:], folder))
+            elif model.startswith("chain:"):
+                model = chain(int(model[6:]), folder)
             bench(model, folder, args)
+
+
+def chain(n: int, folder: str) -> str:
+    import numpy as np
+
+    ops = ["graph.tanh", "graph.relu", "graph.neg", "graph.sigmoid"]
+    pattern = np.random.default_rng(0).integers(0, len(ops), n)
+    lines = [f"  %x{i + 1} = {ops[k]} %x{i} : tensor<?x8xf32> -> tensor<?x8xf32>" for i, k in enumerate(pattern)]
+    path = Path(folder) / f"chain{n}.mlir"
+    path.write_text("func.func @main(%x0: tensor<?x8xf32>) -> tensor<?x8xf32> {\n" + "\n".join(lines)
+                    + f"\n  func.return %x{n} : tensor<?x8xf32>\n}}\n")
+    return str(path)
 
 
 def bench(model: str, folder: str, args: argparse.Namespace) -> None:

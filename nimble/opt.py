@@ -13,7 +13,7 @@ import time
 import traceback
 from collections.abc import Sequence
 from io import BytesIO
-from typing import IO
+from typing import IO, Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -146,6 +146,8 @@ class NimbleOptMain(xDSLOptMain):
     """The `nimble-opt` tool."""
 
     version_format = f"nimble-opt {__version__} (xdsl {{xdsl_version}})"
+    cpu: Any = None
+    """The `--cpu` target (`run` resolves it; None: the module's own, or the host)."""
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="Nimble modular optimizer driver", args=args)

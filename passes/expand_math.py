@@ -14,6 +14,7 @@ gives inf above 88.72. f64 keeps the C library.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,10 +69,9 @@ class _Builder:
         return o.results[0]
 
     def const(self, v: float | int, element: Attribute = f32) -> SSAValue:
-        t = loop.vector_type(element, tuple(self.t.get_shape())) if isinstance(self.t, VectorType) else element
-        if isinstance(t, VectorType):
-            return self.add(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [v] * t.get_shape()[0]), t))
-        return self.add(arith.ConstantOp(FloatAttr(v, f32) if element == f32 else IntegerAttr(v, element)))
+        shape = tuple(self.t.get_shape()) if isinstance(self.t, VectorType) else None
+        value, t = _constant(v, element, shape)
+        return self.add(arith.ConstantOp(value, t) if shape is not None else arith.ConstantOp(value))
 
     def horner(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
         """coefficients[0] + coefficients[1] x + ... (in Horner's form)."""
@@ -82,6 +82,17 @@ class _Builder:
 
     def clamp(self, x: SSAValue, lo: float, hi: float) -> SSAValue:
         return self.add(arith.MinimumfOp(self.add(arith.MaximumfOp(x, self.const(lo))), self.const(hi)))
+
+
+@functools.cache
+def _constant(v: float | int, element: Attribute, shape: tuple[int, ...] | None) -> tuple[Attribute, Attribute]:
+    """The attribute of constant `v` (a splat vector of `shape`) and its type: the same
+    few coefficients recur in every expansion, and making their attributes is most of
+    the cost of an op."""
+    if shape is not None:
+        t = loop.vector_type(element, shape)
+        return DenseIntOrFPElementsAttr.from_list(t, [v] * t.get_shape()[0]), t
+    return (FloatAttr(v, f32) if element == f32 else IntegerAttr(v, element)), element
 
 
 def _rational(b: _Builder, x: SSAValue, table: tuple) -> Operation:

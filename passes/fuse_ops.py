@@ -56,6 +56,13 @@ JOIN.update({(layout, K.REDUCTION): K.REDUCTION for layout in _LAYOUT})
 PROLOGUE: dict[tuple[K, K], K] = {(K.ELEMENTWISE, K.OUT_FUSABLE): K.OUT_FUSABLE}
 PROLOGUE_ELEMENTS = 4096
 
+MAX_GROUP_OPS = 256
+"""A group this large takes no more ops: a kernel's passes, its LLVM compile and the
+fusion itself (a merged group's members are listed again) grow with its size, so an
+unbounded group made a 10,000-op elementwise chain one kernel that took minutes to
+compile. Real models' groups are far smaller; a longer chain is cut into kernels of
+this size (one intermediate tensor each)."""
+
 # Groups that may merge with each other through one elementwise consumer.
 MERGE: dict[tuple[K, K], K] = {
     (K.OUT_FUSABLE, K.OUT_FUSABLE): K.OUT_FUSABLE,
@@ -151,6 +158,8 @@ class _BlockFuser:
         joined: list[_Group] = []
         producers_kind: K | None = None
         for group in self.producer_groups(op):
+            if len(group.ops) + sum(len(g.ops) for g in joined) >= MAX_GROUP_OPS:
+                continue
             merged = group.kind if producers_kind is None else MERGE.get((producers_kind, group.kind))
             if merged is None or placement_of(group.ops[0]) != placement_of(op):
                 continue

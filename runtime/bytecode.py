@@ -106,6 +106,9 @@ class Program:
     cpu_kernels: str = ""
     """An MLIR module of the loop-level CPU kernels the object code was compiled from: a
     host that cannot run that code compiles its own from it (`nimble.load`)."""
+    host_module: ModuleOp | None = field(default=None, compare=False, repr=False)
+    """`host_text` as a module, while the program that made it is in memory (not saved):
+    the VM then need not parse it again (a 10,000-op model's host text took 5 s)."""
 
     def function_index(self, name: str) -> int:
         for i, f in enumerate(self.functions):
@@ -186,7 +189,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
     on_devices = [kernel_funcs[k.name].clone() for k in kernels if k.device != "cpu"]
     return Program(program_functions, arrays, kernels, [h.sym_name.data for h in hosts],
                    str(host_module), constructors, strings, b"", f"nimble {__version__}",
-                   str(ModuleOp(on_devices)) if on_devices else "")
+                   str(ModuleOp(on_devices)) if on_devices else "", host_module=host_module)
 
 
 def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:

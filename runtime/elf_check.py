@@ -45,7 +45,7 @@ def check_object(blob: bytes) -> None:
     ident = blob[:16]
     if ident[4] != 2 or ident[5] != 1 or ident[6] != 1:
         raise ElfError("not a 64-bit little-endian ELF (version 1) object")
-    (_, e_type, machine, version, _, phoff, shoff, _, ehsize, _, phnum, shentsize, shnum,
+    (_, e_type, machine, version, _, _, shoff, _, ehsize, _, phnum, shentsize, shnum,
      shstrndx) = EHDR.unpack_from(blob)
     if e_type != ET_REL or version != 1 or phnum != 0 or ehsize != EHDR.size:
         raise ElfError(f"not a relocatable object (type {e_type}, {phnum} program headers)")

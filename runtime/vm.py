@@ -250,7 +250,7 @@ class VirtualMachine:
         from nimble.reference import Interpreter
 
         if program.host_text:
-            host_module = parse(program.host_text, "<host functions>")
+            host_module = program.host_module or parse(program.host_text, "<host functions>")
             self.interpreter = Interpreter(host_module, base_dir)
             for op in host_module.ops:
                 if SIGNATURE_OF in op.attributes:

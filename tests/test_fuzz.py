@@ -4,6 +4,9 @@ program it once found wrong stays right."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -81,3 +84,17 @@ def test_programs_the_fuzzer_found_wrong_are_right(path):
     text = path.read_text()
     for config in differential.CONFIGS:
         assert differential.check(text, config, [{"n": 1, "m": 1}, {"n": 5, "m": 3}], seed=0) is None, config
+
+
+@pytest.mark.parametrize("target", ["nb", "mlir", "onnx", "nbc", "kernel-cache"])
+def test_coverage_guided_smoke_run(target, tmp_path):
+    """CI's short run of each atheris target (the long runs: README, Reliability): its
+    seeds and a few hundred mutations, every one handled (a clear error counts)."""
+    pytest.importorskip("atheris")
+    result = subprocess.run([sys.executable, "-m", "nimble.fuzz.coverage", target, "--runs", "300",
+                             "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                            cwd=Path(__file__).resolve().parent.parent)
+    assert result.returncode == 0, result.stderr[-3000:]
+    executed = re.search(r"stat::number_of_executed_units:\s*(\d+)", result.stderr)
+    assert executed and int(executed[1]) >= 300, result.stderr[-2000:]
+    assert not list(tmp_path.glob("crash-*"))

@@ -191,6 +191,52 @@ def test_negative_dims_and_empty_files_are_refused(tmp_path):
         import_onnx(empty)
 
 
+def _hostile_bytes(kind: str) -> bytes:
+    """A model whose bytes a protobuf-level mutation changed past what onnx's checker sees."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])
+    nodes = [helper.make_node("Conv", ["x4", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["x"], ["y"])]
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2, 1, 3, 3],
+                    float_data=[1.0] * (20 if kind == "initializer size" else 18))  # (too many: the checker counts too few)
+    model = helper.make_model(helper.make_graph(nodes[1:], "g", [x], [_Y], [w]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    if kind == "element type":
+        model.graph.input[0].type.tensor_type.elem_type = 42
+    data = model.SerializeToString()
+    if kind == "dim name":  # not UTF-8: protobuf hands it over as bytes
+        data = data.replace(b"\x12\x01n", b"\x12\x01\x82")
+    return data
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("initializer size", "initializer 'w': cannot read its data"),
+    ("element type", "element type code 42 (not an ONNX type) is not supported"),
+    ("dim name", ""),
+])
+def test_mutated_model_bytes_get_a_clear_error(kind, message, tmp_path):
+    """Found by `nimble-fuzz-coverage onnx`: each was a ValueError or TypeError traceback."""
+    path = tmp_path / "model.onnx"
+    path.write_bytes(_hostile_bytes(kind))
+    try:
+        import_onnx(path)
+    except OnnxImportError as e:
+        assert message in str(e)
+    else:
+        assert not message, "imported"
+
+
+def test_an_attribute_of_another_type_than_the_schema_says_names_the_node():
+    """Conv's `pads` as a float (the checker checks attribute names, not their types
+    everywhere): a clear error naming the node, not an unpacking ValueError."""
+    image = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, 5, 5])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 2, 5, 5])
+    w = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w")
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv0", pads=[1, 1, 1, 1, 1, 1])
+    model = helper.make_model(helper.make_graph([conv], "g", [image], [out], [w]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match=r"node 'conv0' \(Conv\)"):
+        import_onnx(model)
+
+
 def _layout_model(rng):
     """Pad in every mode, Tile, Range over Size and over a dim, GatherElements and the
     rounding/trigonometric ops, on an input whose batch dim is known only at run time."""

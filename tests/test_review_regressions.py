@@ -137,10 +137,14 @@ def test_a_conv_feeding_a_concat_written_part_by_part_stages_its_input_first():
     np.testing.assert_allclose(exe(*args), nimble.interpret(nimble.parse(text), *args)[0], rtol=1e-5, atol=1e-6)
 
 
-def test_a_long_elementwise_chain_compiles_at_the_default_recursion_limit():
-    """1,500 elementwise ops fused into one nest: the kernel builder made each scalar and
-    each op's dims by recursion along the chain (RecursionError past ~300 ops, or not,
-    depending on whether a VM had raised the process's limit before)."""
+def test_a_long_elementwise_chain_compiles_at_the_default_recursion_limit(monkeypatch):
+    """1,500 elementwise ops fused into one nest (fusion's size limit lifted): the kernel
+    builder made each scalar and each op's dims by recursion along the chain
+    (RecursionError past ~300 ops, or not, depending on whether a VM had raised the
+    process's limit before)."""
+    from nimble.passes import fuse_ops
+
+    monkeypatch.setattr(fuse_ops, "MAX_GROUP_OPS", 10_000)
     n = 1500
     ops = ["graph.tanh", "graph.neg", "graph.sigmoid"]
     lines = [f"  %x{i + 1} = {ops[i % 3]} %x{i} : tensor<?x8xf32> -> tensor<?x8xf32>" for i in range(n)]
@@ -159,3 +163,32 @@ def test_a_long_elementwise_chain_compiles_at_the_default_recursion_limit():
         for i in range(n):
             chain = (np.tanh, np.negative, lambda v: 1 / (1 + np.exp(-v)))[i % 3](chain)
         np.testing.assert_allclose(exe(x), chain + x, rtol=1e-5, atol=1e-6)
+
+
+def test_a_10000_op_chain_is_cut_into_kernels_of_bounded_size():
+    """A 10,000-op elementwise chain: fusion stops a group at MAX_GROUP_OPS ops, so the
+    kernels (and the work of every pass on each) stay bounded and the whole compile is
+    linear in the chain (one 10,000-op kernel took minutes); the answer is the chain's."""
+    from nimble.compile import run_stages
+    from nimble.dialects import graph
+    from nimble.passes.fuse_ops import MAX_GROUP_OPS
+
+    n = 10_000
+    ops = ["graph.tanh", "graph.relu", "graph.neg", "graph.sigmoid"]
+    pattern = np.arange(n) % len(ops)  # (kernels alike: one compile; a random mix: benchmarks/compile_time.py)
+    lines = [f"  %x{i + 1} = {ops[k]} %x{i} : tensor<?x8xf32> -> tensor<?x8xf32>" for i, k in enumerate(pattern)]
+    text = ("func.func @main(%x0: tensor<?x8xf32>) -> tensor<?x8xf32> {\n" + "\n".join(lines)
+            + f"\n  func.return %x{n} : tensor<?x8xf32>\n}}")
+    module = nimble.parse(text)
+    run_stages(module, ["graph"])
+    sizes = [len([o for o in f.body.block.ops if not isinstance(o, graph.YieldOp)])
+             for f in module.walk() if isinstance(f, graph.FusedOp)]
+    assert sum(sizes) == n and max(sizes) <= MAX_GROUP_OPS, sizes
+    exe = nimble.compile(text)
+    functions = [np.tanh, lambda v: np.maximum(v, 0), np.negative, lambda v: 1 / (1 + np.exp(-v))]
+    for batch in (1, 3):
+        x = np.linspace(-2, 2, batch * 8, dtype=np.float32).reshape(batch, 8)
+        expected = x
+        for k in pattern:
+            expected = functions[k](expected)
+        np.testing.assert_allclose(exe(x), expected, rtol=1e-4, atol=1e-5)

@@ -92,7 +92,7 @@ def test_mutated_object_metadata_is_refused_or_loads_without_a_crash(module_byte
     string and relocation tables (digest recomputed, as a hostile writer would): each
     load is a BytecodeError or a module; never a crash of the process (run apart, so
     that one would fail this test rather than end the run)."""
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import hashlib, sys
         import numpy as np
         import nimble
@@ -111,7 +111,7 @@ def test_mutated_object_metadata_is_refused_or_loads_without_a_crash(module_byte
                 if kind in (2, 3, 4):
                     ranges.append((base + offset, base + offset + size))
         rng = np.random.default_rng(0)
-        outcomes = {{"refused": 0, "loaded": 0}}
+        outcomes = {"refused": 0, "loaded": 0}
         for trial in range(400):
             mutated = bytearray(data)
             start, end = ranges[int(rng.integers(len(ranges)))]
@@ -134,7 +134,7 @@ def test_mutated_object_metadata_is_refused_or_loads_without_a_crash(module_byte
     result = subprocess.run([sys.executable, "-c", script], input=module_bytes.hex(), capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    outcomes = eval(result.stdout.strip().splitlines()[-1])  # noqa: S307 (our own script's dict)
+    outcomes = eval(result.stdout.strip().splitlines()[-1])  # (our own script's dict)
     assert outcomes["refused"] > 100 and outcomes["loaded"] > 20, outcomes
 
 

@@ -176,7 +176,8 @@ class GraphOp(IRDLOperation, HasShapeFunction, HasReference, InfersResultTypes):
             expected = self.shape_function(ConcreteDims(dict(zip(self.operands, args))))
         except ShapeError as e:
             raise ValueError(str(e)) from None
-        results = self.reference(*args)
+        # (numpy gives a 0-d result as a scalar: a tensor<f32> is a 0-d array)
+        results = [np.asarray(r) if isinstance(r, np.generic) else r for r in self.reference(*args)]
         for i, (value, dims) in enumerate(zip(results, expected)):
             actual = tuple(np.shape(value))
             fits = len(actual) == len(dims) and all(

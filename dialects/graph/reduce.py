@@ -162,7 +162,7 @@ class CumSumOp(UnaryTensorOp):
         reverse = bool(self.reverse.value.data)
         y = np.flip(x, axis) if reverse else x
         sums = np.cumsum(y, axis=axis, dtype=x.dtype)
-        if self.exclusive.value.data:
+        if self.exclusive.value.data and x.shape[axis]:
             # Shifted by one along the axis, 0 first: no subtraction, so floats round as
             # the running sum does.
             head = [slice(None)] * x.ndim

@@ -62,7 +62,9 @@ def tensor_type(type_proto: Any, where: str, named: dict[str, list[tuple[int, in
     t = type_proto.tensor_type
     element = element_types().get(t.elem_type)
     if element is None:
-        raise OnnxImportError(f"{where}: element type {onnx_package().TensorProto.DataType.Name(t.elem_type)} is not supported")
+        names = onnx_package().TensorProto.DataType
+        known = names.Name(t.elem_type) if t.elem_type in names.values() else f"code {t.elem_type} (not an ONNX type)"
+        raise OnnxImportError(f"{where}: element type {known} is not supported")
     if not t.HasField("shape"):
         raise OnnxImportError(f"{where}: the rank is unknown (Nimble needs the rank of every input)")
     dims: list[int | Expr | None] = []
@@ -70,8 +72,9 @@ def tensor_type(type_proto: Any, where: str, named: dict[str, list[tuple[int, in
         if d.HasField("dim_value"):
             dims.append(d.dim_value)
         elif d.HasField("dim_param") and d.dim_param:  # a named dim: a symbol of the types
-            dims.append(symbol(symbol_name(d.dim_param)))
-            named.setdefault(d.dim_param, []).append((param, axis))
+            name = d.dim_param if isinstance(d.dim_param, str) else d.dim_param.decode(errors="replace")
+            dims.append(symbol(symbol_name(name)))  # (protobuf gives bytes for a name not UTF-8)
+            named.setdefault(name, []).append((param, axis))
         else:
             dims.append(None)
     return tensor(element, dims)

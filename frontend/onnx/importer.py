@@ -166,39 +166,52 @@ class Importer:
             self.block, self.values, self.constants, self.shapes, self.node = saved
 
     def nodes(self, nodes: Any, initializers: Any = ()) -> None:
-        """A graph's initializers (constants) and nodes, into the current block."""
+        """A graph's initializers (constants) and nodes, into the current block. What the
+        checker lets through but a node's converter cannot read (an attribute of another
+        type than its op's schema says, an initializer whose data does not fill its
+        shape, an element type onnx does not know) is an OnnxImportError naming it."""
         numpy_helper = onnx_package().numpy_helper
         for t in initializers:
-            self.constants[t.name] = numpy_helper.to_array(t)
+            try:
+                self.constants[t.name] = numpy_helper.to_array(t)
+            except (ValueError, TypeError, KeyError) as e:
+                raise OnnxImportError(f"initializer '{t.name}': cannot read its data: {e}") from None
             self.values[t.name] = self.const(self.constants[t.name])
         for node in nodes:
             self.node = node
-            folded = self.fold(node)
-            if folded is not None:  # computed here from constants (a fixed-shape export's shapes)
-                for name, array in zip(node.output, folded):
-                    if name:
-                        self.known(name, array)
-                continue
-            attrs = _attributes(node)
-            symbolic = SHAPE_CONVERTERS.get(node.op_type)
-            result = symbolic(self, node, attrs) if symbolic is not None else None
-            if result is not None:  # a shape computation, followed symbolically
-                self.shapes[node.output[0]] = result
-                continue
-            if node.output[0] in self.values:  # a tensor op on a shape, built by its shape converter
-                continue
-            if node.op_type not in CONVERTERS:
-                raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
-            for k, x in enumerate(node.input):
-                if x in self.shapes and x not in self.values and k not in DIM_INPUTS.get(node.op_type, ()):
-                    # A shape value used as data (GPT-2's past length added to positions).
-                    self.values[x] = materialize(self, self.shapes[x])
-            outputs = CONVERTERS[node.op_type](self, node, [self.values.get(x) if x else None for x in node.input],
-                                               attrs)
-            for name, value in zip(node.output, outputs):
-                if name:
-                    self.values[name] = value
+            try:
+                self._node(node)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+                raise OnnxImportError(f"{self.where()}: cannot convert it ({type(e).__name__}: {e})") from None
         self.node = None
+
+    def _node(self, node: Any) -> None:
+        """One node into the current block (`nodes`)."""
+        folded = self.fold(node)
+        if folded is not None:  # computed here from constants (a fixed-shape export's shapes)
+            for name, array in zip(node.output, folded):
+                if name:
+                    self.known(name, array)
+            return
+        attrs = _attributes(node)
+        symbolic = SHAPE_CONVERTERS.get(node.op_type)
+        result = symbolic(self, node, attrs) if symbolic is not None else None
+        if result is not None:  # a shape computation, followed symbolically
+            self.shapes[node.output[0]] = result
+            return
+        if node.output[0] in self.values:  # a tensor op on a shape, built by its shape converter
+            return
+        if node.op_type not in CONVERTERS:
+            raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
+        for k, x in enumerate(node.input):
+            if x in self.shapes and x not in self.values and k not in DIM_INPUTS.get(node.op_type, ()):
+                # A shape value used as data (GPT-2's past length added to positions).
+                self.values[x] = materialize(self, self.shapes[x])
+        outputs = CONVERTERS[node.op_type](self, node, [self.values.get(x) if x else None for x in node.input],
+                                           attrs)
+        for name, value in zip(node.output, outputs):
+            if name:
+                self.values[name] = value
 
     def fold(self, node: Any) -> list[np.ndarray] | None:
         """The outputs of a node whose inputs are all known constants, computed now by
@@ -321,6 +334,8 @@ def check_valid(model: Any, source: str | os.PathLike[str] | Any) -> None:
         onnx.checker.check_model(model if isinstance(source, onnx.ModelProto) else os.fspath(source))
     except onnx.checker.ValidationError as e:
         raise OnnxImportError(f"not a valid ONNX model: {str(e).strip().splitlines()[0]}") from None
+    except Exception as e:  # noqa: BLE001 (the checker meets hostile bytes in other ways: a name not UTF-8)
+        raise OnnxImportError(f"not a valid ONNX model: {type(e).__name__}: {str(e).strip()[:200]}") from None
     newest = onnx.defs.onnx_opset_version()
     for entry in model.opset_import:
         if entry.domain in ("", "ai.onnx") and entry.version > newest:
@@ -339,7 +354,10 @@ def import_onnx(source: str | os.PathLike[str] | Any) -> ModuleOp:
     check_valid(model, source)
     check_supported(model)
     model = upgraded(model)
-    module = Importer(model).run()
+    try:
+        module = Importer(model).run()
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:  # (what the checker let through)
+        raise OnnxImportError(f"cannot import the model ({type(e).__name__}: {e})") from None
     try:
         module.verify()
     except VerifyException as e:

@@ -182,6 +182,8 @@ def shrink(text: str, finding: Finding, seed: int, fails: Callable[[str, dict[st
 def _smaller(module: Any, func: Any) -> Any:
     """Programs one step smaller than `module`, as text: each with one output dropped, or
     one op's uses sent to a value of the same type defined before it, and dead ops gone."""
+    from xdsl.dialects.builtin import TensorType
+
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     ret = main.body.block.last_op
     for i in range(len(ret.operands)):
@@ -190,8 +192,8 @@ def _smaller(module: Any, func: Any) -> Any:
     ops = list(main.body.block.ops)[:-1]
     for position in range(len(ops) - 1, -1, -1):
         op = ops[position]
-        if len(op.results) != 1:
-            continue
+        if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
+            continue  # (an index or a shape replaced would change types downstream that stay as they were)
         earlier = [v for o in ops[:position] for v in o.results] + list(main.body.block.args)
         for value in [v for v in earlier if v.type == op.results[0].type][-2:]:
             yield _rewritten(module, lambda m, p=position, v=value, e=earlier: _bypass(m, func, p, e.index(v)))
