@@ -5,8 +5,8 @@ inside, or one that stages a buffer such as a conv's im2col) runs as `nchunks` c
 once, one per thread, each doing its share of every
 loop nest and waiting for the others between nests. They meet in a *mailbox* the
 launcher allocates zeroed per launch (its address is the slot before the chunk index):
-word 0 counts barrier arrivals; words `MAILBOX_BUFFERS...` hold the buffers chunk 0
-allocates for all. The functions here are JIT-compiled once per process and bound as
+word 0 counts barrier arrivals, word `MAILBOX_LATE` says a chunk waited long for
+another; words `MAILBOX_BUFFERS...` hold the buffers chunk 0 allocates for all. The functions here are JIT-compiled once per process and bound as
 symbols kernels call (`llvm_jit`, before the first kernel is compiled or loaded):
 
 - `nimble_barrier(mailbox, nchunks, count)`: arrive and wait until every chunk has
@@ -24,12 +24,20 @@ from __future__ import annotations
 MAILBOX_WORDS = 64
 MAILBOX_BUFFERS = 8
 """The first word holding a shared buffer's address (the counter has its own cache line)."""
+MAILBOX_LATE = 1
+"""Set when a chunk waited at a barrier longer than `LATE_CYCLES` for the others (one
+was not running: the machine is loaded); the launcher counts it (`workers`)."""
 SPINS = 1 << 14
+LATE_CYCLES = 1 << 20
+"""Time-stamp counter cycles (~0.3-0.5 ms) a chunk may wait for another before the launch
+counts as late: that long behind, the other was not running (its core taken by other
+processes), not merely waking (tens of microseconds)."""
 
 SOURCE = f"""
 declare ptr @malloc(i64)
 declare void @free(ptr)
 declare i32 @sched_yield()
+declare i64 @llvm.readcyclecounter()
 
 define void @nimble_barrier(ptr %mailbox, i64 %nchunks, ptr %count) {{
 entry:
@@ -41,6 +49,7 @@ arrive:
   store i64 %mine, ptr %count
   %target = mul i64 %mine, %nchunks
   %old = atomicrmw add ptr %mailbox, i64 1 acq_rel
+  %t0 = call i64 @llvm.readcyclecounter()
   br label %wait
 wait:
   %spins = phi i64 [0, %arrive], [%next, %again], [%next, %yield]
@@ -50,7 +59,16 @@ wait:
 again:
   %next = add i64 %spins, 1
   %long = icmp sgt i64 %spins, {SPINS}
-  br i1 %long, label %yield, label %wait
+  br i1 %long, label %late, label %wait
+late:
+  %t = call i64 @llvm.readcyclecounter()
+  %waited = sub i64 %t, %t0
+  %behind = icmp ugt i64 %waited, {LATE_CYCLES}
+  br i1 %behind, label %mark, label %yield
+mark:
+  %latep = getelementptr i64, ptr %mailbox, i64 {MAILBOX_LATE}
+  store atomic i64 1, ptr %latep monotonic, align 8
+  br label %yield
 yield:
   %ignored = call i32 @sched_yield()
   br label %wait

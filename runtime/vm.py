@@ -328,6 +328,11 @@ class VirtualMachine:
         native = workers(self.threads - 1) if self.splits else None
         if native is None:
             return run()
+        if not native.may_split():  # (a loaded machine: the workers stay parked)
+            try:
+                return run()
+            finally:
+                native.ran()
         native.hold(1, self.split_last_run)
         launches = native.launches
         try:
@@ -335,6 +340,7 @@ class VirtualMachine:
         finally:
             self.split_last_run = splits if splits is not None else native.launches != launches
             native.hold(-1)
+            native.ran()
 
     def _record(self, index: int, key: tuple, args: list[Any]) -> list[Any]:
         """Run function `index`, recording its launches: later calls with `key` replay them.

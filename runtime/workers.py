@@ -34,11 +34,12 @@ import ctypes
 import os
 import platform
 import threading
+import time
 
 import numpy as np
 
 from nimble.runtime.pointers import data_pointer
-from nimble.runtime.sync import MAILBOX_WORDS
+from nimble.runtime.sync import LATE_CYCLES, MAILBOX_LATE, MAILBOX_WORDS
 
 STATE_WORDS = 32
 IDLE_SPINS = 1 << 14
@@ -46,6 +47,11 @@ IDLE_SPINS = 1 << 14
 a worker spinning longer takes the core from other libraries' threads)."""
 WAIT_SPINS = 1 << 14
 """Checks the launching thread makes for a worker's chunk before yielding the CPU."""
+LOOK_SECONDS = 0.05
+"""How often a run's start reads how many threads the machine runs (~10 us a read)."""
+SOLO_SECONDS = (0.05, 5.0)
+"""How long launches run whole on the calling thread after a late one: the first
+stretch, doubled while probes find the workers late again, up to the second."""
 FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
 FUTEX_WAIT, FUTEX_WAKE = 128, 129  # the _PRIVATE forms
 SUPPORTED = FUTEX is not None and platform.system() == "Linux"
@@ -56,6 +62,7 @@ count, the number of chunks, the workers' states and their control words."""
 _SOURCE = f"""
 declare i64 @syscall(i64, ...)
 declare i32 @sched_yield()
+declare i64 @llvm.readcyclecounter()
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
@@ -163,7 +170,7 @@ done:
   ret void
 }}
 
-define void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states) {{
+define void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states, ptr %control) {{
 entry:
   %stride = mul i64 %words, 8
   br label %post
@@ -194,6 +201,7 @@ posted:
   br label %post
 own:
   call void %fn(ptr %slots)
+  %t0 = call i64 @llvm.readcyclecounter()
   br label %join
 join:
   %k = phi i64 [1, %own], [%k1, %joined]
@@ -218,7 +226,7 @@ steal:
   store atomic i64 %want, ptr %donep release, align 8
   br label %joined
 spin:
-  %spins = phi i64 [0, %check], [%next, %again], [%next, %yield]
+  %spins = phi i64 [0, %check], [%next, %again], [%next, %doyield]
   %got = load atomic i64, ptr %donep acquire, align 8
   %finished = icmp eq i64 %got, %want
   br i1 %finished, label %joined, label %again
@@ -227,12 +235,36 @@ again:
   %long = icmp sgt i64 %spins, {WAIT_SPINS}
   br i1 %long, label %yield, label %spin
 yield:
+  %now = call i64 @llvm.readcyclecounter()
+  %waited = sub i64 %now, %t0
+  %late = icmp ugt i64 %waited, {LATE_CYCLES}
+  br i1 %late, label %mark, label %doyield
+mark:
+  %latep = getelementptr i64, ptr %control, i64 2
+  %l = atomicrmw add ptr %latep, i64 1 monotonic
+  br label %doyield
+doyield:
   %y = call i32 @sched_yield()
   br label %spin
 joined:
   %k1 = add i64 %k, 1
   br label %join
 finish:
+  %boxat = sub i64 %words, 3
+  %boxp = getelementptr i64, ptr %slots, i64 %boxat
+  %box = load ptr, ptr %boxp
+  %nobox = icmp eq ptr %box, null
+  br i1 %nobox, label %out, label %barriers
+barriers:
+  %flagp = getelementptr i64, ptr %box, i64 {MAILBOX_LATE}
+  %flag = load atomic i64, ptr %flagp monotonic, align 8
+  %waitedlong = icmp ne i64 %flag, 0
+  br i1 %waitedlong, label %count, label %out
+count:
+  %latecount = getelementptr i64, ptr %control, i64 2
+  %lc = atomicrmw add ptr %latecount, i64 1 monotonic
+  br label %out
+out:
   ret void
 }}
 
@@ -254,7 +286,20 @@ yield:
 locked:
   %launchesp = getelementptr i64, ptr %control, i64 1
   %old = atomicrmw add ptr %launchesp, i64 1 monotonic
-  call void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states)
+  %solop = getelementptr i64, ptr %control, i64 3
+  %solo = load atomic i64, ptr %solop monotonic, align 8
+  %alone = icmp ne i64 %solo, 0
+  br i1 %alone, label %serial, label %shared
+shared:
+  call void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states, ptr %control)
+  br label %unlock
+serial:
+  %countat = sub i64 %words, 1
+  %countp = getelementptr i64, ptr %slots, i64 %countat
+  store i64 1, ptr %countp
+  call void %fn(ptr %slots)
+  br label %unlock
+unlock:
   store atomic i64 0, ptr %control release, align 8
   ret void
 }}
@@ -308,7 +353,16 @@ class Workers:
         self.states = np.zeros((count, STATE_WORDS), np.int64)
         self.control = np.zeros(8, np.int64)
         """Word 0 the lock one launch at a time holds (launches from Python and from
-        `nimble_split` alike), word 1 the split launches run so far."""
+        `nimble_split` alike), word 1 the split launches run so far, word 2 how many
+        launches waited for a late worker (`sync.LATE_CYCLES`: after the launching
+        thread's chunk, or at a cooperative kernel's barrier), word 3 whether split
+        launches run whole on the calling thread instead, as chunk 0 of 1 (a cooperative
+        kernel's chunks wait for each other: they cannot run one after another)."""
+        self._late_seen = 0
+        self._solo_until = 0.0
+        self._stretch = SOLO_SECONDS[0]
+        self._probing = False
+        self._next_look = 0.0
         self._run = run_chunks
         self._hold = hold
         self._base = data_pointer(self.states)
@@ -335,6 +389,50 @@ class Workers:
         (39 us in the kernel); woken at the run's start, 116."""
         self._hold(self._base, self.count, delta, wake)
 
+    def may_split(self) -> bool:
+        """Whether a run starting now may split its launches between the workers. When
+        other processes keep every core busy (`others_running`, looked at every
+        `LOOK_SECONDS`), or after a late worker (one that was not running when its
+        chunk was awaited), launches run whole on the calling thread for a stretch
+        (`SOLO_SECONDS`), then one run probes whether the workers keep up again. A
+        loaded machine then runs a model at about its one-thread speed, not at the
+        pace of a worker waiting for a core."""
+        now = time.perf_counter()
+        if now >= self._next_look:
+            self._next_look = now + LOOK_SECONDS
+            if self.others_running() >= _CPUS:
+                self._solo_until = max(self._solo_until, now + SOLO_SECONDS[0])
+                self.control[3] = 1
+        if self.control[3] and now >= self._solo_until:
+            self.control[3] = 0
+            self._probing = True
+        return not self.control[3]
+
+    def others_running(self) -> int:
+        """Threads running or runnable now besides this one and the awake workers
+        (`/proc/loadavg`'s fourth field; 0 where it cannot be read)."""
+        try:
+            with open("/proc/loadavg", "rb") as f:
+                running = int(f.read().split()[3].split(b"/")[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        awake = int(np.count_nonzero(self.states[:, 24] & 0xFFFFFFFF == 0))
+        return running - 1 - awake
+
+    def ran(self) -> None:
+        """After a run: a late worker during it starts (or lengthens) a solo stretch; a
+        probe that found none ends them."""
+        late = int(self.control[2])
+        if late != self._late_seen:
+            self._late_seen = late
+            if self._probing:
+                self._stretch = min(self._stretch * 2, SOLO_SECONDS[1])
+            self._solo_until = time.perf_counter() + self._stretch
+            self.control[3] = 1
+        elif self._probing:
+            self._stretch = SOLO_SECONDS[0]
+        self._probing = False
+
     @property
     def launches(self) -> int:
         """Split launches run so far (a run can tell whether it split: `VirtualMachine.invoke`)."""
@@ -352,6 +450,7 @@ class Workers:
         return [address, words, chunks, self._base, self.control_address]
 
 
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _LOCK = threading.Lock()
 _FUNCTIONS: tuple | None = None
 _WORKERS: Workers | None = None

@@ -91,3 +91,61 @@ def test_eight_threads_on_several_models_at_once(rng):
         exe = nimble.compile(EXAMPLES / f"{name}.nb")
         jobs += [(exe, args, serial.run(*args)) for args in calls]
     _hammer(jobs)
+
+
+def test_solo_launches_give_the_split_results(rng):
+    """On a loaded machine (`Workers.may_split` false) split launches run whole on the
+    calling thread as chunk 0 of 1, cooperative kernels (the LSTM's time loop, whose
+    chunks meet at barriers) included: the same results as split launches."""
+    from nimble.runtime.workers import workers
+
+    calls = _lstm_calls(rng)
+    exe = nimble.compile(EXAMPLES / "lstm.nb", threads=2)
+    split = [exe.run(*args) for args in calls]
+    native = workers(1)
+    if native is None:
+        pytest.skip("no native workers here")
+    launches = native.launches
+    native.control[3] = 1
+    native._solo_until = float("inf")
+    try:
+        for args, want in zip(calls, split):
+            for got, expected in zip(exe.run(*args), want):
+                np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+        assert native.launches > launches  # (they went through the split path, and ran solo)
+    finally:
+        native.control[3] = 0
+        native._solo_until = 0.0
+
+
+def test_a_late_worker_starts_a_solo_stretch_and_a_clean_probe_ends_them(monkeypatch):
+    from nimble.runtime import workers as w
+
+    native = w.workers(1)
+    if native is None:
+        pytest.skip("no native workers here")
+    monkeypatch.setattr(native, "others_running", lambda: 0)
+    clock = [1000.0]
+    monkeypatch.setattr(w.time, "perf_counter", lambda: clock[0])
+    native._solo_until, native._stretch, native._late_seen = 0.0, w.SOLO_SECONDS[0], int(native.control[2])
+    native._next_look = 0.0
+    try:
+        assert native.may_split()
+        native.control[2] += 1  # (a launch waited for a late worker)
+        native.ran()
+        assert not native.may_split()
+        clock[0] += w.SOLO_SECONDS[0] + 0.01
+        assert native.may_split()  # the probe
+        native.control[2] += 1  # late again: a longer stretch
+        native.ran()
+        assert native._stretch == 2 * w.SOLO_SECONDS[0] and not native.may_split()
+        clock[0] += 2 * w.SOLO_SECONDS[0] + 0.01
+        assert native.may_split()
+        native.ran()  # a clean probe
+        assert native._stretch == w.SOLO_SECONDS[0] and native.may_split()
+        monkeypatch.setattr(native, "others_running", lambda: 64)  # every core busy elsewhere
+        clock[0] += w.LOOK_SECONDS + 0.01
+        assert not native.may_split()
+    finally:
+        native.control[3] = 0
+        native._solo_until = native._next_look = 0.0
