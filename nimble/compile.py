@@ -55,7 +55,7 @@ STAGES: dict[str, list[str]] = {
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "split-index-sets", "canonicalize", "cse",
               "schedule-loops", "tile-vectorize", "canonicalize", "cse", "share-packs", "int-range-optimizations"],
     "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations{kernels=false}", "simplify-host",
-               "host-licm", "plan-memory", "simplify-host"],
+               "host-licm", "plan-memory", "simplify-host", "verify-memory-plan"],
     "vm": ["lower-to-vm"],
     "llvm": ["lower-loops-to-llvm"],
     # Recurrences as spatial-accelerator programs (`nimble.spatial`).

@@ -58,6 +58,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pad-weight-rows": _lazy("passes.pad_weight_rows", "PadWeightRowsPass"),
     "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),
     "plan-memory": _lazy("passes.plan_memory", "PlanMemoryPass"),
+    "verify-memory-plan": _lazy("passes.verify_memory_plan", "VerifyMemoryPlanPass"),
     "reify-shapes": _lazy("passes.reify_shapes", "ReifyShapesPass"),
     "schedule-loops": _lazy("passes.schedule_loops", "ScheduleLoopsPass"),
     "share-packs": _lazy("passes.share_packs", "SharePacksPass"),

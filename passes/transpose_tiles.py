@@ -60,6 +60,11 @@ def _row_loads(body: Sequence[Operation], outer: loop.ForeachOp, inner: loop.For
         raise NotVectorizable("no load to read along the rows")
     if any(ld.res.type != f32 for ld in loads):
         raise NotVectorizable("transposed blocks of f32 only")
+    along_i = varying_values(body, outer.iv)
+    if any(ld.indices[-1] not in along_i for ld in loads):
+        # (the same element for every i, as a broadcast size-1 dim reads: no vector to
+        # transpose; a block of such scalars is not a vector register)
+        raise NotVectorizable("a load read along the rows does not move along them")
     return loads
 
 
