@@ -88,11 +88,12 @@ def test_programs_the_fuzzer_found_wrong_are_right(path):
 
 @pytest.mark.parametrize("target", ["nb", "mlir", "onnx", "nbc", "kernel-cache"])
 def test_coverage_guided_smoke_run(target, tmp_path):
-    """CI's short run of each atheris target (the long runs: README, Reliability): its
-    seeds and a few hundred mutations, every one handled (a clear error counts)."""
+    """CI's short run of each atheris target (the long, instrumented runs: README,
+    Reliability): its seeds and a few hundred mutations, every one handled (a clear
+    error counts)."""
     pytest.importorskip("atheris")
     result = subprocess.run([sys.executable, "-m", "nimble.fuzz.coverage", target, "--runs", "300",
-                             "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                             "--out", str(tmp_path), "--no-instrument"], capture_output=True, text=True, timeout=600,
                             cwd=Path(__file__).resolve().parent.parent)
     assert result.returncode == 0, result.stderr[-3000:]
     executed = re.search(r"stat::number_of_executed_units:\s*(\d+)", result.stderr)

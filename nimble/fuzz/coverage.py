@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--time", type=int, default=60, help="seconds to run (default 60)")
     p.add_argument("--out", default=".", help="folder for the inputs that crash")
     p.add_argument("--corpus", help="a corpus folder to read and grow (default: a temporary one)")
+    p.add_argument("--no-instrument", action="store_true",
+                   help="no coverage instrumentation (a quick smoke run: mutations without guidance)")
     args = p.parse_args(argv)
     import atheris
 
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(corpus, exist_ok=True)
     for i, seed in enumerate(target.seeds()):
         Path(corpus, f"seed-{i}").write_bytes(seed)
-    atheris.instrument_all()
+    if not args.no_instrument:
+        atheris.instrument_all()
     flags = [sys.argv[0], f"-runs={args.runs}", f"-max_total_time={args.time}", f"-artifact_prefix={args.out}/",
              "-rss_limit_mb=8192", "-timeout=60", "-print_final_stats=1", corpus]
     atheris.Setup(flags, target.run)
