@@ -302,10 +302,13 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
     except TargetError as e:
         raise BytecodeError(f"the kernels' target: {e}") from None
     if not trust_object_code:
-        if not program.cpu_kernels and any(k.device == "cpu" for k in program.kernels):
+        if not any(k.device == "cpu" for k in program.kernels):
+            code = KernelCode.from_objects([], cpu_target.host())  # (no CPU kernel: nothing to compile)
+        elif not program.cpu_kernels:
             raise BytecodeError("the module holds no loop-level IR to compile its kernels from (it was written "
                                 "without it): it loads only trusting its object code")
-        code = _compiled_here(program, cpu_target.host())
+        else:
+            code = _compiled_here(program, cpu_target.host())
     else:
         objects = [([k.name for k in program.kernels if k.device == "cpu" and k.code == i], blob)
                    for i, blob in enumerate(program.object_code)]

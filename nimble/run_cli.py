@@ -228,8 +228,8 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
         exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device,
                       cpu=args.cpu, cpu_features=args.cpu_features, progress=progress_line(args.quiet))
         exe.save(output)
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, ValueError, OSError, OpenCLError,
-            OnnxImportError) as e:
+    except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError,
+            OpenCLError, OnnxImportError) as e:
         print(f"nimble-compile: error: {_located(e)}", file=sys.stderr)
         return 1
     on_device = sum(k.device != "cpu" for k in exe.program.kernels)

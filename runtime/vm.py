@@ -3,8 +3,8 @@
 Loading pre-decodes every instruction into a Python closure over its fields, so the
 dispatch loop is `next = code[pc](regs)`: a closure returns None to fall through, a
 jump target, `RETURN` or `CALL`. Calls are frames on a list, not Python frames
-(`MAX_DEPTH` deep at most). Values in registers are numpy arrays (tensors), ints and bools (index, i1), tuples (shapes,
-tuples), `AdtValue`s, `Closure`s and `Storage`s. Kernels run through `KernelEntry`
+(`MAX_DEPTH` deep at most). Values in registers are numpy arrays (tensors), ints and
+bools (index, i1), tuples (shapes, tuples), `AdtValue`s, `Closure`s and `Storage`s. Kernels run through `KernelEntry`
 (checked launches); host functions (CPU fallbacks, and a kernel's group when its
 inputs are empty) through the reference interpreter.
 

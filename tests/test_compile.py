@@ -244,6 +244,23 @@ def test_regions_nested_too_deeply_are_a_parse_error(tool, tmp_path):
     assert "regions are nested too deeply to parse" in result.stderr and "nested.mlir:" in result.stderr
 
 
+def test_nimble_compile_reports_a_bytecode_error_without_traceback(tmp_path, monkeypatch, capsys):
+    """A BytecodeError while writing the module (here: the OpenCL code cannot be
+    generated) is one line from nimble-compile, as from nimble-run (it was a traceback)."""
+    from nimble.run_cli import compile_main
+    from nimble.runtime.bytecode import BytecodeError
+
+    def refuse(*args, **kwargs):
+        raise BytecodeError("device kernels: NoDeviceLowering: a planted failure")
+
+    monkeypatch.setattr(sys.modules["nimble.run_cli"], "compile", refuse)
+    code = compile_main([str(ROOT / "examples/mlp.mlir"), "-o", str(tmp_path / "mlp.nbc")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "nimble-compile: error: device kernels: NoDeviceLowering: a planted failure" in err
+    assert "Traceback" not in err
+
+
 def test_nimble_run_rejects_a_dim_name_it_does_not_know():
     """ResNet's `n` names only the image's batch dim: no check keeps it, so `--dim n=2`
     would size nothing. It is an error naming the way that works (`image.0`)."""
