@@ -29,6 +29,10 @@ RELOCATION_WIDTHS = {1: 8, 2: 4, 4: 4, 9: 4, 10: 4, 11: 4, 24: 8, 41: 4, 42: 4}
 """x86-64 relocation types LLVM emits, and how many bytes each writes (64, PC32, PLT32,
 GOTPCREL, 32, 32S, PC64, GOTPCRELX, REX_GOTPCRELX)."""
 SHN_UNDEF, SHN_ABS, SHN_COMMON = 0, 0xFFF1, 0xFFF2
+SYMBOL_TYPES = {0, 1, 2, 3, 4}  # NOTYPE, OBJECT, FUNC, SECTION, FILE
+SYMBOL_BINDINGS = {0, 1, 2}  # LOCAL, GLOBAL, WEAK
+RELOCATED_TYPES = {0, 1, 2, 3}
+"""Symbol types a relocation may name (RuntimeDyld aborts on another: "Unresolved symbol type")."""
 MAX_SECTIONS = 1 << 12
 MAX_ALIGN = 1 << 16
 MAX_NOBITS = 1 << 26
@@ -92,9 +96,11 @@ def _check_symbols(blob: bytes, sections: list[tuple], index: int) -> None:
         raise ElfError(f"symbol table (section {index}) has entries of {entsize} bytes in {size}")
     strings = _strings(blob, sections, link, "symbol names")
     for j in range(size // SYM.size):
-        name, _, _, shndx, value, length = SYM.unpack_from(blob, offset + j * SYM.size)
+        name, info, _, shndx, value, length = SYM.unpack_from(blob, offset + j * SYM.size)
         if name >= max(len(strings), 1):
             raise ElfError(f"symbol {j}'s name is past the end of its string table")
+        if info & 0xF not in SYMBOL_TYPES or info >> 4 not in SYMBOL_BINDINGS:
+            raise ElfError(f"symbol {j} has type {info & 0xF} and binding {info >> 4}")
         if shndx in (SHN_UNDEF, SHN_ABS, SHN_COMMON):
             continue
         if shndx >= len(sections):
@@ -121,5 +127,8 @@ def _check_relocations(blob: bytes, sections: list[tuple], index: int) -> None:
             raise ElfError(f"relocation {j} of section {index} has type {kind}")
         if symbol >= symbols:
             raise ElfError(f"relocation {j} of section {index} names symbol {symbol}, of {symbols}")
+        symbol_info = blob[sections[link][4] + symbol * SYM.size + 4]
+        if symbol_info & 0xF not in RELOCATED_TYPES:
+            raise ElfError(f"relocation {j} of section {index} names symbol {symbol}, of type {symbol_info & 0xF}")
         if at + width > room:
             raise ElfError(f"relocation {j} of section {index} writes at {at}, past its section's {room} bytes")

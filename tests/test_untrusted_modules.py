@@ -61,6 +61,8 @@ def test_nimbles_own_objects_pass_the_structural_check(module_bytes):
     ("relocation offset", "past its section"),
     ("relocation symbol", "names symbol"),
     ("section size", "outside the object"),
+    ("relocated file symbol", "of type 4"),  # (RuntimeDyld: "Unresolved symbol type!", an abort)
+    ("symbol binding", "binding 9"),
 ])
 def test_what_the_structural_check_refuses(module_bytes, field, message):
     blob = max(decode(module_bytes).object_code, key=len)
@@ -81,6 +83,13 @@ def test_what_the_structural_check_refuses(module_bytes, field, message):
     elif field == "relocation symbol":
         _, info, _ = RELA.unpack_from(data, rela[4])
         struct.pack_into("<Q", data, rela[4] + 8, (1 << 31) << 32 | (info & 0xFFFFFFFF))
+    elif field == "relocated file symbol":
+        _, info, _ = RELA.unpack_from(data, rela[4])
+        at = symtab[4] + (info >> 32) * SYM.size + 4
+        data[at] = data[at] & 0xF0 | 4  # STT_FILE
+    elif field == "symbol binding":
+        at = symtab[4] + SYM.size + 4
+        data[at] = 9 << 4 | data[at] & 0xF
     elif field == "section size":
         struct.pack_into("<Q", data, shoff + SHDR.size * sections.index(symtab) + 32, 1 << 40)
     with pytest.raises(ElfError, match=message):
