@@ -204,13 +204,16 @@ def _hostile_bytes(kind: str) -> bytes:
     data = model.SerializeToString()
     if kind == "dim name":  # not UTF-8: protobuf hands it over as bytes
         data = data.replace(b"\x12\x01n", b"\x12\x01\x82")
+    if kind == "output name":  # (every use of the name: the node's output and the graph's)
+        data = data.replace(b"\x12\x01y", b"\x12\x01\x8a")
     return data
 
 
 @pytest.mark.parametrize(("kind", "message"), [
     ("initializer size", "initializer 'w': cannot read its data"),
     ("element type", "element type code 42 (not an ONNX type) is not supported"),
-    ("dim name", ""),
+    ("dim name", "the dim name b'\\x82' is not UTF-8 text"),
+    ("output name", "is not UTF-8 text"),
 ])
 def test_mutated_model_bytes_get_a_clear_error(kind, message, tmp_path):
     """Found by `nimble-fuzz-coverage onnx`: each was a ValueError or TypeError traceback."""

@@ -324,12 +324,35 @@ def check_supported(model: Any) -> None:
         raise OnnxImportError("cannot import the model:\n  " + "\n  ".join(problems))
 
 
+def _check_text(graph: Any) -> None:
+    """Every name in `graph` (and its subgraphs) is text: protobuf hands a string field
+    that is not UTF-8 over as bytes, which the checker and the importer cannot use."""
+    def text(value: Any, what: str) -> None:
+        if isinstance(value, bytes):
+            raise OnnxImportError(f"{what} {value[:40]!r} is not UTF-8 text")
+
+    for v in [*graph.input, *graph.output, *graph.value_info, *graph.initializer]:
+        text(v.name, "the name")
+    for v in [*graph.input, *graph.output, *graph.value_info]:
+        if v.type.HasField("tensor_type"):
+            for d in v.type.tensor_type.shape.dim:
+                text(d.dim_param, "the dim name")
+    for node in graph.node:
+        for value in [node.name, node.op_type, node.domain, *node.input, *node.output]:
+            text(value, f"in node {node.name!r}: the name")
+        for attr in node.attribute:
+            text(attr.name, "the attribute name")
+            for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                _check_text(g)
+
+
 def check_valid(model: Any, source: str | os.PathLike[str] | Any) -> None:
     """What ONNX Runtime refuses is refused here too, before anything is built: a model
     that onnx's checker rejects (an input no node or initializer defines, a cycle, a name
     defined twice, no graph: an empty file), an opset newer than the installed onnx
     defines, a negative dim."""
     onnx = onnx_package()
+    _check_text(model.graph)
     try:  # (a path: the checker reads models over 2 GB, and external data, itself)
         onnx.checker.check_model(model if isinstance(source, onnx.ModelProto) else os.fspath(source))
     except onnx.checker.ValidationError as e:
