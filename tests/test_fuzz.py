@@ -99,3 +99,16 @@ def test_coverage_guided_smoke_run(target, tmp_path):
     executed = re.search(r"stat::number_of_executed_units:\s*(\d+)", result.stderr)
     assert executed and int(executed[1]) >= 300, result.stderr[-2000:]
     assert not list(tmp_path.glob("crash-*"))
+
+
+OPEN = sorted((Path(__file__).parent / "fuzz_findings_open").glob("*.mlir"))
+
+
+@pytest.mark.xfail(strict=True, reason="found by the differential fuzzer, not fixed yet (issue 45's note)")
+@pytest.mark.parametrize("path", OPEN, ids=[p.stem for p in OPEN])
+def test_programs_the_fuzzer_found_wrong_and_still_open(path):
+    """Each fails today; a fix makes this test fail too (strict): then the file moves to
+    fuzz_regressions/."""
+    text = path.read_text()
+    for config in differential.CONFIGS:
+        assert differential.check(text, config, [{"n": 1, "m": 1}, {"n": 5, "m": 3}], seed=0) is None, config
