@@ -108,7 +108,7 @@ def check(text: str, config: str, bindings: Sequence[dict[str, int]], seed: int)
                 return Finding("reference crash", "reference", sizes, f"{type(e).__name__}: {_first_line(e)}")
             try:
                 exe.run(*args)
-            except Exception:  # noqa: BLE001 (both refuse: they agree)
+            except Exception:  # noqa: BLE001, S112 (both refuse: they agree)
                 continue
             return Finding("compiled ran", config, sizes, f"the reference refused: {_first_line(e)}")
         try:

@@ -175,10 +175,10 @@ class ProgramGenerator:
                     op.erase(safe_erase=False)  # (a refused region may still use it)
 
     def _outputs(self) -> list[SSAValue]:
+        """The function's results: the last (up to 3) values nothing uses, so that few ops are dead."""
         tensors = [v for v in self.pool if _is_tensor(v)]
         unused = [v for v in tensors if not v.uses and not isinstance(v.owner, Block)]
-        chosen = unused[-3:] or tensors[-1:]
-        return chosen
+        return unused[-3:] or tensors[-1:]
 
     # -- helpers the samplers use -----------------------------------------------------
     def pick(self, predicate: Callable[[SSAValue], bool] = _is_tensor) -> SSAValue:
@@ -358,10 +358,10 @@ def _reshape(g: ProgramGenerator) -> None:
     if not all(_static(d) for d in tail):
         raise Reject
     size = int(np.prod(tail, dtype=np.int64))
-    if g.rng.random() < 0.5 and size > 1:  # unflatten the static tail into two dims
-        factors = [f for f in range(2, size) if size % f == 0]
-        new = [-1, *([factors[int(g.rng.integers(len(factors)))], -1] if factors else [size])]
-        new = [-1, new[1], size // new[1]] if factors else [-1, size]
+    factors = [f for f in range(2, size) if size % f == 0]
+    if factors and g.rng.random() < 0.5:  # the static tail unflattened into two dims
+        f = factors[int(g.rng.integers(len(factors)))]
+        new = [-1, f, size // f]
     else:
         new = [-1, size] if cut < len(dims) else [-1]
     g.make(graph.ReshapeOp, [x], {"shape": i64_array(new)})
@@ -642,9 +642,12 @@ def _match(g: ProgramGenerator) -> None:
     some = graph.ConstructOp(f"{name}_some", [x], name)
     none = graph.ConstructOp(f"{name}_none", [], name)
     condition = _condition(g)
-    chosen = graph.IfOp(condition, [some.results[0].type],
-                        g.region([], lambda _: [g.block.add_op(some) or some.results[0]]),
-                        g.region([], lambda _: [g.block.add_op(none) or none.results[0]]))
+    def made(op: Operation) -> list[SSAValue]:
+        g.block.add_op(op)
+        return [op.results[0]]
+
+    chosen = graph.IfOp(condition, [some.results[0].type], g.region([], lambda _: made(some)),
+                        g.region([], lambda _: made(none)))
     g.block.add_op(chosen)
     cases = [(f"{name}_some", g.region([x.type], lambda args: [g.chain(args[0])])),
              (f"{name}_none", g.region([], lambda _: [g.chain(x)]))]
