@@ -92,9 +92,11 @@ def test_coverage_guided_smoke_run(target, tmp_path):
     Reliability): its seeds and a few hundred mutations, every one handled (a clear
     error counts)."""
     pytest.importorskip("atheris")
+    checkout = Path(__file__).resolve().parent.parent
     result = subprocess.run([sys.executable, "-m", "nimble.fuzz.coverage", target, "--runs", "300",
-                             "--out", str(tmp_path), "--no-instrument"], capture_output=True, text=True, timeout=600,
-                            cwd=Path(__file__).resolve().parent.parent)
+                             "--out", str(tmp_path), "--no-instrument", "--checkout", str(checkout)],
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path)  # (not the checkout:
+    # its `nimble/` folder would shadow the installed package)
     assert result.returncode == 0, result.stderr[-3000:]
     executed = re.search(r"stat::number_of_executed_units:\s*(\d+)", result.stderr)
     assert executed and int(executed[1]) >= 300, result.stderr[-2000:]

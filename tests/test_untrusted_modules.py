@@ -96,7 +96,7 @@ def test_what_the_structural_check_refuses(module_bytes, field, message):
         check_object(bytes(data))
 
 
-def test_mutated_object_metadata_is_refused_or_loads_without_a_crash(module_bytes):
+def test_mutated_object_metadata_is_refused_or_loads_without_a_crash(module_bytes, tmp_path):
     """Random bit flips and bytes in the objects' ELF header, section headers, symbol,
     string and relocation tables (digest recomputed, as a hostile writer would): each
     load is a BytecodeError or a module; never a crash of the process (run apart, so
@@ -141,7 +141,7 @@ def test_mutated_object_metadata_is_refused_or_loads_without_a_crash(module_byte
         print(outcomes)
     """)
     result = subprocess.run([sys.executable, "-c", script], input=module_bytes.hex(), capture_output=True, text=True,
-                            timeout=600)
+                            timeout=600, cwd=tmp_path)  # (not the checkout: its `nimble/` would shadow the package)
     assert result.returncode == 0, result.stderr[-3000:]
     outcomes = eval(result.stdout.strip().splitlines()[-1])  # (our own script's dict)
     assert outcomes["refused"] > 100 and outcomes["loaded"] > 20, outcomes

@@ -25,16 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-def _checkout() -> Path:
-    """The source checkout whose examples and lit inputs seed the corpora: the current
-    directory's, or the one this module was installed from (an editable install)."""
-    for folder in (Path.cwd(), Path(__file__).resolve().parent.parent.parent):
+def _checkout(given: str | None = None) -> Path:
+    """The source checkout whose examples and lit inputs seed the corpora: `--checkout`,
+    the current directory, or the one this module was installed from (editable)."""
+    candidates = [Path(given)] if given else [Path.cwd(), Path(__file__).resolve().parent.parent.parent]
+    for folder in candidates:
         if (folder / "examples").is_dir() and (folder / "lit_tests").is_dir():
             return folder
-    raise SystemExit("nimble-fuzz-coverage: run it from a Nimble checkout (its examples seed the corpora)")
+    raise SystemExit("nimble-fuzz-coverage: give a Nimble checkout with --checkout (its examples seed the corpora)")
 
 
-ROOT = _checkout()
+ROOT = Path(".")
+"""The checkout (`main` sets it)."""
 
 
 @dataclass
@@ -210,9 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--time", type=int, default=60, help="seconds to run (default 60)")
     p.add_argument("--out", default=".", help="folder for the inputs that crash")
     p.add_argument("--corpus", help="a corpus folder to read and grow (default: a temporary one)")
+    p.add_argument("--checkout", help="the Nimble checkout whose examples seed the corpora (default: this directory)")
     p.add_argument("--no-instrument", action="store_true",
                    help="no coverage instrumentation (a quick smoke run: mutations without guidance)")
     args = p.parse_args(argv)
+    global ROOT
+    ROOT = _checkout(args.checkout)
     import atheris
 
     target = TARGETS[args.target]

@@ -297,9 +297,11 @@ def _worker(args: argparse.Namespace) -> int:
 class _Worker:
     def __init__(self, args: argparse.Namespace):
         command = [sys.executable, "-m", "nimble.fuzz.differential", "--worker", "--max-ops", str(args.max_ops),
-                   *(["--out", args.out] if args.out else []), *(f"--config={c}" for c in args.config)]
+                   *(["--out", os.path.abspath(args.out)] if args.out else []), *(f"--config={c}" for c in args.config)]
+        # (run from the temporary directory: in a checkout's root its `nimble/` folder would
+        # shadow the installed package)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        stderr=subprocess.DEVNULL)
+                                        stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
 
     def run(self, seed: int, timeout: float) -> dict[str, Any]:
         import select
