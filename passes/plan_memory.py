@@ -79,7 +79,7 @@ def _position(block: Block, op: Operation, index: dict[Operation, int]) -> int |
     return index.get(op) if op is not None else None
 
 
-def _fresh_results(module: ModuleOp) -> set[str]:
+def fresh_results(module: ModuleOp) -> set[str]:
     """Functions whose results never alias their arguments: every returned value is a
     tensor allocated in the function (or by a call of such a function) or holds no
     tensor. Recursion is assumed to alias (conservative)."""
@@ -267,7 +267,7 @@ class PlanMemoryPass(ModulePass):
     name = "plan-memory"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fresh = _fresh_results(op)
+        fresh = fresh_results(op)
         for function in op.ops:
             if not isinstance(function, func.FuncOp) or not function.body.blocks or loop.KERNEL_MARK in function.attributes \
                     or device.HOST_FUNCTION in function.attributes:

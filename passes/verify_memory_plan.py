@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from nimble.dialects import arith, device
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape import ShapeType
-from nimble.passes.plan_memory import _fresh_results
+from nimble.passes.plan_memory import fresh_results
 
 WHOLE = 1 << 62
 
@@ -57,7 +57,7 @@ def _may_alias(value: SSAValue) -> bool:
 
 def _aliases(op: Operation, fresh: set[str]) -> list[SSAValue]:
     """Results of `op` that may hold its operands' memory (a call of a function that
-    returns only what it allocated holds none: `plan_memory._fresh_results`)."""
+    returns only what it allocated holds none: `plan_memory.fresh_results`)."""
     if isinstance(op, func.CallOp) and op.callee.root_reference.data in fresh:
         return []
     return [r for r in op.results if _may_alias(r)]
@@ -144,7 +144,7 @@ class VerifyMemoryPlanPass(ModulePass):
     name = "verify-memory-plan"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fresh = _fresh_results(op)
+        fresh = fresh_results(op)
         for f in op.ops:
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 check_block(f.body.block, fresh)

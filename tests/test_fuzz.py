@@ -16,7 +16,8 @@ import pytest
 from nimble.api import parse
 from nimble.dialects.graph import Graph
 from nimble.fuzz import differential
-from nimble.fuzz.generate import NOT_GENERATED, ProgramGenerator
+from nimble.fuzz.generate import ProgramGenerator
+from nimble.fuzz.samplers import NOT_GENERATED
 
 REGRESSIONS = sorted((Path(__file__).parent / "fuzz_regressions").glob("*.mlir"))
 

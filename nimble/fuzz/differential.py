@@ -184,7 +184,7 @@ def _smaller(module: Any, func: Any) -> Any:
     one op's uses sent to a value of the same type defined before it, and dead ops gone."""
     from xdsl.dialects.builtin import TensorType
 
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    main = _main(module, func)
     ret = main.body.block.last_op
     for i in range(len(ret.operands)):
         if len(ret.operands) > 1:
@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.replay:
         return _replay(args)
     from nimble.dialects.graph import Graph
-    from nimble.fuzz.generate import NOT_GENERATED
+    from nimble.fuzz.samplers import NOT_GENERATED
 
     start, worker, programs, covered = time.perf_counter(), None, 0, Counter()
     findings: list[dict[str, Any]] = []
