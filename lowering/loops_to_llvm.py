@@ -136,6 +136,7 @@ class _FunctionLowering:
         self.values: dict[SSAValue, SSAValue] = {}
         self.constants: dict[object, SSAValue] = {}  # (attribute, type), or a type (undef) -> value
         self.buffers: dict[SSAValue, _Buffer] = {}
+        self.numbered: dict[tuple, SSAValue] = {}  # (block, key, operands) of a pure op -> its result
         arg_types: list[Attribute] = []
         for arg in kernel.args:
             arg_types.append(llvm_type(arg.type))
@@ -241,11 +242,22 @@ class _FunctionLowering:
         op = key[0].create(operands=operands, result_types=result_types, properties=dict(properties))
         return self.emit(op)
 
+    def pure(self, key: tuple, operands: Sequence[SSAValue], result_type: Attribute,
+             build: Callable[[], Operation]) -> SSAValue:
+        """`made`, for an op without side effects: one made before in this block from
+        the same operands is its value (a register tile's loads each computed the
+        address's row offset again: ~30% of a conv kernel's LLVM instructions, parsed,
+        verified and optimised by LLVM before its CSE removed them)."""
+        number = (self.block, key, *operands)
+        value = self.numbered.get(number)
+        if value is None:
+            value = self.numbered[number] = self.made(key, operands, (result_type,), build)
+        return value
+
     def binary_op(self, cls: type[Operation], a: SSAValue, b: SSAValue,
                   flags: llvm.FastMathAttr | None = None) -> SSAValue:
         """`cls(a, b)` (a float op: `cls(a, b, flags)`), typed like `a`."""
-        return self.made((cls, flags), (a, b), (a.type,),
-                         lambda: cls(a, b) if flags is None else cls(a, b, flags))
+        return self.pure((cls, flags), (a, b), a.type, lambda: cls(a, b) if flags is None else cls(a, b, flags))
 
     # Index arithmetic (i64).
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -509,7 +521,7 @@ class _FunctionLowering:
             flat = index if flat is None else self.add(self.mul(flat, dim), index)
         if flat is None:
             return buf.ptr
-        return self.made((llvm.GEPOp, element), (buf.ptr, flat), (PTR,),
+        return self.pure((llvm.GEPOp, element), (buf.ptr, flat), PTR,
                          lambda: llvm.GEPOp(buf.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[flat],
                                             inbounds=True))
 
@@ -522,7 +534,7 @@ class _FunctionLowering:
                   lambda: llvm.StoreOp(value, ptr, alignment=alignment))
 
     def shuffle_vector(self, v1: SSAValue, v2: SSAValue, mask: Sequence[int], t: Attribute) -> SSAValue:
-        return self.made((llvm.ShuffleVectorOp, tuple(mask)), (v1, v2), (t,),
+        return self.pure((llvm.ShuffleVectorOp, tuple(mask)), (v1, v2), t,
                          lambda: llvm.ShuffleVectorOp(v1, v2, DenseArrayBase.from_list(i32, list(mask)), t))
 
     def load(self, op: memref.LoadOp) -> None:
@@ -841,7 +853,7 @@ class _FunctionLowering:
     def splat(self, value: SSAValue, t: VectorType) -> SSAValue:
         """`value` in every lane of a `t`: inserted into lane 0, shuffled to all."""
         undef = self.undef(t)
-        first = self.made((llvm.InsertElementOp,), (undef, value, self.const(0, i32)), (t,),
+        first = self.pure((llvm.InsertElementOp,), (undef, value, self.const(0, i32)), t,
                           lambda: llvm.InsertElementOp(undef, value, self.const(0, i32)))
         return self.shuffle_vector(first, undef, [0] * t.get_shape()[0], t)
 
