@@ -176,7 +176,7 @@ class KernelBuilder:
         self.entry = Builder(InsertPoint.at_end(self.prologue))
         self.staging = Block()
         self._staged: dict[object, SSAValue] = {}
-        self._staging_now: list[tuple[Block, Operation | None]] = []  # (block, its last op before) per `make` running
+        self._staging_now: list[tuple[Block, Operation | None]] = []  # (block, the op its loops follow) per `make` running
         self.buffer_dims: dict[SSAValue, list[Dim]] = {}  # dims of staged buffers
         self.flatten = False
         self.pixels: _Pixels | None = None
@@ -593,8 +593,11 @@ class KernelBuilder:
             staging, key = self._panel_staging, (key, "panel", self._panel_nests)
         if key not in self._staged:
             saved = self.b
-            self.b = Builder(self._staging_point(staging))
-            self._staging_now.append((staging, staging.last_op))
+            point = self._staging_point(staging)
+            self.b = Builder(point)
+            # (the op its loops follow: a buffer it stages in turn goes before them)
+            before = staging.last_op if point.insert_before is None else point.insert_before.prev_op
+            self._staging_now.append((staging, before))
             self._cache.append({})
             try:
                 self._staged[key] = make()

@@ -10,7 +10,8 @@ raised for anything else, and the caller keeps the nest as it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -100,6 +101,20 @@ class Emitter:
         self.memo[-1][key] = value
         return value
 
+    @contextmanager
+    def into(self, block: Block) -> Iterator[None]:
+        """Emit at the end of `block`, in a memo scope of its own; both restored however
+        the emission ends (a `NotVectorizable` that a caller catches must not leave a
+        scope behind: its values, in a block then dropped, would be found again)."""
+        saved = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        self.memo.append({})
+        try:
+            yield
+        finally:
+            self.memo.pop()
+            self.b = saved
+
     def const_index(self, n: int) -> SSAValue:
         return self.memoized(("index", n), lambda: self.emit(arith.ConstantOp(IntegerAttr(n, IndexType()))).result)
 
@@ -118,13 +133,9 @@ class Emitter:
         if empty(lower, upper):
             return
         block = Block(arg_types=[IndexType()])
-        saved = self.b
-        self.b = Builder(InsertPoint.at_end(block))
-        self.memo.append({})
-        body(block.args[0])
-        self.memo.pop()
-        self.b.insert(loop.YieldOp())
-        self.b = saved
+        with self.into(block):
+            body(block.args[0])
+        block.add_op(loop.YieldOp())
         attr = loop.ScheduleAttr(schedule) if schedule is not None and schedule != loop.Schedule() else None
         self.emit(loop.ForeachOp(lower, upper, self.const_index(step), Region(block), attr))
 
@@ -493,32 +504,28 @@ class Tile:
                     value = self.e.broadcast(value, width)
                 inits.append(value)
         block = Block(arg_types=[IndexType()])
-        saved = self.e.b
-        self.e.b = Builder(InsertPoint.at_end(block))
-        self.e.memo.append({})
         yielded: list[SSAValue] = []
         inner_varying = _closure(list(op.body.block.ops), self.varying | ({op.iv} if k_lane else set()))
-        for ci, copy in enumerate(self.copies):
-            inner = Copy(dict(copy.subst), op.iv, widths[ci * n]) if k_lane else \
-                Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset, copy.mask, copy.count)
-            inner.subst[op.iv] = block.args[0]
-            for body_op in op.body.block.ops:
-                if isinstance(body_op, loop.YieldOp):
-                    for ri, v in enumerate(body_op.values):
-                        new = inner.subst.get(v, v)
-                        width = widths[ci * n + ri]
-                        if width and v not in inner_varying:
-                            new = self.e.broadcast(new, width)
-                        elif not width and v in inner_varying:
-                            raise NotVectorizable("a lane-varying value reduced into a scalar")
-                        yielded.append(new)
-                else:
-                    self.e.clone(body_op, inner, inner_varying)
-        if self.each_step is not None:
-            self.each_step(block.args[0])
-        self.e.memo.pop()
-        self.e.b.insert(loop.YieldOp(yielded))
-        self.e.b = saved
+        with self.e.into(block):
+            for ci, copy in enumerate(self.copies):
+                inner = Copy(dict(copy.subst), op.iv, widths[ci * n]) if k_lane else \
+                    Copy(dict(copy.subst), copy.lane, copy.width, copy.j_offset, copy.mask, copy.count)
+                inner.subst[op.iv] = block.args[0]
+                for body_op in op.body.block.ops:
+                    if isinstance(body_op, loop.YieldOp):
+                        for ri, v in enumerate(body_op.values):
+                            new = inner.subst.get(v, v)
+                            width = widths[ci * n + ri]
+                            if width and v not in inner_varying:
+                                new = self.e.broadcast(new, width)
+                            elif not width and v in inner_varying:
+                                raise NotVectorizable("a lane-varying value reduced into a scalar")
+                            yielded.append(new)
+                    else:
+                        self.e.clone(body_op, inner, inner_varying)
+            if self.each_step is not None:
+                self.each_step(block.args[0])
+        block.add_op(loop.YieldOp(yielded))
         kinds = [k for _ in self.copies for k in op.kinds]
         unroll = schedule_of(op).unroll if self.unroll else 0
         kept = loop.ScheduleAttr(loop.Schedule(unroll=unroll)) if unroll > 1 else None
@@ -589,31 +596,26 @@ class Tile:
         the body cannot be masked (an f16 row: the caller's scalar steps instead)."""
         e = self.e
         block = Block(arg_types=[IndexType()])
-        saved = e.b
-        e.b = Builder(InsertPoint.at_end(block))
-        e.memo.append({})
         try:
-            count = e.emit(arith.SubiOp(upper, block.args[0])).result
-            mask = e.lane_mask(count, width)
-            varying = _closure(list(op.body.block.ops), self.varying | {op.iv})
-            yielded: list[SSAValue] = []
-            for copy in self.copies:
-                step = Copy(dict(copy.subst), op.iv, width, mask=mask, count=count)
-                step.subst[op.iv] = block.args[0]
-                body = list(op.body.block.ops)
-                for body_op in body[:-1]:
-                    e.clone(body_op, step, varying)
-                for ri, v in enumerate(body[-1].operands):
-                    value = step.subst.get(v, v)
-                    if v not in varying:
-                        value = e.broadcast(value, width)
-                    identity = self._identity_vector(op.kinds[ri], value.type.get_element_type(), width)
-                    yielded.append(e.emit(arith.SelectOp(mask, value, identity)).result)
+            with e.into(block):
+                count = e.emit(arith.SubiOp(upper, block.args[0])).result
+                mask = e.lane_mask(count, width)
+                varying = _closure(list(op.body.block.ops), self.varying | {op.iv})
+                yielded: list[SSAValue] = []
+                for copy in self.copies:
+                    step = Copy(dict(copy.subst), op.iv, width, mask=mask, count=count)
+                    step.subst[op.iv] = block.args[0]
+                    body = list(op.body.block.ops)
+                    for body_op in body[:-1]:
+                        e.clone(body_op, step, varying)
+                    for ri, v in enumerate(body[-1].operands):
+                        value = step.subst.get(v, v)
+                        if v not in varying:
+                            value = e.broadcast(value, width)
+                        identity = self._identity_vector(op.kinds[ri], value.type.get_element_type(), width)
+                        yielded.append(e.emit(arith.SelectOp(mask, value, identity)).result)
         except NotVectorizable:
             return None  # (the block and its memo scope are dropped: nothing escaped them)
-        finally:
-            e.memo.pop()
-            e.b = saved
         block.add_op(loop.YieldOp(yielded))
         kinds = [k for _ in self.copies for k in op.kinds]
         return list(e.emit(loop.ReduceOp(start, upper, e.const_index(width), vectors, kinds, Region(block))).results)

@@ -277,18 +277,15 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
 
     def attempt(emit) -> Block | None:
         """What `emit()` makes, in a block of its own; None if it cannot."""
-        block, saved = Block(), e.b
-        e.b = Builder(InsertPoint.at_end(block))
-        e.memo.append({})
+        block = Block()
         try:
-            emit()
+            with e.into(block):
+                emit()
             return block
         except NotVectorizable:
             _discard(block)
             return None
         finally:
-            e.memo.pop()
-            e.b = saved
             e.staged_columns.clear()
 
     foreach = e.foreach  # foreach(lower, upper, step, schedule, body)

@@ -1,4 +1,4 @@
-// Open (2026-12-06): on SSE4.2 only, a loop bound of the dense kernel uses a constant not defined before it.
+// nimble-fuzz-differential --replay 5747-dense-ceil-prologue-sse.mlir --config llvm-sse4.2 (a failed attempt left its memo scope behind: a later tile reused a constant of the dropped block)
 // compile error: RuntimeError: kernel 'main_dense_0' failed to compile: KeyError: <OpResult[index] name_hint: None, index: 0, operation: arith.constant, uses: 6>
 builtin.module {
   func.func @main(%0: tensor<?x?x?xf32, #nimble.dims<[n, m, n]>>, %1: tensor<8x1x2xf32>, %2: tensor<1x7x8xf32>) -> tensor<1x7x2xf32> {
