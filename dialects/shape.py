@@ -380,7 +380,8 @@ class DimOfNamedDim(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter) -> None:
-        name = named_dims(op.source.type)[op.index.value.data]
+        names = named_dims(op.source.type)  # (none for a buffer: a recurrence's kernel reads dims of memrefs)
+        name = names[op.index.value.data] if op.index.value.data < len(names) else None
         if name is None or name.as_int() is not None:
             return
         function = op.parent_op()

@@ -31,12 +31,14 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     VectorType,
     f32,
+    i8,
     i16,
     i32,
     i64,
@@ -48,6 +50,7 @@ from xdsl.passes import ModulePass
 from nimble.dialects import arith, llvm
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
+from nimble.runtime import bounds
 
 PTR = llvm.LLVMPointerType()
 _FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
@@ -118,6 +121,11 @@ def _suffix(t: Attribute) -> str:
 class _Buffer:
     ptr: SSAValue
     dims: list[SSAValue]  # i64 values (constants for static dims)
+    code: int = 0  # what a checked access out of bounds reports (`runtime.bounds`)
+
+
+_SOME_LANES = object()
+"""A masked access whose mask is not a lane count (`_FunctionLowering.lanes_taken`)."""
 
 
 @dataclass
@@ -130,9 +138,11 @@ class _Lazy:
 class _FunctionLowering:
     """Translates one kernel `func.func` into an `llvm.func` (with its CFG)."""
 
-    def __init__(self, kernel: func.FuncOp, externals: dict[str, llvm.FuncOp]):
+    def __init__(self, kernel: func.FuncOp, externals: dict[str, Operation], check_bounds: bool = False):
         self.kernel = kernel
         self.externals = externals
+        self.check_bounds = check_bounds
+        self.allocated = 0  # buffers allocated so far (their bounds codes)
         self.values: dict[SSAValue, SSAValue] = {}
         self.constants: dict[object, SSAValue] = {}  # (attribute, type), or a type (undef) -> value
         self.buffers: dict[SSAValue, _Buffer] = {}
@@ -151,11 +161,11 @@ class _FunctionLowering:
         self.block = self.entry
         self.split: SSAValue | None = None  # i1: are the enclosing iterations split into chunks
         args = iter(self.entry.args)
-        for arg in kernel.args:
+        for position, arg in enumerate(kernel.args):
             if isinstance(arg.type, MemRefType):
                 ptr = next(args)
                 dims = [next(args) if d < 0 else self.const(d, i64) for d in arg.type.get_shape()]
-                self.buffers[arg] = _Buffer(ptr, dims)
+                self.buffers[arg] = _Buffer(ptr, dims, position + 1)
             else:
                 self.values[arg] = next(args)
         mailbox = next(args)
@@ -515,15 +525,69 @@ class _FunctionLowering:
         return self.emit(llvm.SelectOp(better, value, acc))
 
     # -- memory -------------------------------------------------------------------------------
-    def address(self, buf: _Buffer, indices: Sequence[SSAValue], element: Attribute) -> SSAValue:
+    def address(self, buf: _Buffer, indices: Sequence[SSAValue], element: Attribute, lanes: int = 1,
+                active: SSAValue | None | object = None) -> SSAValue:
+        """Where `buf[indices]` is; with `check_bounds`, checked for an access of `lanes`
+        consecutive elements (0: unchecked, a prefetch), of which a masked access takes
+        `active` (an i64: those of a `vector.create_mask`; `_SOME_LANES`: another mask)."""
         flat: SSAValue | None = None
         for index, dim in zip(indices, buf.dims):
             flat = index if flat is None else self.add(self.mul(flat, dim), index)
         if flat is None:
             return buf.ptr
-        return self.pure((llvm.GEPOp, element), (buf.ptr, flat), PTR,
-                         lambda: llvm.GEPOp(buf.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[flat],
-                                            inbounds=True))
+        ptr = self.pure((llvm.GEPOp, element), (buf.ptr, flat), PTR,
+                        lambda: llvm.GEPOp(buf.ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[flat],
+                                           inbounds=True))
+        if not (self.check_bounds and buf.code and lanes != 0):
+            return ptr
+        return self.checked(buf, indices, lanes, active, ptr)
+
+    def checked(self, buf: _Buffer, indices: Sequence[SSAValue], lanes: int, active: SSAValue | None | object,
+                ptr: SSAValue) -> SSAValue:
+        """`ptr` if every index is in bounds (unsigned compares: a negative index is out)
+        and so is the last lane taken (a masked access that takes none is not checked;
+        one whose lanes are not counted is checked on its leading indices only), else
+        the process's spare area, the buffer's code stored in the error word
+        (`runtime.bounds`)."""
+        ok: SSAValue | None = None
+        for axis, (index, dim) in enumerate(zip(indices, buf.dims)):
+            last = axis == len(indices) - 1
+            if last and active is _SOME_LANES:
+                continue
+            inside = self.emit(llvm.ICmpOp(index, dim, IntegerAttr(6, i64)))  # ult
+            if last and (lanes > 1 or active is not None):
+                span = self.const(lanes, i64)
+                if isinstance(active, SSAValue):  # min(active, lanes)
+                    span = self.emit(llvm.SelectOp(self.emit(llvm.ICmpOp(active, span, IntegerAttr(2, i64))), active, span))
+                end = self.emit(llvm.ICmpOp(self.add(index, span), dim, IntegerAttr(7, i64)))  # ule
+                inside = self.binary_op(llvm.AndOp, inside, end)
+            ok = inside if ok is None else self.binary_op(llvm.AndOp, ok, inside)
+        if ok is None:
+            return ptr
+        if isinstance(active, SSAValue):  # (no lane taken: nothing is accessed)
+            ok = self.binary_op(llvm.OrOp, ok, self.emit(llvm.ICmpOp(active, self.const(0, i64), IntegerAttr(3, i64))))
+        fail, go_on = self.new_block(), self.new_block()
+        self.emit(llvm.CondBrOp(ok, go_on, [], fail, []))
+        self.block = fail
+        self.emit(llvm.StoreOp(self.const(buf.code, i64), self.global_address(bounds.ERROR_SYMBOL, i64)))
+        self.emit(llvm.BrOp(go_on))
+        self.block = go_on
+        spare = self.global_address(bounds.SPARE_SYMBOL, llvm.LLVMArrayType(IntAttr(bounds.SPARE_BYTES), i8))
+        return self.emit(llvm.SelectOp(ok, ptr, spare))
+
+    def lanes_taken(self, mask: SSAValue) -> SSAValue | object:
+        """How many lanes a mask turns on: the count of the `vector.create_mask` that
+        made it (the first lanes), else `_SOME_LANES`."""
+        owner = mask.owner
+        if isinstance(owner, vector.CreateMaskOp) and len(owner.operands) == 1:
+            return self.v(owner.operands[0])
+        return _SOME_LANES
+
+    def global_address(self, name: str, t: Attribute) -> SSAValue:
+        """The address of the process's global `name` (of type `t`), declared once."""
+        if name not in self.externals:
+            self.externals[name] = llvm.GlobalOp(t, name, "external")
+        return self.emit(llvm.AddressOfOp(name, PTR))
 
     def load_from(self, ptr: SSAValue, t: Attribute, alignment: int | None = None) -> SSAValue:
         return self.made((llvm.LoadOp, alignment), (ptr,), (t,),
@@ -545,7 +609,7 @@ class _FunctionLowering:
 
     def prefetch(self, op: loop.PrefetchOp) -> None:
         buf = self.buffers[op.memref]
-        ptr = self.address(buf, [self.v(i) for i in op.indices], llvm_type(op.memref.type.get_element_type()))
+        ptr = self.address(buf, [self.v(i) for i in op.indices], llvm_type(op.memref.type.get_element_type()), 0)
         read, data = self.const(0, i32), self.const(1, i32)
         self.emit(llvm.CallIntrinsicOp("llvm.prefetch.p0", [ptr, read, self.const(op.locality.value.data, i32), data],
                                        []))
@@ -559,7 +623,7 @@ class _FunctionLowering:
         buf = self.buffers[op.base]
         t = op.result.type
         element = t.get_element_type()
-        ptr = self.address(buf, [self.v(i) for i in op.indices], element)
+        ptr = self.address(buf, [self.v(i) for i in op.indices], element, t.get_shape()[0])
         if element == IntegerType(1):  # bools are bytes in memory; <N x i1> would be bits
             raw = self.emit(llvm.LoadOp(ptr, _bytes_of(t), alignment=1))
             self.values[op.result] = self.emit(llvm.TruncOp(raw, t))
@@ -570,7 +634,7 @@ class _FunctionLowering:
         buf = self.buffers[op.base]
         t = op.vector.type
         element = t.get_element_type()
-        ptr = self.address(buf, [self.v(i) for i in op.indices], element)
+        ptr = self.address(buf, [self.v(i) for i in op.indices], element, t.get_shape()[0])
         value = self.v(op.vector)
         if element == IntegerType(1):
             self.emit(llvm.StoreOp(self.emit(llvm.ZExtOp(value, _bytes_of(t))), ptr, alignment=1))
@@ -586,12 +650,13 @@ class _FunctionLowering:
                 d = src.dims[axis.value.data]
                 size = d if size is None else self.mul(size, d)
             dims.append(size)
-        self.buffers[op.result] = _Buffer(src.ptr, dims)
+        self.buffers[op.result] = _Buffer(src.ptr, dims, src.code)
 
     def masked_load(self, op: vector.MaskedLoadOp) -> None:
         buf = self.buffers[op.base]
         t = op.result.type
-        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type())
+        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type(), t.get_shape()[0],
+                           self.lanes_taken(op.mask))
         align = self.const(4, i32)
         self.values[op.result] = self.emit(llvm.CallIntrinsicOp(
             f"llvm.masked.load.{_suffix(t)}.p0", [ptr, align, self.v(op.mask), self.v(op.pass_thru)], [t]))
@@ -599,7 +664,8 @@ class _FunctionLowering:
     def masked_store(self, op: vector.MaskedStoreOp) -> None:
         buf = self.buffers[op.base]
         t = op.value_to_store.type
-        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type())
+        ptr = self.address(buf, [self.v(i) for i in op.indices], t.get_element_type(), t.get_shape()[0],
+                           self.lanes_taken(op.mask))
         self.emit(llvm.MaskedStoreOp(self.v(op.value_to_store), ptr, self.v(op.mask), alignment=4))
 
     def dim(self, op: memref.DimOp) -> None:
@@ -667,7 +733,8 @@ class _FunctionLowering:
             # like every other buffer (LLVM folds the round trip away).
             ptr = self.emit(llvm.IntToPtrOp(self.emit(llvm.PtrToIntOp(slot, i64))))
             self.block = saved
-        self.buffers[op.memref] = _Buffer(ptr, dims)
+        self.buffers[op.memref] = _Buffer(ptr, dims, bounds.ALLOCATED + self.allocated)
+        self.allocated += 1
 
     def lazy_malloc(self, slot: SSAValue, nbytes: SSAValue) -> SSAValue:
         """The buffer whose address `slot` holds, malloc'd (and kept there) if it holds 0."""
@@ -972,14 +1039,16 @@ def _function(name: str, t: llvm.LLVMFunctionType, linkage: str, body: Region | 
 
 
 
-def lower_kernels(module: ModuleOp, devices: Sequence[str] = ("cpu",)) -> ModuleOp:
+def lower_kernels(module: ModuleOp, devices: Sequence[str] = ("cpu",), check_bounds: bool | None = None) -> ModuleOp:
     """A new module of `llvm` functions: one wrapper + body per kernel of `module` for
-    `devices` (spatial programs run on the CPU for functional execution)."""
-    externals: dict[str, llvm.FuncOp] = {}
+    `devices` (spatial programs run on the CPU for functional execution); every access
+    checked if `check_bounds` (default: `NIMBLE_CHECK_BOUNDS`, `runtime.bounds`)."""
+    check = bounds.enabled() if check_bounds is None else check_bounds
+    externals: dict[str, Operation] = {}
     functions: list[Operation] = []
     kernels = [k for d in devices for k in loop.kernels_of(module, d)]
     for kernel in kernels:
-        body = _FunctionLowering(kernel, externals).run()
+        body = _FunctionLowering(kernel, externals, check).run()
         functions += [body, _wrapper(kernel, body)]
     return ModuleOp([*externals.values(), *functions])
 

@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -54,6 +55,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.dialects import shape
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp, stacked_rows
 from nimble.dialects.graph.fusion import fused_region
@@ -389,6 +391,10 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     env: dict[SSAValue, SSAValue] = {counter: time_block.args[0], **host}
     env.update((a, c[0]) for a, c in zip(states, current) if c is not None)
     for o in step.scalars:
+        if isinstance(o, shape.DimOp) and isinstance(env.get(o.source, o.source).type, MemRefType):
+            # (a dim of a state, which is a buffer here)
+            env[o.result] = tb.insert(memref.DimOp.from_source_and_index(env[o.source], const(tb, o.index.value.data))).result
+            continue
         env.update(zip(o.results, tb.insert(o.clone(value_mapper=env)).results))
     kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
     args = [residents[v].buffer if v in residents else env[v] for v in step.group.inputs] + following

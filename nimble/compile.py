@@ -34,12 +34,12 @@ from nimble.passes.schedule_loops import REMAINDERS
 from nimble import program_cache
 from nimble.reference import InterpreterError
 from nimble.registry import all_passes, make_context
-from nimble.runtime import cpu_target, kernel_cache
+from nimble.runtime import bounds, cpu_target, kernel_cache
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode, program_from_module
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.cpu_target import CpuTarget, TargetError, TargetWarning
 from nimble.runtime.kernel_cache import KernelCache
-from nimble.runtime.kernels import KERNEL_FN, arg_kind, slot_array
+from nimble.runtime.kernels import KERNEL_FN, LaunchError, arg_kind, slot_array
 from nimble.runtime.opencl import ClTensor
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.vm import VirtualMachine, VMError
@@ -494,8 +494,9 @@ class KernelFunction:
     """A compiled kernel called directly on numpy arrays (one per memref argument, an
     int per index argument); checks dtypes, ranks and static dims before the call."""
 
-    def __init__(self, kernel: func.FuncOp, jit: Any):
+    def __init__(self, kernel: func.FuncOp, jit: Any, checked: bool = False):
         self.jit = jit  # keeps the machine code alive
+        self.checked = checked  # compiled with bounds checks (`runtime.bounds`): each call checked after
         self.name = kernel.sym_name.data
         self.types = [a.type for a in kernel.args]
         self.kinds = [arg_kind(t) for t in self.types]
@@ -516,7 +517,13 @@ class KernelFunction:
                 got = f"{arg.dtype}{list(arg.shape)}" if isinstance(arg, np.ndarray) else type(arg).__name__
                 raise ValueError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {t}, got {got}")
         packed, _ = slot_array(self.kinds, self.dynamic, args)
+        bounds.take()
         self.fn(data_pointer(packed))
+        code = bounds.take() if self.checked else 0
+        if code:
+            where = bounds.describe(code, [str(t) for t in self.types], [])
+            raise LaunchError(f"kernel @{self.name} indexed {where.replace('input', 'argument')} out of bounds "
+                              "(NIMBLE_CHECK_BOUNDS: nothing was read or written there)")
 
 
 def compile_kernels(source: Any, devices: Sequence[str] = ("cpu",)) -> dict[str, KernelFunction]:
@@ -528,6 +535,7 @@ def compile_kernels(source: Any, devices: Sequence[str] = ("cpu",)) -> dict[str,
 
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)
     run_stages(module, ["realize"])
-    jit = JitModule.compile(lower_kernels(module, devices), target_of(module))
-    return {f.sym_name.data: KernelFunction(f, jit)
+    checked = bounds.enabled()
+    jit = JitModule.compile(lower_kernels(module, devices, checked), target_of(module))
+    return {f.sym_name.data: KernelFunction(f, jit, checked)
             for d in devices for f in loop.kernels_of(module, d)}

@@ -27,6 +27,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from nimble.runtime import bounds
 from nimble.runtime.cpu_target import CpuTarget
 from nimble.runtime.kernel_cache import PROGRAM_SUFFIX, KernelCache, code_digest
 
@@ -35,7 +36,7 @@ EXTERNAL = b"graph.external_constant"
 
 def program_key(source: Any, target: str, entry: str | None, remainder: str, cpu: CpuTarget) -> bytes | None:
     """The key of the program `compile(source, ...)` makes, or None where it is not kept."""
-    if target != "llvm" or isinstance(source, ModuleOp):
+    if target != "llvm" or isinstance(source, ModuleOp) or bounds.enabled():  # (checked kernels: not kept)
         return None
     if isinstance(source, str | os.PathLike) and os.path.isfile(source):
         with open(source, "rb") as f:

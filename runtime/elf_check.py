@@ -80,6 +80,24 @@ def check_object(blob: bytes) -> None:
             _check_relocations(blob, sections, i)
 
 
+def undefined_symbols(blob: bytes) -> set[str]:
+    """The names of the symbols a well-formed object (`check_object`) refers to but does
+    not define: what the loader must bind."""
+    (_, _, _, _, _, _, shoff, _, _, _, _, _, shnum, _) = EHDR.unpack_from(blob)
+    sections = [SHDR.unpack_from(blob, shoff + i * SHDR.size) for i in range(shnum)]
+    names: set[str] = set()
+    for section in sections:
+        if section[1] != SHT_SYMTAB:
+            continue
+        _, _, _, _, offset, size, link, *_ = section
+        strings = _strings(blob, sections, link, "symbol names")
+        for j in range(1, size // SYM.size):
+            name, _, _, shndx, _, _ = SYM.unpack_from(blob, offset + j * SYM.size)
+            if shndx == SHN_UNDEF and name:
+                names.add(strings[name:strings.index(b"\0", name)].decode("utf-8", "replace"))
+    return names
+
+
 def _strings(blob: bytes, sections: list[tuple], index: int, what: str) -> bytes:
     if not 0 < index < len(sections) or sections[index][1] != SHT_STRTAB:
         raise ElfError(f"the {what} are not in a string table")

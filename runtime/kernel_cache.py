@@ -73,10 +73,11 @@ def code_digest() -> bytes:
     return h.digest()
 
 
-def kernel_key(kernel_text: str, cpu: CpuTarget) -> bytes:
-    """The key of a kernel's object code: its IR, its CPU, and the compiler's code."""
+def kernel_key(kernel_text: str, cpu: CpuTarget, checked: bool = False) -> bytes:
+    """The key of a kernel's object code: its IR, its CPU, whether its accesses are
+    checked (`runtime.bounds`), and the compiler's code."""
     h = hashlib.sha256(code_digest())
-    h.update(f"\0cpu {cpu.cpu} features {cpu.features}\0".encode())
+    h.update(f"\0cpu {cpu.cpu} features {cpu.features}{' bounds' if checked else ''}\0".encode())
     h.update(kernel_text.encode())
     return h.digest()
 

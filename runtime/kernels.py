@@ -33,6 +33,7 @@ from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.lowering.index_rules import broadcast_sites
 from nimble.reference import conforms, describe, tensor_mismatch, where
+from nimble.runtime import bounds
 from nimble.runtime.launcher import LAUNCH, launch_spec
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.sync import MAILBOX_WORDS
@@ -332,6 +333,24 @@ class KernelEntry:
         self.fn(data_pointer(parts[0]))
         for other in others:
             other.result()
+
+
+def check_launches(entry: KernelEntry) -> None:
+    """Make each launch of `entry` (a kernel compiled with bounds checks) fail, after it
+    ran, if it indexed a buffer out of bounds (`runtime.bounds`)."""
+    launch = entry.launch
+    inputs = [str(p.type) for p in entry.params]
+    outputs = [str(v.type) for v in entry.outputs]
+
+    def checked(*args: Any) -> None:
+        bounds.take()  # (a previous launch's, already reported)
+        launch(*args)
+        code = bounds.take()
+        if code:
+            raise entry._fail(f"indexed {bounds.describe(code, inputs, outputs)} out of bounds "
+                              "(NIMBLE_CHECK_BOUNDS: nothing was read or written there)")
+
+    entry.launch = checked
 
 
 class _Fast(NamedTuple):

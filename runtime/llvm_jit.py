@@ -23,7 +23,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Collection
-from functools import cache
+from functools import cache, partial
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -32,7 +32,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
-from nimble.runtime import cpu_target, jit_pool, kernel_cache, sync
+from nimble.runtime import bounds, cpu_target, jit_pool, kernel_cache, sync
 from nimble.runtime.collector import fewer_collections
 from nimble.runtime.cpu_target import CpuTarget
 from nimble.runtime.kernel_cache import KernelCache
@@ -70,6 +70,8 @@ def _initialise() -> None:
     for name in _LIBGCC:
         if hasattr(libgcc, name):  # GCC 12 and later
             llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
+    for name, address in bounds.symbols().items():  # (what checked kernels refer to)
+        llvm.add_symbol(name, address)
     # The chunks' barriers and shared buffers, which cooperative kernels call.
     engine = _engine(sync.SOURCE, _machine())
     _SUPPORT.append(engine)
@@ -212,7 +214,10 @@ class KernelCode:
     def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
                  cpu: CpuTarget | None = None, cache: KernelCache | None = kernel_cache.DEFAULT):
         self._pending = {k.sym_name.data: k for k in kernels}
-        self._lower = lower  # loop-level kernels -> the `llvm` dialect
+        self.checked = bounds.enabled()
+        """Whether the kernels are compiled with bounds checks (`runtime.bounds`)."""
+        self._lower = partial(lower, check_bounds=True) if self.checked else lower
+        # (loop-level kernels -> the `llvm` dialect)
         self.cpu = cpu or cpu_target.default()
         """The CPU the kernels are compiled for."""
         self.cache = kernel_cache.default_cache() if cache is kernel_cache.DEFAULT else cache
@@ -237,6 +242,7 @@ class KernelCode:
         code = cls([], lambda m: m, cpu, cache=None)
         for names, data in objects:
             code._add(JitModule.from_object(data, names))
+        code.checked = any(bounds.is_checked(data) for _, data in objects)
         return code
 
     @property
@@ -304,7 +310,8 @@ class KernelCode:
             with fewer_collections():
                 texts = {n: known.get(n) or str(k) for n, k in kernels.items()}
                 self._texts.update(texts)
-                keys = {n: kernel_cache.kernel_key(t, self.cpu) for n, t in texts.items()} if self.cache else {}
+                keys = {n: kernel_cache.kernel_key(t, self.cpu, self.checked) for n, t in texts.items()} \
+                    if self.cache else {}
                 missed = [n for n in names if not self._load_cached(n, keys.get(n))]
                 ready = [(n, streamed[n][0]) for n in missed if n in streamed]
                 self.streamed += [n for n, _ in ready if streamed[n][1]]
@@ -355,7 +362,8 @@ class KernelStream:
 
     def __init__(self, lower: Callable[[ModuleOp], ModuleOp], cpu: CpuTarget | None = None,
                  cache: KernelCache | None = None, workers: int | None = None):
-        self._lower = lower
+        self.checked = bounds.enabled()  # (as `KernelCode.checked`)
+        self._lower = partial(lower, check_bounds=True) if self.checked else lower
         self.cpu = cpu or cpu_target.default()
         self.cache = cache
         self.texts: dict[str, str] = {}
@@ -367,7 +375,7 @@ class KernelStream:
         """`kernel` (a CPU kernel) is final: compile it."""
         name = kernel.sym_name.data
         self.texts[name] = text = str(kernel)
-        if self.cache is not None and self.cache.get(kernel_cache.kernel_key(text, self.cpu)) is not None:
+        if self.cache is not None and self.cache.get(kernel_cache.kernel_key(text, self.cpu, self.checked)) is not None:
             return
         self._kernels[name] = kernel
         self._stream.add(name, weight=len(text))

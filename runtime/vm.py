@@ -34,7 +34,7 @@ from nimble.dialects.shape import failure_message
 from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
 from nimble.runtime.allocator import MemoryLimit, Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
-from nimble.runtime.kernels import KernelEntry, LaunchError
+from nimble.runtime.kernels import KernelEntry, LaunchError, check_launches
 from nimble.runtime.opencl import ClStorage, ClTensor
 from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 from nimble.runtime.replay import NotReplayable, Recording, Replays
@@ -197,6 +197,7 @@ class VirtualMachine:
 
         self.program = program
         self.code = code  # the CPU kernels' machine code (`llvm_jit.KernelCode`), alive as long as the VM
+        self.checked = bool(getattr(code, "checked", False))  # (kernels compiled with bounds checks; a dict in tests)
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
@@ -284,6 +285,8 @@ class VirtualMachine:
             entry = kind(k.name, functools.partial(code.address, k.name), group, k.parallel, k.variant, k.work)
             if not entry.fit(k.abi):
                 raise BytecodeError(f"kernel '{k.name}' was compiled for other argument types than its group has")
+            if code.checked:
+                check_launches(entry)
             self.kernels.append(entry)
 
     # -- running -------------------------------------------------------------------------
@@ -310,7 +313,8 @@ class VirtualMachine:
         if index is None:
             raise VMError(f"the module has no function @{name}")
         args = list(args)
-        if self.profile is None and self.max_steps is None and self.per_thread.recording is None:
+        if self.profile is None and self.max_steps is None and self.per_thread.recording is None \
+                and not self.checked:  # (a replayed run skips the bounds checks)
             key, trace = self.replays.lookup(index, args)
             if trace is not None and (trace.workers is None or trace.workers is current_workers()) \
                     and trace.lock.acquire(blocking=False):
