@@ -31,7 +31,7 @@ from nimble.dialects import device, loop
 from nimble.dialects.graph import ConstantOp, Conv2dOp, FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
 from nimble.lowering import winograd
-from nimble.lowering.index_rules import broadcast_sites
+from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.shared_forms import shared_forms
 from nimble.passes.fuse_ops import outline

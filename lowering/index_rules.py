@@ -58,39 +58,6 @@ def broadcast_index(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim],
     return numpy_broadcast(kb, value, out_dims, idx)
 
 
-def broadcast_sites(op: Operation) -> list[tuple[SSAValue, int, SSAValue, int]]:
-    """(operand, axis, result, axis) pairs where a `?` operand dim may be stretched
-    (a 1 broadcast to the result's size) by numpy broadcasting in `op`. The
-    `no_stretch` kernel variant assumes none is; its caller checks that before use."""
-    if isinstance(op, graph.MatmulOp):
-        result = op.result
-        out_batch = len(result.type.get_shape()) - (len(op.lhs.type.get_shape()) > 1) - (len(op.rhs.type.get_shape()) > 1)
-        sites = []
-        for operand in (op.lhs, op.rhs):
-            shape = operand.type.get_shape()
-            batch = shape[:-2]
-            for j, d in enumerate(batch):
-                if d < 0:
-                    sites.append((operand, j, result, out_batch - len(batch) + j))
-        return sites
-    if type(op) not in SCALAR and not isinstance(op, graph.BroadcastToOp) or isinstance(op, graph.BatchNormOp):
-        return []
-    tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
-    if len(tensors) < 2 and not isinstance(op, graph.BroadcastToOp):
-        return []  # one operand: its shape is the result's, nothing stretches
-    result = op.results[0]
-    rank = len(result.type.get_shape())
-    sites = []
-    for operand in op.operands:
-        if not isinstance(operand.type, TensorType):
-            continue
-        shape = operand.type.get_shape()
-        for j, d in enumerate(shape):
-            if d < 0:
-                sites.append((operand, j, result, rank - len(shape) + j))
-    return sites
-
-
 # ------------------------------------------------------------------------------------
 # Injective ops
 

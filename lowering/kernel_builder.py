@@ -146,7 +146,7 @@ class KernelBuilder:
     def __init__(self, group: FusedOp, name: str, no_stretch: bool = False, pixel_panels: bool = False,
                  device: bool = False, winograd: bool = False):
         self.no_stretch = no_stretch
-        """Assume no `?` dim is stretched by broadcasting (see `index_rules.broadcast_sites`)."""
+        """Assume no `?` dim is stretched by broadcasting (see `graph.broadcasting.broadcast_sites`)."""
         self.winograd = winograd
         """Compute a conv whose form sizes known only at run time decide (`winograd.wanted`)
         in the Winograd form: the host launches this kernel when they ask for it."""

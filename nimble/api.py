@@ -8,7 +8,6 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from nimble.diagnostics import verify_module
-from nimble.frontend import parse_nb
 from nimble.parser import parse_mlir
 from nimble.reference import run as _run
 from nimble.registry import make_context
@@ -28,6 +27,8 @@ def parse(source: str | os.PathLike[str], name: str | None = None, verify: bool 
         return import_onnx(source)
     text, name = _read(source, name)
     if name.endswith(".nb"):
+        from nimble.frontend import parse_nb  # (lark: imported for `.nb` text only)
+
         return parse_nb(text, name)
     module = parse_mlir(make_context(), text, name)
     if verify:

@@ -51,7 +51,7 @@ from nimble.dialects.graph.types import join_types, numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 from nimble.lowering import winograd
 from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
-from nimble.lowering.index_rules import broadcast_sites
+from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 
 

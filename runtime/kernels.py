@@ -31,7 +31,7 @@ from nimble.dialects.graph import ConcatOp, GraphOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.shape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
-from nimble.lowering.index_rules import broadcast_sites
+from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.reference import conforms, describe, tensor_mismatch, where
 from nimble.runtime import bounds
 from nimble.runtime.launcher import LAUNCH, launch_spec

@@ -1,0 +1,52 @@
+"""A saved model loads and runs with the runtime alone: no frontend, no lark, no pass and
+no lowering is imported (issue: a runtime that needs no compiler)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nimble
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+COMPILER = ("lark", "onnx", "nimble.frontend", "nimble.passes", "nimble.lowering", "nimble.compile",
+            "nimble.fuzz")
+
+
+def test_a_saved_model_runs_without_importing_the_compiler(tmp_path):
+    for name in ("lstm", "resnet18"):
+        nimble.compile(EXAMPLES / f"{name}.nb").save(tmp_path / f"{name}.nbc")
+    script = textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        import nimble.runtime
+
+        rng = np.random.default_rng(0)
+        lstm = nimble.runtime.load({str(tmp_path / "lstm.nbc")!r})
+        xs = rng.standard_normal((3, 2, 64)).astype(np.float32)
+        h0 = rng.standard_normal((2, 128)).astype(np.float32)
+        w = rng.standard_normal((512, 192)).astype(np.float32) * 0.1
+        (h,) = lstm.run(xs, h0, h0, w, np.zeros(512, np.float32))
+        assert h.shape == (2, 128) and np.all(np.isfinite(h))
+        resnet = nimble.runtime.load({str(tmp_path / "resnet18.nbc")!r})
+        args = [rng.standard_normal([1 if d < 0 else d for d in t.get_shape()]).astype(np.float32) * 0.1
+                for t in resnet.signatures["main"][0].inputs.data]
+        args[0] = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+        (y,) = resnet.run(*args)
+        assert y.shape == (1, 1000)
+        print(" ".join(m for m in sorted(sys.modules) if m.startswith({COMPILER!r})))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path)  # (not the checkout: its `nimble/` would shadow the installed package)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "", f"imported: {result.stdout.strip()}"
+
+
+def test_the_package_names_still_resolve():
+    import nimble.compile  # noqa: F401 (the module of the same name as the function)
+
+    assert callable(nimble.compile) and nimble.compile.__name__ == "compile"
+    assert nimble.load.__module__ == "nimble.runtime.executable"
+    assert {"compile", "load", "parse", "interpret", "Executable"} <= set(dir(nimble))
