@@ -4,10 +4,11 @@ with what lark expected spelled in words rather than token names."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr
+if TYPE_CHECKING:  # (lark is imported where a syntax error is described: the CLIs catch these errors
+    from lark import Token  # without parsing `.nb` text)
+    from lark.exceptions import UnexpectedInput
 
 # Words for the named terminals of nimble.lark; literal tokens are shown quoted.
 TERMINAL_WORDS = {
@@ -56,6 +57,8 @@ def describe_terminal(name: str, terminals: dict[str, object]) -> str:
         return TERMINAL_WORDS[name]
     term = terminals.get(name)
     pattern = getattr(term, "pattern", None)
+    from lark.lexer import PatternStr
+
     if isinstance(pattern, PatternStr):
         return f"'{pattern.value}'"
     return name.lower()
@@ -78,6 +81,8 @@ def _found(token: Token, terminals: dict[str, object]) -> str:
 
 def syntax_error(e: UnexpectedInput, text: str, file: str, terminals: dict[str, object]) -> SourceError:
     """A lark error as a SourceError whose message says what was expected, in words."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     if isinstance(e, UnexpectedCharacters):
         message = f"unexpected character '{text[e.pos_in_stream]}'"
         line, column = e.line, e.column

@@ -21,16 +21,31 @@ from typing import Any
 import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from nimble.compile import JIT_MODES, TARGETS, Executable, compile, load
 from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
 from nimble.diagnostics import OpError
+from nimble.pipelines import JIT_MODES, TARGETS
 from nimble.reference import InterpreterError, where
-from nimble.frontend.onnx import OnnxImportError
+from nimble.runtime.executable import Executable, load
 from nimble.runtime.opencl import OpenCLError
 from nimble.runtime.bytecode import BytecodeError
 
 BYTECODE_SUFFIX = ".nbc"
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    """What is reported in one line, not as a traceback: the errors of bad input. (The
+    ONNX importer's, only if it was imported: running a `.nbc` imports no compiler.)"""
+    errors = [ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError,
+              OpenCLError]
+    onnx = sys.modules.get("nimble.frontend.onnx.common")
+    return (*errors, onnx.OnnxImportError) if onnx is not None else tuple(errors)
+
+
+def compile(*args: Any, **kwargs: Any) -> Executable:  # noqa: A001 (nimble.compile, imported when used)
+    from nimble.compile import compile as compile_model
+
+    return compile_model(*args, **kwargs)
 
 
 def _located(e: Exception) -> str:
@@ -197,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nimble.api import interpret, parse
 
             expected = interpret(parse(args.file), *values, entry=exe.entry)
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError,
-            OpenCLError, OnnxImportError) as e:
+    except _errors() as e:
         print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
@@ -228,8 +242,7 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
         exe = compile(args.file, target=args.target, entry=args.entry, opencl_device=args.opencl_device,
                       cpu=args.cpu, cpu_features=args.cpu_features, progress=progress_line(args.quiet))
         exe.save(output)
-    except (ParseError, DiagnosticException, FrontendError, InterpreterError, BytecodeError, ValueError, OSError,
-            OpenCLError, OnnxImportError) as e:
+    except _errors() as e:
         print(f"nimble-compile: error: {_located(e)}", file=sys.stderr)
         return 1
     on_device = sum(k.device != "cpu" for k in exe.program.kernels)

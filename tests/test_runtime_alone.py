@@ -50,3 +50,19 @@ def test_the_package_names_still_resolve():
     assert callable(nimble.compile) and nimble.compile.__name__ == "compile"
     assert nimble.load.__module__ == "nimble.runtime.executable"
     assert {"compile", "load", "parse", "interpret", "Executable"} <= set(dir(nimble))
+
+
+def test_nimble_run_of_a_saved_model_imports_no_compiler(tmp_path):
+    """`nimble-run model.nbc` loads no parser and no pass (the frontend's error classes,
+    which it reports, are plain Python)."""
+    nimble.compile(EXAMPLES / "lstm.nb").save(tmp_path / "lstm.nbc")
+    script = textwrap.dedent(f"""
+        import sys
+        from nimble.run_cli import main
+        assert main([{str(tmp_path / "lstm.nbc")!r}, "--dim", "3"]) == 0
+        allowed = {{"nimble.frontend", "nimble.frontend.errors"}}
+        print("imported:", " ".join(m for m in sorted(sys.modules) if m.startswith({COMPILER!r}) and m not in allowed))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("imported:"), result.stdout[-2000:]
