@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from nimble.dialects.index_semantics import ceil_div, floor_div
 from nimble.dialects import arith, dim_expr
 from nimble.dialects import shape
 from nimble.dialects.dim_expr import Expr
@@ -99,8 +100,8 @@ INT_BINARY: dict[str, Callable[[int, int], int]] = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a // b,
-    "ceildiv": lambda a, b: -(-a // b),
+    "floordiv": floor_div,
+    "ceildiv": ceil_div,
     "max": max,
     "min": min,
 }

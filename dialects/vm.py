@@ -24,11 +24,13 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, i64
-from xdsl.ir import Attribute, Block, Dialect, Region
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator, SymbolOpInterface
+
+from nimble.dialects import arith
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -66,8 +68,14 @@ def _reg(v: int) -> str:
     return f"r{v}"
 
 
-BINARY = ("add", "sub", "mul", "div", "floordiv", "ceildiv", "rem", "max", "min", "and", "or", "xor")
-"""Scalar integer (index) arithmetic, one instruction each: `vm.add r3, r1, r2`."""
+BINARY_OPS: dict[str, type[Operation]] = {
+    "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp,
+    "floordiv": arith.FloorDivSIOp, "ceildiv": arith.CeilDivSIOp, "rem": arith.RemSIOp,
+    "max": arith.MaxSIOp, "min": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp,
+}
+"""Scalar integer (index) arithmetic, one instruction each (`vm.add r3, r1, r2`): the
+`arith` op each mnemonic computes (`dialects/index_semantics.py` says how)."""
+BINARY = tuple(BINARY_OPS)
 CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 """`vm.cmp` predicates (signed), by immediate."""
 

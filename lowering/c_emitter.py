@@ -46,7 +46,7 @@ from xdsl.traits import is_side_effect_free
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.lowering.c_tiles import NotTileable, TileEmitter
-from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
+from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS, ceil_div
 
 
 REMAINDER_WIDTH = 4
@@ -736,10 +736,7 @@ def _trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
 
 
 _INDEX_OPS: dict[type[Operation], Callable[..., int]] = {
-    arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
-    arith.DivSIOp: trunc_div, arith.RemSIOp: lambda a, b: a - b * trunc_div(a, b),
-    arith.FloorDivSIOp: floor_div, arith.CeilDivSIOp: ceil_div, arith.MaxSIOp: max, arith.MinSIOp: min,
-    arith.AndIOp: lambda a, b: a & b, arith.OrIOp: lambda a, b: a | b,
+    **INDEX_BINARY,
     arith.IndexCastOp: lambda a: a, arith.ExtSIOp: lambda a: a,
     arith.SelectOp: lambda c, a, b: a if c else b,
 }

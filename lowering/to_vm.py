@@ -46,11 +46,7 @@ from nimble.passes.plan_memory import PLAN_ATTR
 from nimble.reference import INDEX_COMPARISONS, where
 
 
-_BINARY: dict[type[Operation], str] = {
-    arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul", arith.DivSIOp: "div",
-    arith.FloorDivSIOp: "floordiv", arith.CeilDivSIOp: "ceildiv", arith.RemSIOp: "rem",
-    arith.MaxSIOp: "max", arith.MinSIOp: "min", arith.AndIOp: "and", arith.OrIOp: "or", arith.XOrIOp: "xor",
-}
+_BINARY: dict[type[Operation], str] = {op: name for name, op in vm.BINARY_OPS.items()}
 
 
 def dtype_name(element_type: Any) -> str:

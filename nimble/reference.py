@@ -22,6 +22,7 @@ from nimble.dialects.graph.adt import AdtType, AdtValue
 from nimble.dialects.graph.control import ConditionOp, YieldOp
 from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype, symbolic_dims
+from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
 from nimble.dialects.interfaces import EvalContext, HasReference
 from nimble.dialects.shape import ShapeType
 from nimble.parser import location_of
@@ -30,23 +31,6 @@ from nimble.parser import location_of
 class InterpreterError(Exception):
     """A program could not be evaluated: bad inputs, a failed run-time check, or an op
     without reference semantics. The message names the op and its source location."""
-
-
-def trunc_div(a: int, b: int) -> int:
-    if b == 0:
-        raise ZeroDivisionError("index division by zero")
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def floor_div(a: int, b: int) -> int:
-    if b == 0:
-        raise ZeroDivisionError("index division by zero")
-    return a // b
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -floor_div(-a, b)
 
 
 def _constant(op: arith.ConstantOp, args: Sequence[Any]) -> list[Any]:
@@ -58,13 +42,6 @@ def _constant(op: arith.ConstantOp, args: Sequence[Any]) -> list[Any]:
     if isinstance(value, FloatAttr):
         return [value.value.data]
     raise InterpreterError(f"unsupported arith.constant value {value}")
-
-
-INDEX_COMPARISONS: dict[int, Callable[[int, int], bool]] = {
-    # arith.cmpi's signed and equality predicates (eq, ne, slt, sle, sgt, sge)
-    0: lambda a, b: a == b, 1: lambda a, b: a != b,
-    2: lambda a, b: a < b, 3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
-}
 
 
 def _cmpi(op: arith.CmpiOp, args: Sequence[Any]) -> list[Any]:
@@ -81,18 +58,7 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Operation, Sequence[Any]
 # The xdsl ops Nimble uses on scalars, by class (a table, not a chain of ifs).
 XDSL_SEMANTICS: dict[type[Operation], Callable[[Any, Sequence[Any]], list[Any]]] = {
     arith.ConstantOp: _constant,
-    arith.AddiOp: _binary(lambda a, b: a + b),
-    arith.SubiOp: _binary(lambda a, b: a - b),
-    arith.MuliOp: _binary(lambda a, b: a * b),
-    arith.DivSIOp: _binary(trunc_div),
-    arith.FloorDivSIOp: _binary(floor_div),
-    arith.CeilDivSIOp: _binary(ceil_div),
-    arith.RemSIOp: _binary(lambda a, b: a - b * trunc_div(a, b)),
-    arith.MaxSIOp: _binary(max),
-    arith.MinSIOp: _binary(min),
-    arith.AndIOp: _binary(lambda a, b: a & b),
-    arith.OrIOp: _binary(lambda a, b: a | b),
-    arith.XOrIOp: _binary(lambda a, b: a ^ b),
+    **{cls: _binary(fn) for cls, fn in INDEX_BINARY.items()},
     arith.CmpiOp: _cmpi,
     arith.SelectOp: lambda op, args: [args[1] if args[0] else args[2]],
     arith.IndexCastOp: lambda op, args: [int(args[0])],

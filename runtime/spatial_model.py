@@ -51,6 +51,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
 
 
 @dataclass(frozen=True)
@@ -184,14 +185,8 @@ def _positive(text: str, name: str) -> int:
     return value
 
 
-_INDEX_ARITH = {
-    arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b, arith.MuliOp: lambda a, b: a * b,
-    arith.MaxSIOp: max, arith.MinSIOp: min,
-    arith.DivSIOp: lambda a, b: int(a / b), arith.CeilDivSIOp: lambda a, b: -(-a // b),
-    arith.FloorDivSIOp: lambda a, b: a // b, arith.RemSIOp: lambda a, b: int(math.fmod(a, b)),
-}
-_CMP = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
-        4: lambda a, b: a > b, 5: lambda a, b: a >= b}
+_INDEX_ARITH = INDEX_BINARY  # (dialects/index_semantics.py: no float division, which loses exactness past 2^53)
+_CMP = INDEX_COMPARISONS
 
 
 # ---------------------------------------------------------------------------------------

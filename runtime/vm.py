@@ -16,7 +16,6 @@ function and instruction.
 from __future__ import annotations
 
 import functools
-import operator
 import os
 import threading
 import time
@@ -31,7 +30,7 @@ from nimble.dialects import vm
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
 from nimble.dialects.shape import failure_message
-from nimble.reference import INDEX_COMPARISONS, ceil_div, floor_div, trunc_div
+from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
 from nimble.runtime.allocator import MemoryLimit, Storage, StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program, dtype_of
 from nimble.runtime.kernels import KernelEntry, LaunchError, check_launches
@@ -124,15 +123,10 @@ def _int(v: Any) -> int:
     return int(v)
 
 
-# Index arithmetic on Python ints, with the reference interpreter's division semantics
-# (values of other types raise TypeError, division by zero ZeroDivisionError: both are
-# reported as a VMError; allocation converts sizes with `_int`).
-_BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
-    "div": trunc_div, "floordiv": floor_div, "ceildiv": ceil_div,
-    "rem": lambda a, b: a - b * trunc_div(a, b),
-    "max": max, "min": min, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
-}
+# Index arithmetic on Python ints, as `dialects/index_semantics.py` defines it (values of
+# other types raise TypeError, division by zero ZeroDivisionError: both are reported as a
+# VMError; allocation converts sizes with `_int`).
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {name: INDEX_BINARY[op] for name, op in vm.BINARY_OPS.items()}
 
 
 def outlined_op(function: Any) -> Any | None:

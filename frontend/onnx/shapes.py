@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 from nimble.dialects import arith
 from nimble.dialects import graph, shape
 from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
-from nimble.reference import trunc_div
+from nimble.dialects.index_semantics import trunc_div
 
 # ---------------------------------------------------------------------------------------
 # Shape computations: int64 tensors holding dims (`Shape`, then Gather/Concat/... of it)
