@@ -51,6 +51,7 @@ from nimble.dialects import arith, llvm
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.runtime import bounds
+from nimble.runtime.llvm_jit import LIBM
 
 PTR = llvm.LLVMPointerType()
 _FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
@@ -106,7 +107,11 @@ _INTRINSICS: dict[type[Operation], str] = {
 _LIBM: dict[type[Operation], tuple[str, str]] = {
     xmath.TanhOp: ("tanhf", "tanh"),
     xmath.ErfOp: ("erff", "erf"),
+    **{op: (f"{op.name[5:]}f", op.name[5:]) for op in (xmath.TanOp, xmath.AsinOp, xmath.AcosOp, xmath.AtanOp,
+                                                       xmath.SinhOp, xmath.CoshOp, xmath.AsinhOp, xmath.AcoshOp,
+                                                       xmath.AtanhOp)},
 }
+assert all(name in LIBM for names in _LIBM.values() for name in names)  # (the runtime binds these)
 
 
 def _suffix(t: Attribute) -> str:

@@ -202,6 +202,14 @@ def _batch_norm(emit: Emit, op: graph.BatchNormOp, args: Sequence[SSAValue]) -> 
     return emit(arith.AddfOp(emit(arith.MulfOp(emit(arith.MulfOp(centred, inv)), scale)), bias))
 
 
+TRIGONOMETRIC: dict[type[Operation], type[Operation]] = {
+    graph.TanOp: xmath.TanOp, graph.AsinOp: xmath.AsinOp, graph.AcosOp: xmath.AcosOp, graph.AtanOp: xmath.AtanOp,
+    graph.SinhOp: xmath.SinhOp, graph.CoshOp: xmath.CoshOp, graph.AsinhOp: xmath.AsinhOp,
+    graph.AcoshOp: xmath.AcoshOp, graph.AtanhOp: xmath.AtanhOp,
+}
+"""`dialects/graph/trigonometry.py`'s ops and the `math` op each computes an element with."""
+
+
 SCALAR: dict[type[Operation], Rule] = {
     graph.AddOp: _typed(arith.AddfOp, arith.AddiOp),
     graph.SubOp: _typed(arith.SubfOp, arith.SubiOp),
@@ -232,6 +240,7 @@ SCALAR: dict[type[Operation], Rule] = {
     graph.RoundOp: _unary_math(xmath.RoundEvenOp),
     graph.SinOp: _unary_math(xmath.SinOp),
     graph.CosOp: _unary_math(xmath.CosOp),
+    **{op: _unary_math(function) for op, function in TRIGONOMETRIC.items()},
     graph.NotOp: _not,
     graph.IsNanOp: _is_nan,
     graph.IsInfOp: _is_inf,

@@ -48,7 +48,10 @@ def _new_lock() -> None:  # (in a forked compile worker)
 
 
 os.register_at_fork(after_in_child=_new_lock)
-_LIBM = ("tanhf", "tanh", "erff", "erf")
+LIBM = ("tanhf", "tanh", "erff", "erf", "tanf", "tan", "asinf", "asin", "acosf", "acos", "atanf", "atan", "sinhf",
+        "sinh", "coshf", "cosh", "asinhf", "asinh", "acoshf", "acosh", "atanhf", "atanh")
+"""The C library's math functions kernels may call (`lower-loops-to-llvm`'s `_LIBM`):
+bound in every process that loads object code."""
 _LIBC = ("malloc", "free", "sched_yield", "syscall")
 _LIBGCC = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2")
 """Half-precision conversions LLVM calls where the CPU has no instruction for them
@@ -63,7 +66,7 @@ def _initialise() -> None:
     # The C functions kernels call, bound to this process's libm and libc.
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    for lib, names in ((libm, _LIBM), (libc, _LIBC)):
+    for lib, names in ((libm, LIBM), (libc, _LIBC)):
         for name in names:
             llvm.add_symbol(name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value)
     libgcc = ctypes.CDLL(ctypes.util.find_library("gcc_s") or "libgcc_s.so.1")

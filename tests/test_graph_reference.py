@@ -37,9 +37,19 @@ UNARY = {
     "round": np.round,
     "sin": np.sin,
     "cos": np.cos,
+    "tan": np.tan,
+    "asin": lambda x: np.arcsin(np.tanh(x)),
+    "acos": lambda x: np.arccos(np.tanh(x)),
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": lambda x: np.arccosh(np.abs(x) + 1),
+    "atanh": lambda x: np.arctanh(np.tanh(x)),
 }
 # Inputs for ops with restricted domains, so the reference and numpy see the same values.
-DOMAIN = {"log": lambda x: np.abs(x) + 0.1, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1}
+DOMAIN = {"log": lambda x: np.abs(x) + 0.1, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1,
+          "asin": np.tanh, "acos": np.tanh, "atanh": np.tanh, "acosh": lambda x: np.abs(x) + 1}
 
 
 @pytest.mark.parametrize("op", sorted(UNARY))

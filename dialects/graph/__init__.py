@@ -85,10 +85,22 @@ from nimble.dialects.graph.nn import (
 )
 from nimble.dialects.graph.reduce import ArgmaxOp, CumSumOp, ReduceMaxOp, ReduceMeanOp, ReduceSumOp
 from nimble.dialects.graph.slice import SliceOp
+from nimble.dialects.graph.trigonometry import (
+    TRIGONOMETRIC_OPS,
+    AcoshOp,
+    AcosOp,
+    AsinhOp,
+    AsinOp,
+    AtanhOp,
+    AtanOp,
+    CoshOp,
+    SinhOp,
+    TanOp,
+)
 from nimble.dialects.graph.vision import NmsOp, RoiAlignOp
 
 OPERATIONS = [
-    *BINARY_OPS, PowOp, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *FLOAT_CLASS_OPS, ClipOp, CastOp,
+    *BINARY_OPS, PowOp, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *TRIGONOMETRIC_OPS, *FLOAT_CLASS_OPS, ClipOp, CastOp,
     MatmulOp, DenseOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp, CumSumOp,

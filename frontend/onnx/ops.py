@@ -34,6 +34,8 @@ _UNARY: dict[str, type[Operation]] = {
     "Abs": graph.AbsOp, "Neg": graph.NegOp, "Exp": graph.ExpOp, "Log": graph.LogOp, "Sqrt": graph.SqrtOp,
     "Tanh": graph.TanhOp, "Sigmoid": graph.SigmoidOp, "Relu": graph.ReluOp, "Erf": graph.ErfOp, "Not": graph.NotOp,
     "Floor": graph.FloorOp, "Ceil": graph.CeilOp, "Round": graph.RoundOp, "Sin": graph.SinOp, "Cos": graph.CosOp,
+    "Tan": graph.TanOp, "Asin": graph.AsinOp, "Acos": graph.AcosOp, "Atan": graph.AtanOp, "Sinh": graph.SinhOp,
+    "Cosh": graph.CoshOp, "Asinh": graph.AsinhOp, "Acosh": graph.AcoshOp, "Atanh": graph.AtanhOp,
     "IsNaN": graph.IsNanOp,
 }
 _BINARY: dict[str, type[Operation]] = {

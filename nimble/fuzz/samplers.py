@@ -446,7 +446,7 @@ SAMPLERS: dict[str, Callable[[ProgramGenerator], None]] = {
     **{cls.name: _unary(cls) for cls in (
         graph.AbsOp, graph.CeilOp, graph.CosOp, graph.ErfOp, graph.ExpOp, graph.FloorOp, graph.GeluOp,
         graph.LogOp, graph.NegOp, graph.ReluOp, graph.RoundOp, graph.RsqrtOp, graph.SigmoidOp, graph.SinOp,
-        graph.SqrtOp, graph.TanhOp, graph.IsNanOp)},
+        graph.SqrtOp, graph.TanhOp, graph.IsNanOp, *graph.TRIGONOMETRIC_OPS)},
     **{cls.name: _binary(cls) for cls in (
         graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.MaximumOp, graph.MinimumOp, graph.PowOp)},
     **{cls.name: _compare(cls) for cls in (graph.LessOp, graph.GreaterOp, graph.EqualOp)},

@@ -839,3 +839,11 @@ func.func @from_elements_bools(%n: index) {
   %t = graph.from_elements %n : tensor<1xi1>
   func.return
 }
+
+// -----
+
+func.func @atanh_of_ints(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.atanh' op operand must be a float tensor, not i32}}
+  %y = graph.atanh %x : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}

@@ -485,3 +485,30 @@ func.func @dims_as_data(%x: tensor<?x?xf32>) -> tensor<2xi64> {
   %t = graph.from_elements %n, %m : tensor<2xi64>
   func.return %t : tensor<2xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @trigonometric
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> tensor<?x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = graph.tan %[[X]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = graph.asin %[[V0]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = graph.acos %[[V1]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = graph.atan %[[V2]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = graph.sinh %[[V3]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = graph.cosh %[[V4]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = graph.asinh %[[V5]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = graph.acosh %[[V6]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = graph.atanh %[[V7]] : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: func.return %[[V8]] : tensor<?x4xf32>
+func.func @trigonometric(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = graph.tan %x : tensor<?x4xf32> -> tensor<?x4xf32>
+  %1 = graph.asin %0 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %2 = graph.acos %1 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %3 = graph.atan %2 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %4 = graph.sinh %3 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %5 = graph.cosh %4 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %6 = graph.asinh %5 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %7 = graph.acosh %6 : tensor<?x4xf32> -> tensor<?x4xf32>
+  %8 = graph.atanh %7 : tensor<?x4xf32> -> tensor<?x4xf32>
+  func.return %8 : tensor<?x4xf32>
+}
