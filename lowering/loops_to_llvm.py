@@ -890,9 +890,15 @@ class _FunctionLowering:
         t = op.results[0].type
         if not isinstance(t, AnyFloat):
             raise LLVMLoweringError(f"'{op.name}' on {t} is not supported")
+        x = self.v(op.operands[0])
+        if t.bitwidth < 32:  # (f16, bf16: no C function takes them; computed in f32, rounded back)
+            wide = self.emit(llvm.FPExtOp(x, f32))
+            name = _LIBM[type(op)][0]
+            y = self.emit(llvm.CallOp(self.external(name, f32, [f32]), wide, return_type=f32))
+            self.values[op.results[0]] = self.emit(llvm.FPTruncOp(y, t))
+            return
         name = _LIBM[type(op)][0 if t == f32 else 1]
-        self.values[op.results[0]] = self.emit(llvm.CallOp(self.external(name, t, [t]), self.v(op.operands[0]),
-                                                           return_type=t))
+        self.values[op.results[0]] = self.emit(llvm.CallOp(self.external(name, t, [t]), x, return_type=t))
 
     _LANE_COMBINE = {vector.CombiningKindFlag.ADD: "add", vector.CombiningKindFlag.MUL: "mul",
                      vector.CombiningKindFlag.MAXIMUMF: "max", vector.CombiningKindFlag.MINIMUMF: "min"}

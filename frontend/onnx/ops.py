@@ -236,6 +236,20 @@ def _global_avg_pool(b, n, xs, a):
     return [b.op(graph.GlobalAvgPool2dOp, [xs[0]])]
 
 
+def _global_max_pool(b, n, xs, a):
+    """The max over every spatial dim, kept as 1s: a reduce_max (any rank from 3)."""
+    rank = rank_of(xs[0])
+    if rank < 3:
+        raise OnnxImportError(f"{b.where()}: the input must have rank >= 3 (N, C, spatial dims)")
+    return [b.op(graph.ReduceMaxOp, [xs[0]], axes=list(range(2, rank)), keepdims=True)]
+
+
+def _mean(b, n, xs, a):
+    """The inputs' sum (broadcast together) over their count."""
+    (total,) = _variadic(graph.AddOp)(b, n, xs, a)
+    return [b.op(graph.DivOp, [total, scalar(b, float(len(xs)), total)])]
+
+
 def _batch_norm(b, n, xs, a):
     if a.get("training_mode", 0):
         raise OnnxImportError(f"{b.where()}: training mode is not supported")
@@ -509,6 +523,26 @@ def _selu(b, x, a):
     return b.op(graph.MulOp, [_elu(b, x, {"alpha": alpha}), scalar(b, gamma, x)])
 
 
+def _celu(b, x, a):  # max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): alpha * elu(x / alpha)
+    alpha = scalar(b, a.get("alpha", 1.0), x)
+    return b.op(graph.MulOp, [_elu(b, b.op(graph.DivOp, [x, alpha]), {"alpha": 1.0}), alpha])
+
+
+def _mish(b, x, a):  # x * tanh(softplus(x))
+    return b.op(graph.MulOp, [x, b.op(graph.TanhOp, [_softplus(b, x, a)])])
+
+
+def _swish(b, x, a):  # x * sigmoid(alpha * x)
+    return b.op(graph.MulOp, [x, b.op(graph.SigmoidOp, [b.op(graph.MulOp, [x, scalar(b, a.get("alpha", 1.0), x)])])])
+
+
+def _shrink(b, x, a):  # x + bias below -lambd, x - bias above lambd, 0 between
+    bias, lambd = scalar(b, a.get("bias", 0.0), x), a.get("lambd", 0.5)
+    above = b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, scalar(b, lambd, x)]), b.op(graph.SubOp, [x, bias]),
+                                 scalar(b, 0, x)])
+    return b.op(graph.WhereOp, [b.op(graph.LessOp, [x, scalar(b, -lambd, x)]), b.op(graph.AddOp, [x, bias]), above])
+
+
 def _thresholded_relu(b, x, a):
     return b.op(graph.WhereOp, [b.op(graph.GreaterOp, [x, scalar(b, a.get("alpha", 1.0), x)]), x, scalar(b, 0, x)])
 
@@ -559,6 +593,7 @@ CONVERTERS: dict[str, Converter] = {
     "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm,
     "Conv": _one_dimensional(_conv), "MaxPool": _one_dimensional(_max_pool),
     "AveragePool": _one_dimensional(_avg_pool), "GlobalAveragePool": _global_avg_pool,
+    "GlobalMaxPool": _global_max_pool, "Mean": _mean,
     "BatchNormalization": _batch_norm, "InstanceNormalization": _instance_norm, "Softmax": _softmax,
     "LayerNormalization": _layer_norm,
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
@@ -573,6 +608,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
+    "Celu": _activation(_celu), "Mish": _activation(_mish), "Swish": _activation(_swish), "Shrink": _activation(_shrink),
     "Sign": _activation(_sign), "Mod": _mod, "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
     **layout.CONVERTERS,
 }
