@@ -149,6 +149,13 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     return exe
 
 
+def _device_has_halves(spec: str | None) -> bool:
+    """Whether the OpenCL device `spec` chooses computes on f16 (`cl_khr_fp16`)."""
+    from nimble.runtime.opencl import OpenCLRuntime
+
+    return "cl_khr_fp16" in OpenCLRuntime.get(spec).device.extensions.split()
+
+
 def _kernel_stream(cpu: CpuTarget) -> KernelStream:
     from nimble.lowering.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import KernelStream
@@ -194,6 +201,8 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
     if entry not in functions:
         raise ValueError(f"the module has no function @{entry}")
     options = {"schedule-loops": f"remainder={remainder}", **TARGET_OPTIONS.get(target, {})}
+    if "place-devices" in options and _device_has_halves(opencl_device):
+        options["place-devices"] += " half=true"
     set_target(module, cpu)
 
     def on_kernel(kernel: func.FuncOp) -> None:

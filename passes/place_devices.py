@@ -5,7 +5,8 @@
 2. a group that only views its input (a slice of leading rows, a reshape: no kernel) goes
    where its input lives (decided with the domains below);
 3. a group whose kernel the device backend cannot express (an op without a device
-   lowering, an unsupported type) stays on the CPU, and says why in `nimble.fallback`;
+   lowering, an unsupported type, f16 or bf16 values on a device that does not compute
+   on halves: `half`) stays on the CPU, and says why in `nimble.fallback`;
    so do groups whose estimated work is below `min_work`: output elements (a `?` dim
    counted as `ASSUMED_DIM`) times reduction steps per element, where a launch and its
    copies would cost more than the device saves — unless every use of their results is
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -87,6 +88,13 @@ def probe(group: FusedOp, where: str) -> tuple[str | None, int]:
     return None, work
 
 
+def _holds_halves(group: FusedOp) -> bool:
+    """Whether a value the group reads or makes is an f16 or bf16 tensor."""
+    values = [*group.operands, *(r for o in group.body.block.ops for r in o.results)]
+    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float16Type | BFloat16Type)
+               for v in values)
+
+
 class _Domains:
     """Union-find over tensor values."""
 
@@ -121,6 +129,10 @@ class PlaceDevicesPass(ModulePass):
     name = "place-devices"
     default: str = "cpu"
     min_work: int = 0
+    half: bool = False
+    """Whether the device computes on f16 (OpenCL's `cl_khr_fp16`; `nimble.compile` asks
+    the device): without it a group with f16 or bf16 values, whose kernel would not
+    build there, stays on the CPU."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.default not in ("cpu", *FLAVORS):
@@ -148,6 +160,9 @@ class PlaceDevicesPass(ModulePass):
         if len(pinned) > 1:
             raise ValueError("a group holds ops pinned to different devices")
         where = pinned.pop() if pinned else self.default
+        if where != "cpu" and not self.half and _holds_halves(group):
+            group.attributes[FALLBACK_ATTR] = StringAttr(f"f16 or bf16 values: {where} device without half arithmetic")
+            return "cpu"
         problem, work = probe(group, where)
         if problem is None and not pinned and where != "cpu" and work < self.min_work:
             problem = f"{_SMALL_WORK} {work} below {self.min_work}"
