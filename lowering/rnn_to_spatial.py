@@ -393,7 +393,8 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     for o in step.scalars:
         if isinstance(o, shape.DimOp) and isinstance(env.get(o.source, o.source).type, MemRefType):
             # (a dim of a state, which is a buffer here)
-            env[o.result] = tb.insert(memref.DimOp.from_source_and_index(env[o.source], const(tb, o.index.value.data))).result
+            dim = memref.DimOp.from_source_and_index(env[o.source], const(tb, o.index.value.data))
+            env[o.result] = tb.insert(dim).result
             continue
         env.update(zip(o.results, tb.insert(o.clone(value_mapper=env)).results))
     kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()

@@ -37,7 +37,8 @@ from nimble.runtime.cpu_target import CpuTarget, TargetError
 from nimble.runtime.kernel_cache import KernelCache
 from nimble.runtime.kernels import KERNEL_FN, LaunchError, arg_kind, slot_array
 from nimble.runtime.pointers import data_pointer
-from nimble.pipelines import JIT_MODES, PER_KERNEL, PIPELINES, STAGES, TARGET_OPTIONS, TARGETS  # noqa: F401 (its API)
+from nimble.pipelines import (  # noqa: F401 (part of nimble.compile's API)
+    JIT_MODES, PER_KERNEL, PIPELINES, STAGES, TARGET_OPTIONS, TARGETS)
 from nimble.runtime.executable import CompileStats, Executable, load  # noqa: F401 (nimble.compile's API)
 
 if TYPE_CHECKING:

@@ -161,7 +161,8 @@ class PlaceDevicesPass(ModulePass):
             raise ValueError("a group holds ops pinned to different devices")
         where = pinned.pop() if pinned else self.default
         if where != "cpu" and not self.half and _holds_halves(group):
-            group.attributes[FALLBACK_ATTR] = StringAttr(f"f16 or bf16 values: {where} device without half arithmetic")
+            reason = f"f16 or bf16 values: {where} device without half arithmetic"
+            group.attributes[FALLBACK_ATTR] = StringAttr(reason)
             return "cpu"
         problem, work = probe(group, where)
         if problem is None and not pinned and where != "cpu" and work < self.min_work:

@@ -378,7 +378,8 @@ class KernelStream:
         """`kernel` (a CPU kernel) is final: compile it."""
         name = kernel.sym_name.data
         self.texts[name] = text = str(kernel)
-        if self.cache is not None and self.cache.get(kernel_cache.kernel_key(text, self.cpu, self.checked)) is not None:
+        if self.cache is not None \
+                and self.cache.get(kernel_cache.kernel_key(text, self.cpu, self.checked)) is not None:
             return
         self._kernels[name] = kernel
         self._stream.add(name, weight=len(text))

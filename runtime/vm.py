@@ -191,7 +191,7 @@ class VirtualMachine:
 
         self.program = program
         self.code = code  # the CPU kernels' machine code (`llvm_jit.KernelCode`), alive as long as the VM
-        self.checked = bool(getattr(code, "checked", False))  # (kernels compiled with bounds checks; a dict in tests)
+        self.checked = bool(getattr(code, "checked", False))  # (compiled with bounds checks; tests pass dicts)
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()

@@ -100,7 +100,8 @@ from nimble.dialects.graph.trigonometry import (
 from nimble.dialects.graph.vision import NmsOp, RoiAlignOp
 
 OPERATIONS = [
-    *BINARY_OPS, PowOp, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *TRIGONOMETRIC_OPS, *FLOAT_CLASS_OPS, ClipOp, CastOp,
+    *BINARY_OPS, PowOp, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *TRIGONOMETRIC_OPS, *FLOAT_CLASS_OPS,
+    ClipOp, CastOp,
     MatmulOp, DenseOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp, CumSumOp,

@@ -21,7 +21,8 @@ def broadcast_sites(op: Operation) -> list[tuple[SSAValue, int, SSAValue, int]]:
     `no_stretch` kernel variant assumes none is; its caller checks that before use."""
     if isinstance(op, MatmulOp):
         result = op.result
-        out_batch = len(result.type.get_shape()) - (len(op.lhs.type.get_shape()) > 1) - (len(op.rhs.type.get_shape()) > 1)
+        rank = len(result.type.get_shape())
+        out_batch = rank - (len(op.lhs.type.get_shape()) > 1) - (len(op.rhs.type.get_shape()) > 1)
         sites = []
         for operand in (op.lhs, op.rhs):
             batch = operand.type.get_shape()[:-2]

@@ -69,7 +69,8 @@ def arguments(module: Any, sizes: dict[str, int], rng: np.random.Generator) -> l
     return args
 
 
-def compare(got: Sequence[Any], expected: Sequence[Any], excused: Sequence[np.ndarray] | None = None) -> str | None:
+def compare(got: Sequence[Any], expected: Sequence[Any],
+            excused: Sequence[np.ndarray] | None = None) -> str | None:
     """Why `got` is not `expected` (None: it is, within tolerance, or differs only where
     `excused`: per result, the elements the reference cannot pin down, `unstable`)."""
     if len(got) != len(expected):
