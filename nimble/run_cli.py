@@ -108,6 +108,17 @@ def progress_line(quiet: bool) -> Callable[[int, int], None] | None:
     return show
 
 
+def _tolerance(text: str) -> float:
+    """An argparse type: a finite number at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a tolerance (a finite number at least 0)")
+    return value
+
+
 def _at_least(least: int, most: int | None = None) -> Callable[[str], int]:
     """An argparse type: an integer in [least, most]."""
     def parse(text: str) -> int:
@@ -177,7 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
     p.add_argument("--threads", type=_at_least(1, MAX_THREADS))
-    p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
+    p.add_argument("--check", action="store_true",
+                   help="compare with the reference interpreter; exit 1 if a result differs beyond --rtol/--atol")
+    p.add_argument("--rtol", type=_tolerance, default=1e-3, help="--check's relative tolerance (default 1e-3)")
+    p.add_argument("--atol", type=_tolerance, default=1e-3,
+                   help="--check's absolute tolerance, times the result's largest magnitude if over 1 (default 1e-3)")
     p.add_argument("--untrusted", action="store_true",
                    help="a .nbc from someone else: compile its kernels from the IR it holds, not load its object code")
     p.add_argument("--opencl-device", metavar="SPEC", help="OpenCL device: P:D indices or part of its name "
@@ -225,7 +240,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         worst = max((float(np.max(np.abs(np.asarray(r, np.float64) - np.asarray(e, np.float64))))
                      for r, e in zip(results, expected) if isinstance(r, np.ndarray) and r.size), default=0.0)
         print(f"max abs difference from the reference interpreter: {worst:.3g}")
+        problem = check_results(results, expected, args.rtol, args.atol)
+        if problem is not None:
+            print(f"nimble-run: check failed: {problem}", file=sys.stderr)
+            return 1
     return 0
+
+
+def check_results(results: Sequence[Any], expected: Sequence[Any], rtol: float, atol: float) -> str | None:
+    """Why `results` are not the reference's `expected` (None: they are): a shape, or a
+    value beyond `rtol` and `atol` times the largest finite magnitude of the expected
+    result if over 1 (NaN matches NaN)."""
+    for i, (got, want) in enumerate(zip(results, expected)):
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape:
+            return f"result #{i} has shape {list(got.shape)}, the reference's is {list(want.shape)}"
+        if want.dtype.kind not in "fc":
+            if not np.array_equal(got, want):
+                return f"result #{i} differs at {int(np.argmax(got.ravel() != want.ravel()))} (flat index)"
+            continue
+        finite = np.abs(want[np.isfinite(want)])
+        scale = max(1.0, float(finite.max())) if finite.size else 1.0
+        close = np.isclose(got, want, rtol=rtol, atol=atol * scale, equal_nan=True)
+        if not close.all():
+            at = tuple(int(j) for j in np.argwhere(~close)[0])
+            return (f"result #{i} differs at {list(at)}: {got[at]!r} against {want[at]!r} "
+                    f"({int((~close).sum())} of {want.size} beyond rtol {rtol:g}, atol {atol:g} x {scale:.3g})")
+    return None
 
 
 def compile_main(argv: Sequence[str] | None = None) -> int:

@@ -205,6 +205,32 @@ def test_nimble_run_checks_against_the_reference():
     assert difference < 1e-4
 
 
+def test_nimble_run_check_fails_beyond_its_tolerance():
+    """`--check` exits 1 when a result is off by more than --rtol/--atol (it printed the
+    difference and exited 0 before); an absurd tolerance is refused by argparse."""
+    tight = run_tool("nimble.run_cli", str(ROOT / "examples/gru.nb"), "--dim", "2", "--check", "--rtol", "0",
+                     "--atol", "0")
+    assert tight.returncode == 1
+    assert "nimble-run: check failed: result #0 differs at" in tight.stderr and "rtol 0, atol 0" in tight.stderr
+    assert run_tool("nimble.run_cli", str(ROOT / "examples/gru.nb"), "--dim", "2", "--check").returncode == 0
+    bad = run_tool("nimble.run_cli", str(ROOT / "examples/gru.nb"), "--check", "--atol", "nan")
+    assert bad.returncode == 2 and "not a tolerance" in bad.stderr
+
+
+@pytest.mark.parametrize("got,want,why", [
+    ([np.array([1.0, np.nan])], [np.array([1.0005, np.nan])], None),
+    ([np.array([1e20, 0.0])], [np.array([1e20, 1e15])], None),  # (atol scales with the magnitude)
+    ([np.array([1.0, 2.0])], [np.array([1.0, 2.1])], "result #0 differs at [1]"),
+    ([np.ones((2, 3))], [np.ones((3, 2))], "shape [2, 3]"),
+    ([np.array([1, 2])], [np.array([1, 3])], "result #0 differs at 1"),
+])
+def test_check_results(got, want, why):
+    from nimble.run_cli import check_results
+
+    message = check_results(got, want, 1e-3, 1e-3)
+    assert message is None if why is None else why in message
+
+
 def test_nimble_run_times_after_untimed_warmup_runs():
     """`--warmup N` runs (default 1) come before the timed ones and are said to; the
     profile covers the timed runs alone (the same instruction count whatever N), and the
