@@ -12,7 +12,7 @@ its argument position + 1, or `ALLOCATED` + n for the n-th buffer the kernel all
 The VM reads and clears the word after each launch of a checked kernel and raises an
 error naming the kernel and the buffer (`kernels.check_launches`).
 
-The object code of a checked kernel refers to the two symbols (`SYMBOLS`): a saved
+The object code of a checked kernel refers to the two symbols (`symbols()`): a saved
 module keeps its checks, and a process that loads it checks its launches
 (`is_checked`). Checked code is slower (a compare per index and a branch per access) and
 is neither shared with unchecked code in the kernel cache nor kept in the program cache.
@@ -69,7 +69,7 @@ def take() -> int:
 def describe(code: int, inputs: list[str], outputs: list[str]) -> str:
     """What buffer `code` names, for a kernel with these inputs and outputs (their types)."""
     if code >= ALLOCATED:
-        return f"the buffer it allocates ({code - ALLOCATED + 1}th)"
+        return f"buffer #{code - ALLOCATED} of those it allocates (counted from 0)"
     position = code - 1
     if position < len(inputs):
         return f"its input {position} ({inputs[position]})"
