@@ -1086,3 +1086,20 @@ def test_shapes_computed_from_constants_are_folded_at_import(rng):
     exe = nimble.compile(import_onnx(model))
     x = rng.standard_normal((3, 1)).astype(np.float32)
     np.testing.assert_array_equal(exe(x), _ort(model)(x)[0])
+
+
+def test_group_normalization_matches_numpy(rng):
+    """GroupNormalization (an ONNX function op, imported as its computation): 6 channels
+    in 3 groups, per-channel scale and bias (opset 21), over a batch and a time axis
+    known only at run time."""
+    f32 = TensorProto.FLOAT
+    scale, bias = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    node = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3, epsilon=1e-4)
+    model = _model([node], [helper.make_tensor_value_info("x", f32, ["n", 6, "t"])],
+                   [helper.make_tensor_value_info("y", f32, ["n", 6, "t"])], [("s", scale), ("b", bias)], opset=21)
+    exe = nimble.compile(import_onnx(model))
+    for n, t in [(1, 1), (2, 7), (3, 17)]:
+        x = (2 * rng.standard_normal((n, 6, t)) + 1).astype(np.float32)
+        g = x.reshape(n, 3, -1).astype(np.float64)
+        normal = ((g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + 1e-4)).reshape(n, 6, t)
+        np.testing.assert_allclose(exe(x), normal * scale[:, None] + bias[:, None], rtol=1e-4, atol=1e-4)

@@ -274,6 +274,29 @@ def _instance_norm(b, n, xs, a):
     return [b.op(graph.AddOp, [b.op(graph.MulOp, [normal, scale]), bias])]
 
 
+def _group_norm(b, n, xs, a):
+    """Groups of channels normalised over their channels and spatial dims together, then
+    each channel's scale and bias (opset 21: onnx's checker refuses opset 18's, whose
+    scale and bias were per group): the function body's computation, on the graph
+    dialect's reductions."""
+    x, scale, bias = xs[:3]
+    rank, groups = rank_of(x), int(a.get("num_groups", 0))
+    channels = x.type.get_shape()[1] if rank >= 3 else -1
+    if groups < 1 or channels < 0 or channels % groups:
+        raise OnnxImportError(f"{b.where()}: needs an input of rank >= 3 whose channel count is known and a "
+                              f"multiple of num_groups ({groups})")
+    grouped = shapes.reshape(b, x, [0, groups, -1])
+    mean = b.op(graph.ReduceMeanOp, [grouped], axes=[2], keepdims=True)
+    centred = b.op(graph.SubOp, [grouped, mean])
+    variance = b.op(graph.ReduceMeanOp, [b.op(graph.MulOp, [centred, centred])], axes=[2], keepdims=True)
+    epsilon = scalar(b, float(a.get("epsilon", 1e-5)), x)
+    normal = b.op(graph.MulOp, [centred, b.op(graph.RsqrtOp, [b.op(graph.AddOp, [variance, epsilon])])])
+    per_channel = [-1] + [1] * (rank - 2)
+    normal = shapes.reshape(b, normal, shapes.dims_of(b, x))
+    return [b.op(graph.AddOp, [b.op(graph.MulOp, [normal, shapes.reshape(b, scale, per_channel)]),
+                               shapes.reshape(b, bias, per_channel)])]
+
+
 def _softmax(b, n, xs, a):
     return [b.op(graph.SoftmaxOp, [xs[0]], axis=a.get("axis", -1))]
 
@@ -608,7 +631,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "Softplus": _activation(_softplus), "Softsign": _activation(_softsign),
     "HardSigmoid": _activation(_hard_sigmoid), "HardSwish": _activation(_hard_swish), "Elu": _activation(_elu),
     "Selu": _activation(_selu), "ThresholdedRelu": _activation(_thresholded_relu), "PRelu": _prelu,
-    "Celu": _activation(_celu), "Mish": _activation(_mish), "Swish": _activation(_swish), "Shrink": _activation(_shrink),
+    "GroupNormalization": _group_norm, "Celu": _activation(_celu), "Mish": _activation(_mish), "Swish": _activation(_swish), "Shrink": _activation(_shrink),
     "Sign": _activation(_sign), "Mod": _mod, "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
     **layout.CONVERTERS,
 }
