@@ -252,7 +252,9 @@ class Estimate:
 COMPUTE_OPS = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp,
                arith.NegfOp, arith.CmpfOp, arith.SIToFPOp, arith.FPToSIOp, arith.ExtFOp, arith.TruncFOp,
                arith.TruncIOp, arith.ExtSIOp, xmath.AbsFOp, xmath.CeilOp, xmath.ErfOp, xmath.ExpOp, xmath.FloorOp,
-               xmath.LogOp, xmath.PowFOp, xmath.SqrtOp, xmath.TanhOp, xmath.RoundEvenOp, xmath.SinOp, xmath.CosOp)
+               xmath.LogOp, xmath.PowFOp, xmath.SqrtOp, xmath.TanhOp, xmath.RoundEvenOp, xmath.SinOp, xmath.CosOp,
+               xmath.TanOp, xmath.AsinOp, xmath.AcosOp, xmath.AtanOp, xmath.SinhOp, xmath.CoshOp, xmath.AsinhOp,
+               xmath.AcoshOp, xmath.AtanhOp)
 """Ops a PCU stage computes; index arithmetic (addresses) is the memory units' work."""
 
 
