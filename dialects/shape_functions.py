@@ -26,8 +26,6 @@ from nimble.dialects.index_semantics import ceil_div, floor_div
 from nimble.dialects import arith, dim_expr
 from nimble.dialects import shape
 from nimble.dialects.dim_expr import Expr
-from nimble.dialects.graph.types import dims as static_dims
-from nimble.dialects.graph.types import symbolic_dims
 
 
 class ShapeError(Exception):
@@ -437,3 +435,9 @@ class ReifyDims(DimAlgebra):
             arith.SelectOp(negative, self.value(self.add(v, n)), self.value(v))
         )
         return self.min(self.max(shifted, 0), n)
+
+
+# Last: the graph dialect's package imports this module's classes (`graph.base`), so its
+# types module is imported once they exist, whichever of the two is imported first.
+from nimble.dialects.graph.types import dims as static_dims  # noqa: E402
+from nimble.dialects.graph.types import symbolic_dims  # noqa: E402

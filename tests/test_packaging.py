@@ -28,3 +28,30 @@ def test_installed_package_imports_every_dialect():
 
     for name, factory in registry().dialects.items():
         assert factory().name == name
+
+
+def test_every_module_imports_on_its_own():
+    """Each module of the package imports first in a fresh process (an import cycle whose
+    success depends on what was imported before fails here: `nimble.dialects.
+    shape_functions` and the graph dialect did once `import nimble` stopped importing
+    the compiler)."""
+    import importlib
+    import pkgutil
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    packages = ["nimble", "nimble.fuzz", "nimble.dialects", "nimble.dialects.graph", "nimble.passes",
+                "nimble.lowering", "nimble.runtime", "nimble.frontend", "nimble.frontend.onnx"]  # (pyproject's)
+    names = sorted({*packages, *(f"{p}.{m.name}" for p in packages
+                                 for m in pkgutil.iter_modules(importlib.import_module(p).__path__))}
+                   - {"nimble.fuzz.coverage"})  # (imports atheris, a test extra)
+
+    def imports(name: str) -> str | None:
+        result = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True,
+                                timeout=120, cwd="/")  # (not the checkout: its folders shadow the package)
+        return None if result.returncode == 0 else f"{name}: {result.stderr.strip().splitlines()[-1]}"
+
+    with ThreadPoolExecutor(4) as pool:
+        failures = [f for f in pool.map(imports, names) if f is not None]
+    assert len(names) > 100 and not failures, "\n".join(failures)
