@@ -254,8 +254,8 @@ class KernelFunction:
         self.fn(data_pointer(packed))
         code = bounds.take() if self.checked else 0
         if code:
-            where = bounds.describe(code, [str(t) for t in self.types], [])
-            raise LaunchError(f"kernel @{self.name} indexed {where.replace('input', 'argument')} out of bounds "
+            where = bounds.describe(code, [str(t) for t in self.types], [], role="argument")
+            raise LaunchError(f"kernel @{self.name} indexed {where} out of bounds "
                               "(NIMBLE_CHECK_BOUNDS: nothing was read or written there)")
 
 

@@ -66,13 +66,14 @@ def take() -> int:
     return code
 
 
-def describe(code: int, inputs: list[str], outputs: list[str]) -> str:
-    """What buffer `code` names, for a kernel with these inputs and outputs (their types)."""
+def describe(code: int, inputs: list[str], outputs: list[str], role: str = "input") -> str:
+    """What buffer `code` names, for a kernel with these inputs and outputs (their types;
+    `role` says what the inputs are called: `argument` where nothing tells them apart)."""
     if code >= ALLOCATED:
         return f"buffer #{code - ALLOCATED} of those it allocates (counted from 0)"
     position = code - 1
     if position < len(inputs):
-        return f"its input {position} ({inputs[position]})"
+        return f"its {role} {position} ({inputs[position]})"
     if position - len(inputs) < len(outputs):
         return f"its output {position - len(inputs)} ({outputs[position - len(inputs)]})"
     return f"its argument {position}"

@@ -206,6 +206,13 @@ Progress = Callable[[int, int], None]
 """Told (kernels ready, kernels in all) as a compile goes on."""
 
 
+def checked_lowering(lower: Callable[..., ModuleOp]) -> tuple[bool, Callable[[ModuleOp], ModuleOp]]:
+    """Whether kernels compiled now are checked (`NIMBLE_CHECK_BOUNDS`), and `lower` set
+    to check them if so."""
+    checked = bounds.enabled()
+    return checked, partial(lower, check_bounds=True) if checked else lower
+
+
 class KernelCode:
     """The machine code of a program's CPU kernels, by name. `compile_all` compiles every
     kernel not compiled yet on worker processes (what `nimble.compile` does by default);
@@ -217,9 +224,8 @@ class KernelCode:
     def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
                  cpu: CpuTarget | None = None, cache: KernelCache | None = kernel_cache.DEFAULT):
         self._pending = {k.sym_name.data: k for k in kernels}
-        self.checked = bounds.enabled()
+        self.checked, self._lower = checked_lowering(lower)
         """Whether the kernels are compiled with bounds checks (`runtime.bounds`)."""
-        self._lower = partial(lower, check_bounds=True) if self.checked else lower
         # (loop-level kernels -> the `llvm` dialect)
         self.cpu = cpu or cpu_target.default()
         """The CPU the kernels are compiled for."""
@@ -365,8 +371,7 @@ class KernelStream:
 
     def __init__(self, lower: Callable[[ModuleOp], ModuleOp], cpu: CpuTarget | None = None,
                  cache: KernelCache | None = None, workers: int | None = None):
-        self.checked = bounds.enabled()  # (as `KernelCode.checked`)
-        self._lower = partial(lower, check_bounds=True) if self.checked else lower
+        self.checked, self._lower = checked_lowering(lower)
         self.cpu = cpu or cpu_target.default()
         self.cache = cache
         self.texts: dict[str, str] = {}

@@ -313,7 +313,7 @@ def check_supported(model: Any) -> None:
                                                         and node.op_type not in SHAPE_CONVERTERS):
                 unsupported.setdefault(node.op_type, []).append(where + name)
             for attr in node.attribute:
-                for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                for g in subgraphs(attr):
                     visit(g.node, f"{where}{name}/{attr.name}/")
 
     visit(model.graph.node, "")
@@ -322,6 +322,11 @@ def check_supported(model: Any) -> None:
         problems.append(f"unsupported op type '{op_type}' used by {len(nodes)} node(s): {shown}")
     if problems:
         raise OnnxImportError("cannot import the model:\n  " + "\n  ".join(problems))
+
+
+def subgraphs(attr: Any) -> list[Any]:
+    """The graphs an attribute holds (a branch's, a loop's body; none for others)."""
+    return [attr.g] if attr.HasField("g") else list(attr.graphs)
 
 
 def _check_text(graph: Any) -> None:
@@ -342,7 +347,7 @@ def _check_text(graph: Any) -> None:
             text(value, f"in node {node.name!r}: the name")
         for attr in node.attribute:
             text(attr.name, "the attribute name")
-            for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+            for g in subgraphs(attr):
                 _check_text(g)
 
 
