@@ -58,7 +58,7 @@ def main() -> None:
 
     import nimble
     from nimble.dialects import loop
-    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime.collector import fewer_collections
 
     with tempfile.TemporaryDirectory() as folder:

@@ -60,7 +60,7 @@ def @cell(%x: f32[n, {inputs}], %h: f32[n, {hidden}], %c: f32[n, {hidden}], %w: 
 }}
 
 def @main(%xs: f32[t, n, {inputs}], %h0: f32[n, {hidden}], %c0: f32[n, {hidden}], %w: f32[{gates}, {width}], %b: f32[{gates}]) -> f32[n, {hidden}] {{
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %h, %c = while (%i = index(0), %h = %h0, %c = %c0) cond {{ %i < %steps }} do {{
     let %h2, %c2 = @cell(%xs[%i], %h, %c, %w, %b)
     (%i + 1, %h2, %c2)

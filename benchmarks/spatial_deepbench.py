@@ -57,7 +57,7 @@ def @cell(%x: f32[1, {i}], %h: f32[1, {h}], %c: f32[1, {h}], %w: f32[{4 * h}, {i
 }}
 
 def @main(%xs: f32[t, 1, {i}], %h0: f32[1, {h}], %c0: f32[1, {h}], %w: f32[{4 * h}, {i + h}], %b: f32[{4 * h}]) -> f32[1, {h}] {{
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %k, %h, %c = while (%k = index(0), %h = %h0, %c = %c0) cond {{ %k < %steps }} do {{
     let %h2, %c2 = @cell(%xs[%k], %h, %c, %w, %b)
     (%k + 1, %h2, %c2)
@@ -78,7 +78,7 @@ def @cell(%x: f32[1, {i}], %h: f32[1, {h}], %wx: f32[{3 * h}, {i}], %wh: f32[{3 
 }}
 
 def @main(%xs: f32[t, 1, {i}], %h0: f32[1, {h}], %wx: f32[{3 * h}, {i}], %wh: f32[{3 * h}, {h}], %bx: f32[{3 * h}], %bh: f32[{3 * h}]) -> f32[1, {h}] {{
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %k, %h = while (%k = index(0), %h = %h0) cond {{ %k < %steps }} do {{
     (%k + 1, @cell(%xs[%k], %h, %wx, %wh, %bx, %bh))
   }}
@@ -129,8 +129,8 @@ def main() -> None:
     parser.add_argument("--error-steps", type=int, default=25, help="steps over which the error is measured")
     parser.add_argument("--machine", default="", help="machine parameters, e.g. pcus=128,pmus=128")
     args = parser.parse_args()
-    machine = parse_machine(args.machine)
-    print(f"accelerator model: {machine.describe()}")
+    accelerator = parse_machine(args.machine)
+    print(f"accelerator model: {accelerator.describe()}")
     print(f"{machine()}; {os.cpu_count()} cores, nimble.compile(target='llvm'), f32, measured\n")
     header = (f"{'task':<16} {'weights':<5} {'design (par hidden, par reduce, weights)':<44} {'PCU':>4} {'PMU':>4} "
               f"{'est. us':>10} {'max err':>9} {'rel err':>8} {'CPU ms':>9} {'est. speedup':>12}")
@@ -153,7 +153,7 @@ def main() -> None:
                 (program,) = exe.programs
                 report = program.attributes[REPORT_ATTR].data
                 design = next(line for line in report.splitlines() if line.startswith("chosen: "))[8:]
-                est = estimate(program, machine, {"steps": str(steps), "xs": f"{steps}x1x{hidden}"})
+                est = estimate(program, accelerator, {"steps": str(steps), "xs": f"{steps}x1x{hidden}"})
                 got = exe(*short)
                 err = float(np.abs(got - reference).max())
                 rel = err / float(np.abs(reference).max())

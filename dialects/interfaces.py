@@ -64,7 +64,7 @@ class HasShapeFunction(abc.ABC):
 
     One function serves three uses: static type inference (dims are `int | None`),
     verification (a static conflict raises), and reification as shape IR (dims are SSA
-    index values, conflicts become `shape.assert`).
+    index values, conflicts become `dynshape.assert`).
     """
 
     DATA_DEPENDENT: ClassVar[bool] = False
@@ -82,7 +82,7 @@ class InfersResultTypes(abc.ABC):
 
     POSITIONAL_PROPERTIES: ClassVar[tuple[str, ...]] = ()
     """Properties the text format accepts as positional literals, in order
-    (e.g. `reshape(%x, [-1, 4])`, `shape.dim(%x, 0)`)."""
+    (e.g. `reshape(%x, [-1, 4])`, `dynshape.dim(%x, 0)`)."""
 
     @classmethod
     @abc.abstractmethod

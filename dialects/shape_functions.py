@@ -6,7 +6,7 @@ inference and verification; `SymbolicDims` on `int | Expr | None`, expressions o
 named symbols of `#nimble.dims` (type inference: a reshape of `batch x seq x 768` to
 `batch x seq x 12 x 64` keeps the names); `ReifyDims` runs it on `int | SSAValue` and
 emits `arith` and `shape` ops that compute the dims at run time, turning conflicts it
-cannot decide statically into `shape.assert`.
+cannot decide statically into `dynshape.assert`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects.index_semantics import ceil_div, floor_div
 from nimble.dialects import arith, dim_expr
-from nimble.dialects import shape
+from nimble.dialects import dynshape
 from nimble.dialects.dim_expr import Expr
 
 
@@ -46,7 +46,7 @@ class DimAlgebra(abc.ABC):
 
     @abc.abstractmethod
     def shape(self, value: SSAValue) -> list[Any]:
-        """The dims held by a `!shape.shape<N>` operand."""
+        """The dims held by a `!dynshape.shape<N>` operand."""
 
     # -- arithmetic ---------------------------------------------------------------
     @abc.abstractmethod
@@ -133,12 +133,12 @@ class StaticDims(DimAlgebra):
         return known if known is not None and known >= 0 else None
 
     def shape(self, value: SSAValue) -> list[int | None]:
-        if not isinstance(value.type, shape.ShapeType):
-            raise ShapeError(f"expected a !shape.shape, got {value.type}")
+        if not isinstance(value.type, dynshape.ShapeType):
+            raise ShapeError(f"expected a !dynshape.shape, got {value.type}")
         owner = value.owner
-        if isinstance(owner, shape.FromDimsOp):
+        if isinstance(owner, dynshape.FromDimsOp):
             return [self.size(d) for d in owner.dims]
-        if isinstance(owner, shape.OfOp):
+        if isinstance(owner, dynshape.OfOp):
             return self.dims(owner.source)
         return [None] * value.type.rank.data
 
@@ -215,13 +215,13 @@ class SymbolicDims(StaticDims):
         return symbolic_dims(value.type)
 
     def index(self, value: SSAValue) -> int | Expr | None:
-        """An index value's dim: a constant, a `shape.dim` of a tensor, or index
+        """An index value's dim: a constant, a `dynshape.dim` of a tensor, or index
         arithmetic on those."""
         known = constant_index(value)
         if known is not None:
             return known
         owner = value.owner
-        if isinstance(owner, shape.DimOp) and isinstance(owner.source.type, TensorType):
+        if isinstance(owner, dynshape.DimOp) and isinstance(owner.source.type, TensorType):
             dims = self.dims(owner.source)
             axis = owner.index.value.data
             return dims[axis] if 0 <= axis < len(dims) else None
@@ -324,10 +324,10 @@ class ReifyDims(DimAlgebra):
 
     def __init__(self, anchor: Operation, known: dict[SSAValue, list[int | SSAValue]] | None = None):
         self.builder = Builder(InsertPoint.before(anchor))
-        # Shape IR reports errors (a failed shape.assert) where the op it serves is.
+        # Shape IR reports errors (a failed dynshape.assert) where the op it serves is.
         self.builder.operation_insertion_handler.append(lambda op: _locate(op, anchor))
         self.known = {} if known is None else known
-        """Dims already reified for some values: used instead of `shape.dim` of them, so
+        """Dims already reified for some values: used instead of `dynshape.dim` of them, so
         that shape IR chains back to the function's inputs."""
         self._dim_cache: dict[tuple[SSAValue, int], SSAValue] = {}
         self._const_cache: dict[int, SSAValue] = {}
@@ -356,7 +356,7 @@ class ReifyDims(DimAlgebra):
                 continue
             key = (value, i)
             if key not in self._dim_cache:
-                self._dim_cache[key] = self._emit(shape.DimOp(value, i))
+                self._dim_cache[key] = self._emit(dynshape.DimOp(value, i))
             result.append(self._dim_cache[key])
         return result
 
@@ -365,13 +365,13 @@ class ReifyDims(DimAlgebra):
         return value if known is None else known
 
     def shape(self, value: SSAValue) -> list[int | SSAValue]:
-        assert isinstance(value.type, shape.ShapeType)
+        assert isinstance(value.type, dynshape.ShapeType)
         owner = value.owner
-        if isinstance(owner, shape.FromDimsOp):
+        if isinstance(owner, dynshape.FromDimsOp):
             return [self.index(d) for d in owner.dims]
-        if isinstance(owner, shape.OfOp):
+        if isinstance(owner, dynshape.OfOp):
             return self.dims(owner.source)
-        return [self._emit(shape.GetOp(value, i)) for i in range(value.type.rank.data)]
+        return [self._emit(dynshape.GetOp(value, i)) for i in range(value.type.rank.data)]
 
     def binary(self, kind: str, a: int | SSAValue, b: int | SSAValue) -> int | SSAValue:
         if isinstance(a, int) and isinstance(b, int):
@@ -406,7 +406,7 @@ class ReifyDims(DimAlgebra):
             return a
         if a is b:
             return a
-        self.builder.insert(shape.AssertOp(self.compare("eq", a, b), message, [self.value(a), self.value(b)]))
+        self.builder.insert(dynshape.AssertOp(self.compare("eq", a, b), message, [self.value(a), self.value(b)]))
         return a if isinstance(a, int) else b
 
     def broadcast(self, a: int | SSAValue, b: int | SSAValue, message: str) -> int | SSAValue:
@@ -422,7 +422,7 @@ class ReifyDims(DimAlgebra):
         b_is_1 = self.compare("eq", b, 1)
         same = self.compare("eq", a, b)
         ok = self._emit(arith.OrIOp(self._emit(arith.OrIOp(a_is_1, b_is_1)), same))
-        self.builder.insert(shape.AssertOp(ok, message, [self.value(a), self.value(b)]))
+        self.builder.insert(dynshape.AssertOp(ok, message, [self.value(a), self.value(b)]))
         return self._emit(arith.SelectOp(a_is_1, self.value(b), self.value(a)))
 
     def normalize_index(self, v: int | SSAValue, n: int | SSAValue) -> int | SSAValue:

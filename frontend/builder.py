@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.dialects.device import PLACEMENT
 from nimble.dialects.graph import GraphOp
 from nimble.dialects.graph.types import types_compatible
@@ -185,13 +185,13 @@ class ModuleBuilder(Expressions, ControlFlow):
             self.emit(func.ReturnOp(*returned), result_node)
 
     def check_named_dims(self, named: list[tuple[str, int, int]], args: Sequence[SSAValue], node: Tree) -> None:
-        """One `shape.assert` per repeated use of a named dim, naming both places."""
+        """One `dynshape.assert` per repeated use of a named dim, naming both places."""
         first: dict[str, tuple[int, int]] = {}
         dims: dict[tuple[int, int], SSAValue] = {}
 
         def dim(param: int, index: int) -> SSAValue:
             if (param, index) not in dims:
-                dims[param, index] = self.emit(shape.DimOp(args[param], index)).results[0]
+                dims[param, index] = self.emit(dynshape.DimOp(args[param], index)).results[0]
             return dims[param, index]
 
         for dim_name, param, index in named:
@@ -203,7 +203,7 @@ class ModuleBuilder(Expressions, ControlFlow):
             ok = self.emit(arith.CmpiOp(a, b, "eq")).results[0]
             message = (f"dim {index} of %{args[param].name_hint} must equal dim {i0} of "
                        f"%{args[p0].name_hint} (both are '{dim_name}')")
-            check = self.emit(shape.AssertOp(ok, message, [b, a]))
+            check = self.emit(dynshape.AssertOp(ok, message, [b, a]))
             check.attributes[NAMED_DIM_ATTRIBUTE] = StringAttr(dim_name)
 
     @contextmanager

@@ -4,7 +4,7 @@ The printer covers what the text format can say: functions, ADTs, every op that 
 built from operands and properties (graph ops by short name, other dialects as
 `dialect.op(...)`), index arithmetic, scalar constants, casts, slices, tuples, calls,
 `if`, `while` and `match`. It refuses, with a clear error, what the format cannot say
-(non-scalar inline constants, `shape.assert`, unnamed block structure): those modules
+(non-scalar inline constants, `dynshape.assert`, unnamed block structure): those modules
 stay in MLIR syntax.
 """
 
@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, loop, shape
+from nimble.dialects import graph, loop, dynshape
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
@@ -70,7 +70,7 @@ def type_text(t: Attribute, names: dict[int, str] | None = None) -> str:
         return f"{dtype_name(t.element_type)}[{shape_dims}]"
     if isinstance(t, IndexType):
         return "index"
-    if isinstance(t, shape.ShapeType):
+    if isinstance(t, dynshape.ShapeType):
         return f"shape<{t.rank.data}>"
     if isinstance(t, TupleType):
         return "tuple<" + ", ".join(type_text(e) for e in t.types.data) + ">"
@@ -204,7 +204,7 @@ class NbPrinter:
             return f"@{op.callee.root_reference.data}(" + ", ".join(self.name(v) for v in op.operands) + ")"
         if isinstance(op, graph.IfOp | graph.WhileOp | graph.MatchOp):
             return ""
-        if isinstance(op, InfersResultTypes) and not isinstance(op, shape.AssertOp | shape.BindOp):
+        if isinstance(op, InfersResultTypes) and not isinstance(op, dynshape.AssertOp | dynshape.BindOp):
             return self.call(op)
         raise PrintError(f"'{op.name}' has no text form")
 
@@ -266,20 +266,20 @@ class NbPrinter:
 
 
 def named_dim_checks(f: func.FuncOp) -> tuple[dict[int, dict[int, str]], set[Operation]]:
-    """Recognise the checks the frontend emits for named dims (`shape.dim` of two
-    parameters, `arith.cmpi eq`, and a `shape.assert` carrying the dim's name in
+    """Recognise the checks the frontend emits for named dims (`dynshape.dim` of two
+    parameters, `arith.cmpi eq`, and a `dynshape.assert` carrying the dim's name in
     NAMED_DIM_ATTRIBUTE) so that they print as names in the signature again.
     Returns {param: {dim: name}} and the ops they cover."""
     named: dict[int, dict[int, str]] = {}
     covered: set[Operation] = set()
     args = list(f.body.block.args)
     for op in f.body.block.ops:
-        dim_name = op.attributes.get(NAMED_DIM_ATTRIBUTE) if isinstance(op, shape.AssertOp) else None
+        dim_name = op.attributes.get(NAMED_DIM_ATTRIBUTE) if isinstance(op, dynshape.AssertOp) else None
         cmp = op.condition.owner if dim_name is not None else None
         if not isinstance(dim_name, StringAttr) or not isinstance(cmp, arith.CmpiOp) or cmp.predicate.value.data != 0:
             continue
         dim_ops = [v.owner for v in cmp.operands]
-        if not all(isinstance(d, shape.DimOp) and d.source in args for d in dim_ops):
+        if not all(isinstance(d, dynshape.DimOp) and d.source in args for d in dim_ops):
             continue
         for d in dim_ops:
             named.setdefault(args.index(d.source), {})[d.index.value.data] = dim_name.data

@@ -12,7 +12,7 @@ from xdsl.ir import Attribute
 
 from nimble.dialects.graph import AdtType
 from nimble.dialects.graph.types import tensor
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
 from nimble.frontend.nodes import BuildError
 
 if TYPE_CHECKING:

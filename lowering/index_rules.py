@@ -16,16 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, TensorType
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import arith
 from nimble.dialects import graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
-from nimble.lowering.scalar import SCALAR, const, is_float
+from nimble.lowering.scalar import const, is_float
 from nimble.lowering.grouped_conv import conv2d, conv2d_into
-from nimble.lowering.window_rules import max_pool_into, pool, roi_align
+from nimble.lowering.roi_align_rules import roi_align
+from nimble.lowering.window_rules import max_pool_into, pool
 
 Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
 

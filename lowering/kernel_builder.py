@@ -18,7 +18,6 @@ shapes: its caller does, with the same shape functions, before the call.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,111 +32,15 @@ from nimble.dialects import loop
 from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import symbolic_dims
-from nimble.dialects.shape import ShapeType
-from nimble.dialects.shape_functions import INT_BINARY, ReifyDims, ShapeError
+from nimble.dialects.dynshape import ShapeType
+from nimble.dialects.shape_functions import INT_BINARY
+from nimble.lowering.kernel_parts import Dim, Frame, KernelDims, Panel, Pixels, memref_of
 from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
 
-Dim = int | SSAValue
 
 
 class NoLoopLowering(Exception):
     """A group member has no loop lowering (it stays on the host, run by the reference)."""
-
-
-class KernelDims(ReifyDims):
-    """Dims as index IR emitted at a kernel's entry; checks are the caller's job."""
-
-    def __init__(self, builder: Builder, known: dict[SSAValue, list[Dim]], scalars: dict[SSAValue, SSAValue],
-                 shapes: dict[SSAValue, list[SSAValue]], no_stretch: bool = False):
-        self.no_stretch = no_stretch
-        self.builder = builder
-        self.known = known
-        self.scalars = scalars
-        self.shapes = shapes
-        self._dim_cache = {}
-        self._const_cache = {}
-        self._same: dict[SSAValue, Dim] = {}
-        """Dims the no-stretch assumption makes equal: a broadcast's `?` dim -> the dim it meets."""
-
-    def canonical(self, d: Dim) -> Dim:
-        """The dim `d` is equal to under the no-stretch assumption (itself otherwise)."""
-        while isinstance(d, SSAValue) and d in self._same:
-            d = self._same[d]
-        return d
-
-    def same_dim(self, a: Dim, b: Dim) -> bool:
-        a, b = self.canonical(a), self.canonical(b)
-        return a is b or (isinstance(a, int) and a == b)
-
-    def index(self, value: SSAValue) -> Dim:
-        known = super().index(value)
-        return self.scalars.get(known, known) if isinstance(known, SSAValue) else known
-
-    def shape(self, value: SSAValue) -> list[Dim]:
-        if value in self.shapes:
-            return list(self.shapes[value])
-        return super().shape(value)
-
-    def equal(self, a: Dim, b: Dim, message: str) -> Dim:
-        if isinstance(a, int) and isinstance(b, int) and a != b:
-            raise ShapeError(f"{message} ({a} vs {b})")
-        return a if isinstance(a, int) else b
-
-    def broadcast(self, a: Dim, b: Dim, message: str) -> Dim:
-        if a == 1 or a is b:
-            return b
-        if b == 1 or isinstance(b, int) and isinstance(a, int):
-            return a
-        if isinstance(a, int):
-            return a
-        if isinstance(b, int):
-            return b
-        if self.no_stretch:  # equal by the variant's assumption (checked before it runs)
-            if self.canonical(b) is not self.canonical(a):
-                self._same[self.canonical(b)] = a
-            return a
-        a_is_1 = self._emit(arith.CmpiOp(a, self.value(1), "eq"))
-        return self._emit(arith.SelectOp(a_is_1, b, a))
-
-
-def memref_of(t: TensorType) -> MemRefType:
-    return MemRefType(t.get_element_type(), t.get_shape())
-
-
-@dataclass
-class _Pixels:
-    """The flattened pixel iv of the current nest and the (oh, ow) it stands for; in a
-    nest over panels, also the pixel's column in its panel."""
-
-    p: SSAValue
-    oh: Dim
-    ow: Dim
-    h: Dim
-    w: Dim
-    column: SSAValue | None = None
-
-
-@dataclass
-class _Frame:
-    """An elementwise op's scalar being made (`KernelBuilder._elementwise`): the value, its
-    index, its dims, and its operands' scalars so far."""
-
-    value: SSAValue
-    idx: list[Dim]
-    dims: list[Dim]
-    args: list[SSAValue] = field(default_factory=list)
-
-
-@dataclass
-class Panel:
-    """The block of flattened pixels [start, start + count) of image `n` that the current
-    nest computes (see `KernelBuilder.pixel_panels`)."""
-
-    n: SSAValue
-    start: Dim
-    count: Dim
-    pairs: bool = False
-    """Columns of the pair-flattened map (pairs of output rows: `winograd`), not pixels."""
 
 
 class KernelBuilder:
@@ -159,7 +62,7 @@ class KernelBuilder:
         self.device = device
         """Built for a device, whose emitter allocates the staged buffers before the launch:
         their sizes must then be values the host computes (no loads): roi_align's sample
-        tables then hold a fixed number of samples a bin (`window_rules.DEVICE_TABLE_GRID`)."""
+        tables then hold a fixed number of samples a bin (`roi_align_rules.DEVICE_TABLE_GRID`)."""
         self.group = group
         self.block = group.body.block
         yielded = self.block.last_op
@@ -179,7 +82,7 @@ class KernelBuilder:
         self._staging_now: list[tuple[Block, Operation | None]] = []  # (block, the op its loops follow) per `make` running
         self.buffer_dims: dict[SSAValue, list[Dim]] = {}  # dims of staged buffers
         self.flatten = False
-        self.pixels: _Pixels | None = None
+        self.pixels: Pixels | None = None
         self.panel: Panel | None = None
         self._panel_staging: Block | None = None
         self._panel_nests = 0  # keys buffers staged per panel apart from one nest to the next
@@ -390,7 +293,7 @@ class KernelBuilder:
         ops fused into one nest does not reach Python's recursion limit."""
         from nimble.lowering.index_rules import broadcast_index
 
-        frames = [_Frame(value, idx, self.dims(value))]
+        frames = [Frame(value, idx, self.dims(value))]
         while True:
             frame = frames[-1]
             op = frame.value.owner
@@ -399,7 +302,7 @@ class KernelBuilder:
                 at = broadcast_index(self, operand, frame.dims, frame.idx, op)
                 found = self._found(operand, at)
                 if found is None and operand not in self.buffers and type(operand.owner) in SCALAR:
-                    frames.append(_Frame(operand, list(at), self.dims(operand)))
+                    frames.append(Frame(operand, list(at), self.dims(operand)))
                 else:
                     frame.args.append(found if found is not None else self.at(operand, at))
                 continue
@@ -492,7 +395,7 @@ class KernelBuilder:
                 p = column if panel is None else self.emit(arith.AddiOp(self.index(panel.start), column))
                 oh = self.ibinary("div", p, w) if w != 1 else p
                 ow = self.ibinary("rem", p, w) if w != 1 else self.index(0)
-                self.pixels = _Pixels(p, oh, ow, h, w, None if panel is None else column)
+                self.pixels = Pixels(p, oh, ow, h, w, None if panel is None else column)
                 try:
                     self._nest(dims, members, [*ivs, oh, ow], order)
                 finally:
@@ -569,7 +472,7 @@ class KernelBuilder:
                 def pixel(t: SSAValue) -> None:
                     ow = self.emit(arith.AddiOp(t, self.index(a)))
                     p = self.emit(arith.AddiOp(ow, self.index(self.imul(oh, w))))
-                    self.pixels = _Pixels(p, oh, ow, h, w, self.emit(arith.AddiOp(ow, self.index(dest))))
+                    self.pixels = Pixels(p, oh, ow, h, w, self.emit(arith.AddiOp(ow, self.index(dest))))
                     try:
                         self._nest(dims, members, [n, c, oh, ow], order)
                     finally:

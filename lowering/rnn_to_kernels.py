@@ -45,7 +45,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import arith
-from nimble.dialects import shape
+from nimble.dialects import dynshape
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.dialects.target import target_of
@@ -133,7 +133,7 @@ def _wrap(rec: Recurrence, step: Step, name: str, host_values: list[SSAValue], o
 def followed(op: Operation) -> bool:
     """Whether the VM can follow `op` by shapes alone (`runtime/recurrence.py`): graph
     ops by their shape functions, dims and checks, index arithmetic."""
-    if isinstance(op, GraphOp | YieldOp | shape.DimOp | shape.AssertOp):
+    if isinstance(op, GraphOp | YieldOp | dynshape.DimOp | dynshape.AssertOp):
         return True
     return type(op) in XDSL_SEMANTICS and all(isinstance(r.type, IndexType | IntegerType) for r in op.results)
 

@@ -35,9 +35,9 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr,
+    DenseArrayBase,
     IndexType,
-    IntAttr,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -55,13 +56,14 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import arith
 from nimble.dialects import loop
-from nimble.dialects import shape
+from nimble.dialects import dynshape
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp, stacked_rows
 from nimble.dialects.graph.fusion import fused_region
 from nimble.lowering.hoist_projections import hoist_input_projections
 from nimble.lowering.index_set_split import split_reductions
-from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering, memref_of
+from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.kernel_parts import memref_of
 from nimble.lowering.pad_rows import pad_aliasing_rows
 from nimble.lowering.spatial_loops import hoist_row_scales, merge_reductions, stage_dram_reads
 from nimble.lowering.spatial_weights import (
@@ -166,6 +168,19 @@ def _flatten(block: Block, functions: dict[str, func.FuncOp]) -> Block:
     yielded = copy(list(block.ops), mapping)
     flat.add_op(YieldOp(yielded or []))
     return flat
+
+
+def _flatten_in_place(block: Block, functions: dict[str, func.FuncOp]) -> None:
+    """`block`'s ops replaced by their `_flatten`ed copy."""
+    flat = _flatten(block, functions)
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
+    for new, old in zip(flat.args, block.args):
+        new.replace_all_uses_with(old)
+    for op in list(flat.ops):
+        op.detach()
+        block.add_op(op)
 
 
 @dataclass
@@ -347,6 +362,40 @@ def _state_buffers(b: Builder, init_params: list[SSAValue], out_params: list[SSA
     return current, following
 
 
+def _time_step(rec: Recurrence, step: Step, name: str, host: dict[SSAValue, SSAValue], residents: dict,
+               flat_args: list[SSAValue], current: list, following: list[SSAValue], init_params: list[SSAValue],
+               out_params: list[SSAValue], kinds: list[tuple[bool, bool]], zero: SSAValue, one: SSAValue) -> Block:
+    """The time loop's body: the step's index code, the step nest (the group's kernel,
+    inlined), then the next states over the current ones."""
+    counter = flat_args[rec.counter]
+    time_block = Block(arg_types=[IndexType()])
+    time_block.args[0].name_hint = "t"
+    tb = Builder(InsertPoint.at_end(time_block))
+    states = [a for i, a in enumerate(flat_args) if i != rec.counter]
+    env: dict[SSAValue, SSAValue] = {counter: time_block.args[0], **host}
+    env.update((a, c[0]) for a, c in zip(states, current) if c is not None)
+    for o in step.scalars:
+        if isinstance(o, dynshape.DimOp) and isinstance(env.get(o.source, o.source).type, MemRefType):
+            # (a dim of a state, which is a buffer here)
+            dim = memref.DimOp(env[o.source], const(tb, o.index.value.data))
+            env[o.result] = tb.insert(dim).result
+            continue
+        env.update(zip(o.results, tb.insert(o.clone(value_mapper=env)).results))
+    kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
+    args = [residents[v].buffer if v in residents else env[v] for v in step.group.inputs] + following
+    inline = dict(zip(kernel.body.block.args, args))
+    for o in kernel.body.block.ops:
+        if not isinstance(o, func.ReturnOp):
+            tb.insert(o.clone(value_mapper=inline))
+    for c, nxt, p, out, (_, first) in zip(current, following, init_params, out_params, kinds):
+        if c is not None:
+            copy(tb, nxt, c[0], c[1], zero, one)
+        else:
+            _rows_at(tb, nxt, out, _step_rows_at(tb, nxt, p, time_block.args[0], host[rec.bound], first), zero, one)
+    tb.insert(scf.YieldOp())
+    return time_block
+
+
 def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = SPATIAL_DEVICE,
                   constant: Callable[[SSAValue], bool] = lambda v: False,
                   lanes: int | None = None) -> tuple[func.FuncOp, list[SSAValue]]:
@@ -382,33 +431,8 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     kinds = [(i in step.stacked, i in step.prepended) for i in range(len(rec.op.inits)) if i != rec.counter]
     current, following = _state_buffers(b, init_params, out_params, step.group.outputs, kinds, host[rec.bound],
                                          zero, one)
-    # The time loop: the step's index code, the step nest (the group's kernel, inlined),
-    # then the next states over the current ones.
-    time_block = Block(arg_types=[IndexType()])
-    time_block.args[0].name_hint = "t"
-    tb = Builder(InsertPoint.at_end(time_block))
-    states = [a for i, a in enumerate(flat_args) if i != rec.counter]
-    env: dict[SSAValue, SSAValue] = {counter: time_block.args[0], **host}
-    env.update((a, c[0]) for a, c in zip(states, current) if c is not None)
-    for o in step.scalars:
-        if isinstance(o, shape.DimOp) and isinstance(env.get(o.source, o.source).type, MemRefType):
-            # (a dim of a state, which is a buffer here)
-            dim = memref.DimOp.from_source_and_index(env[o.source], const(tb, o.index.value.data))
-            env[o.result] = tb.insert(dim).result
-            continue
-        env.update(zip(o.results, tb.insert(o.clone(value_mapper=env)).results))
-    kernel = KernelBuilder(step.group, f"{name}_step", no_stretch=True).build()
-    args = [residents[v].buffer if v in residents else env[v] for v in step.group.inputs] + following
-    inline = dict(zip(kernel.body.block.args, args))
-    for o in kernel.body.block.ops:
-        if not isinstance(o, func.ReturnOp):
-            tb.insert(o.clone(value_mapper=inline))
-    for c, nxt, p, out, (_, first) in zip(current, following, init_params, out_params, kinds):
-        if c is not None:
-            copy(tb, nxt, c[0], c[1], zero, one)
-        else:
-            _rows_at(tb, nxt, out, _step_rows_at(tb, nxt, p, time_block.args[0], host[rec.bound], first), zero, one)
-    tb.insert(scf.YieldOp())
+    time_block = _time_step(rec, step, name, host, residents, flat_args, current, following, init_params,
+                            out_params, kinds, zero, one)
     time_loop = b.insert(scf.ForOp(zero, host[rec.bound], one, [], Region(time_block)))
     for c, out in zip(current, out_params):
         if c is not None:
@@ -439,8 +463,11 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
 # The pass
 
 
-def _wrap(rec: Recurrence, name: str, host_values: list[SSAValue], stacked: set[int]) -> FusedOp:
-    """Replace the loop by a `graph.fused` holding it, naming the program."""
+def _wrap(rec: Recurrence, name: str, host_values: list[SSAValue], stacked: set[int],
+          functions: dict[str, func.FuncOp]) -> FusedOp:
+    """Replace the loop by a `graph.fused` holding it, naming the program. The loop kept
+    inside has its body's calls inlined: upstream MLIR resolves no call nested in an op
+    it does not know that has one region (such an op may be a symbol table)."""
     loop_op = rec.op
     inputs: list[SSAValue] = []
     for inner in loop_op.walk():
@@ -452,13 +479,15 @@ def _wrap(rec: Recurrence, name: str, host_values: list[SSAValue], stacked: set[
     for arg, v in zip(region.block.args, inputs):
         arg.name_hint = v.name_hint
     clone = loop_op.clone(value_mapper=env)
+    if any(isinstance(o, func.CallOp) for o in clone.body_region.walk()):
+        _flatten_in_place(clone.body_region.block, functions)
     region.block.add_op(clone)
     region.block.add_op(YieldOp(list(clone.results)))
     wrapper = FusedOp(inputs, [r.type for r in loop_op.results], region)
     wrapper.attributes[SPATIAL_ATTR] = SymbolRefAttr(name)
-    wrapper.attributes[ARGS_ATTR] = ArrayAttr([IntAttr(inputs.index(v)) for v in host_values])
-    wrapper.attributes[COUNTER_ATTR] = IntAttr(rec.counter)
-    wrapper.attributes[STACKED_ATTR] = ArrayAttr([IntAttr(i) for i in sorted(stacked)])
+    wrapper.attributes[ARGS_ATTR] = DenseArrayBase.from_list(i64, [inputs.index(v) for v in host_values])
+    wrapper.attributes[COUNTER_ATTR] = IntegerAttr(rec.counter, i64)
+    wrapper.attributes[STACKED_ATTR] = DenseArrayBase.from_list(i64, sorted(stacked))
     wrapper.location = loop_op.location
     Rewriter.insert_op(wrapper, InsertPoint.before(loop_op))
     for old, new in zip(loop_op.results, wrapper.results):
@@ -504,7 +533,8 @@ def lower_module(module: ModuleOp, precision: str = "f32") -> list[str]:
     def lower(rec: Recurrence, step: Step, name: str) -> None:
         program, host_values = build_program(rec, step, name, precision)
         module.body.block.add_op(program)
-        _wrap(rec, name, host_values, step.stacked)
+        functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        _wrap(rec, name, host_values, step.stacked, functions)
 
     return lower_recurrences(module, lower, SKIPPED_ATTR)
 

@@ -10,7 +10,7 @@ register (parameters first); structured control flow becomes jumps:
   at the loop head (`if c, Lbody, Lexit`), the body ends with moves and `goto head`;
 - `graph.match`: `get_tag`, then one compare-and-branch per case; case arguments are
   `get_field`s of the subject;
-- `shape.assert`: `if ok, Lnext, Lfail` with `fatal` naming the check.
+- `dynshape.assert`: `if ok, Lnext, Lfail` with `fatal` naming the check.
 
 Tensor constants become `vm.constant`s. An op the VM has no instruction for (a CPU
 fallback group, an opaque operator such as nms, a shape op on tensors) is outlined
@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
 from nimble.dialects import arith
-from nimble.dialects import device, loop, shape, vm
+from nimble.dialects import device, loop, dynshape, vm
 from nimble.dialects.device import HOST_FUNCTION
 from nimble.dialects.graph import ConstantOp, ExternalConstantOp, FusedOp
 from nimble.dialects.graph.adt import ConstructOp, MatchOp, find_adt
@@ -187,9 +187,9 @@ class FunctionEmitter:
     def select(self, op: arith.SelectOp) -> None:
         self.emit("select", dst=self.reg(op.result), cond=self.reg(op.cond), a=self.reg(op.lhs), b=self.reg(op.rhs))
 
-    def check(self, op: shape.AssertOp) -> None:
+    def check(self, op: dynshape.AssertOp) -> None:
         branch = self.emit("if", cond=self.reg(op.condition), then=self.pc + 2, **{"else": self.pc + 1})
-        self.emit("fatal", message=f"{where(op)}'shape.assert' op failed at run time: {op.message.data}",
+        self.emit("fatal", message=f"{where(op)}'dynshape.assert' op failed at run time: {op.message.data}",
                   values=[self.reg(v) for v in op.values])
         self.patch(branch, "then", self.pc)
 
@@ -302,11 +302,11 @@ _HANDLERS: dict[type[Operation], Callable[[FunctionEmitter, Any], None]] = {
     arith.CmpiOp: FunctionEmitter.cmpi,
     arith.SelectOp: FunctionEmitter.select,
     arith.IndexCastOp: _move,
-    shape.AssertOp: FunctionEmitter.check,
-    shape.DimOp: _simple("dim", dst=lambda o: o.result, src=lambda o: o.source, axis=lambda o: o.index.value.data),
-    shape.OfOp: _simple("shape_of", dst=lambda o: o.result, src=lambda o: o.source),
-    shape.FromDimsOp: _simple("make_shape", dst=lambda o: o.result, dims=lambda o: list(o.dims)),
-    shape.GetOp: _simple("get_field", dst=lambda o: o.result, src=lambda o: o.source, index=lambda o: o.index.value.data),
+    dynshape.AssertOp: FunctionEmitter.check,
+    dynshape.DimOp: _simple("dim", dst=lambda o: o.result, src=lambda o: o.source, axis=lambda o: o.index.value.data),
+    dynshape.OfOp: _simple("shape_of", dst=lambda o: o.result, src=lambda o: o.source),
+    dynshape.FromDimsOp: _simple("make_shape", dst=lambda o: o.result, dims=lambda o: list(o.dims)),
+    dynshape.GetOp: _simple("get_field", dst=lambda o: o.result, src=lambda o: o.source, index=lambda o: o.index.value.data),
     IfOp: FunctionEmitter.if_,
     WhileOp: FunctionEmitter.while_,
     MatchOp: FunctionEmitter.match,

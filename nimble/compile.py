@@ -158,7 +158,7 @@ def _device_has_halves(spec: str | None) -> bool:
 
 
 def _kernel_stream(cpu: CpuTarget) -> KernelStream:
-    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import KernelStream
 
     return KernelStream(lower_kernels, cpu, kernel_cache.default_cache())
@@ -263,7 +263,7 @@ def compile_kernels(source: Any, devices: Sequence[str] = ("cpu",)) -> dict[str,
     """JIT every `nimble.kernel` function for `devices` of a loop-level module (a
     `.nb`/`.mlir` path, text, or a module), realising the schedules written on its loops."""
     from nimble.api import parse
-    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import JitModule
 
     module = source.clone() if isinstance(source, ModuleOp) else parse(source)

@@ -90,7 +90,7 @@ def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
     """LLVM IR of the module's kernels. A graph-level module is first compiled through
     the default graph and loop stages; an `llvm`-dialect module is printed as is."""
     from nimble.compile import run_stages
-    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import to_llvmlite
 
     functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
@@ -106,7 +106,7 @@ def _emit_opencl(module: ModuleOp, out: IO[str]) -> None:
     for the OpenCL target (`graph`, `place{default=opencl}`, `loops`): kernels the backend
     cannot express stay CPU kernels and are listed in a comment."""
     from nimble.compile import TARGET_OPTIONS, run_stages
-    from nimble.lowering.to_opencl import opencl_sources, program_text
+    from nimble.lowering.opencl.to_opencl import opencl_sources, program_text
 
     functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
     if functions and not any(loop.KERNEL_MARK in f.attributes for f in functions):

@@ -24,7 +24,7 @@ from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype, symbolic_dims
 from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
 from nimble.dialects.interfaces import EvalContext, HasReference
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
 from nimble.parser import location_of
 
 

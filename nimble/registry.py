@@ -37,7 +37,7 @@ _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _lazy("dialects.graph", "Graph"),
     "loop": _lazy("dialects.loop", "Loop"),
     "nimble": _lazy("dialects.symbolic", "Nimble"),
-    "shape": _lazy("dialects.shape", "Shape"),
+    "dynshape": _lazy("dialects.dynshape", "DynShape"),
     "vm": _lazy("dialects.vm", "Vm"),
 }
 
@@ -49,7 +49,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "int-range-optimizations": _lazy("passes.int_range_optimizations", "IntRangeOptimizationsPass"),
     "infer-shapes": _lazy("passes.infer_shapes", "InferShapesPass"),
     "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
-    "lower-loops-to-llvm": _lazy("lowering.loops_to_llvm", "LowerLoopsToLLVMPass"),
+    "lower-loops-to-llvm": _lazy("lowering.llvm.loops_to_llvm", "LowerLoopsToLLVMPass"),
     "lower-rnn-to-spatial": _lazy("lowering.rnn_to_spatial", "LowerRnnToSpatialPass"),
     "lower-rnn-to-kernels": _lazy("lowering.rnn_to_kernels", "LowerRnnToKernelsPass"),
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),

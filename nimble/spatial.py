@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
 from nimble.dialects import loop
 from nimble.dialects.graph import FusedOp
@@ -105,9 +105,9 @@ class _SpatialInterpreter(Interpreter):
 
     def _run_program(self, op: FusedOp, args: list[Any]) -> list[Any]:
         name = op.attributes[SPATIAL_ATTR].root_reference.data
-        counter = op.attributes[COUNTER_ATTR].data
-        stacked = {a.data for a in op.attributes[STACKED_ATTR]}
-        picks: ArrayAttr[IntAttr] = op.attributes[ARGS_ATTR]
+        counter = op.attributes[COUNTER_ATTR].value.data
+        stacked = set(op.attributes[STACKED_ATTR].get_values())
+        picks = op.attributes[ARGS_ATTR].get_values()
         loop_op = op.body.block.first_op
         for arg, value in zip(op.body.block.args, args):
             self._env[arg] = value
@@ -131,7 +131,7 @@ class _SpatialInterpreter(Interpreter):
         states = [np.ascontiguousarray(v) for i, v in enumerate(initial) if i != counter]
         outputs = [np.empty((len(initial[i]) + steps * rows[i], *np.shape(initial[i])[1:]), initial[i].dtype)
                    if i in stacked else np.empty_like(initial[i]) for i in range(len(initial)) if i != counter]
-        params = [args[p.data] for p in picks]
+        params = [args[p] for p in picks]
         params = [np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p for p in params]
         n_inputs = len(params) - len(states)
         try:

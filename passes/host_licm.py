@@ -1,6 +1,6 @@
 """`host-licm`: move loop-invariant host computation out of `graph.while` loops.
 
-Pure, speculatable ops (index arithmetic, constants, `shape.dim` of values defined
+Pure, speculatable ops (index arithmetic, constants, `dynshape.dim` of values defined
 outside) whose operands are all defined outside a loop move in front of it, so the VM
 runs them once rather than every iteration — e.g. the byte size of a buffer allocated
 in each step of an LSTM. Integer division and remainder stay where they are: hoisted

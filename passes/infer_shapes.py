@@ -32,7 +32,7 @@ from nimble.dialects.graph import (
     MatchOp,
     WhileOp,
 )
-from nimble.dialects.graph.types import dims, join_types, symbolic_dims, tensor, types_compatible
+from nimble.dialects.graph.types import join_types, symbolic_dims, tensor, types_compatible
 
 MAX_ROUNDS = 32
 """Each round makes at least one dim static, so this bounds real programs loosely; it

@@ -26,7 +26,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import arith
 from nimble.dialects import loop as loop_dialect
-from nimble.dialects import shape
+from nimble.dialects import dynshape
 from nimble.dialects.graph import ConditionOp, WhileOp, YieldOp
 
 
@@ -51,7 +51,7 @@ class _Ranges:
         c = _constant(v)
         if c is not None:
             return Bound(c, (None, c))
-        if isinstance(v.owner, shape.DimOp):
+        if isinstance(v.owner, dynshape.DimOp):
             return Bound(0, None)
         return self.facts.get(v, Bound())
 

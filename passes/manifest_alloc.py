@@ -4,7 +4,7 @@ Each `graph.fused` op that has a kernel (after `lower-graph-to-loops`) is replac
 the host function, by:
 
 1. the shape IR of its members' shape functions, run on the group's input dims
-   (`shape.dim` of the inputs, `arith` on index, `shape.assert` for checks that could
+   (`dynshape.dim` of the inputs, `arith` on index, `dynshape.assert` for checks that could
    not be decided statically: a call with shapes the kernel cannot handle fails here,
    naming the op, before the kernel runs);
 2. per output, `device.alloc_storage` of `product(dims) * element size` bytes and a
@@ -33,7 +33,7 @@ from xdsl.traits import SymbolTable
 
 from nimble.diagnostics import OpError
 from nimble.dialects import arith
-from nimble.dialects import device, loop, shape
+from nimble.dialects import device, loop, dynshape
 from nimble.dialects.graph import (
     CastOp,
     DynamicReshapeOp,
@@ -324,7 +324,7 @@ def _widen(function: func.FuncOp, group: FusedOp) -> None:
 
 def entry_dims(function: func.FuncOp) -> dict[SSAValue, list[int | SSAValue]]:
     """Dims of the parameters already read at the function's entry (before any group),
-    with dims that entry checks (`shape.assert` of `cmpi eq`) proved equal given one
+    with dims that entry checks (`dynshape.assert` of `cmpi eq`) proved equal given one
     value: broadcast checks between them then fold away, and the no-stretch variant is
     chosen at compile time when nothing else could stretch."""
     block = function.body.block
@@ -333,10 +333,10 @@ def entry_dims(function: func.FuncOp) -> dict[SSAValue, list[int | SSAValue]]:
     for op in block.ops:
         if isinstance(op, FusedOp):
             break
-        cmp = op.condition.owner if isinstance(op, shape.AssertOp) else None
+        cmp = op.condition.owner if isinstance(op, dynshape.AssertOp) else None
         if isinstance(cmp, arith.CmpiOp) and cmp.predicate.value.data == 0:
             same[cmp.rhs] = same.get(cmp.lhs, cmp.lhs)
-        if isinstance(op, shape.DimOp) and op.source in block.args:
+        if isinstance(op, dynshape.DimOp) and op.source in block.args:
             found.setdefault(op.source, {})[op.index.value.data] = op.result
     known: dict[SSAValue, list[int | SSAValue]] = {}
     for arg, axes in found.items():

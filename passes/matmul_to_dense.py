@@ -59,7 +59,7 @@ class _ConstantWeight(RewritePattern):
             k, n = w.type.get_shape()
             value = array_to_dense(constant_array(w).T, TensorType(w.type.element_type, [n, k]))
             constant = graph.ConstantOp(value)
-            rewriter.insert_op(constant, InsertPoint.after(owner))
+            rewriter.insert(constant, InsertPoint.after(owner))
             self.transposed[w] = constant.result
         return self.transposed[w]
 
@@ -71,7 +71,7 @@ class _ConstantWeight(RewritePattern):
         if weight is None:
             return
         old = op.rhs.owner
-        rewriter.replace_matched_op(graph.DenseOp(operands=[op.lhs, weight, []], result_types=[op.result.type]))
+        rewriter.replace(op, graph.DenseOp(operands=[op.lhs, weight, []], result_types=[op.result.type]))
         if not old.results[0].uses:  # the constant (or transpose) only products read
             rewriter.erase(old)
 

@@ -38,15 +38,17 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import device, loop, shape
+from nimble.dialects import device, loop, dynshape
+from nimble.dialects import kernel_analysis
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.adt import MatchOp
 from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
 from nimble.dialects.graph.vision import NmsOp
-from nimble.lowering.c_emitter import NoDeviceLowering, emit_kernel
+from nimble.lowering.opencl.c_emitter import emit_kernel
+from nimble.lowering.opencl.c_source import NoDeviceLowering
 from nimble.lowering.graph_to_loops import kernel_groups, kernel_options
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
-from nimble.lowering.to_opencl import OPENCL
+from nimble.lowering.opencl.to_opencl import OPENCL
 from nimble.passes.manifest_alloc import is_view_group
 
 FALLBACK_ATTR = "nimble.fallback"
@@ -78,7 +80,7 @@ def probe(group: FusedOp, where: str) -> tuple[str | None, int]:
         for d in v.type.get_shape():
             n *= ASSUMED_DIM if d < 0 else d
         elements += n
-    work = elements * max(1, loop.reduction_work(kernel))
+    work = elements * max(1, kernel_analysis.reduction_work(kernel))
     if where == "cpu":
         return None, work
     try:
@@ -257,7 +259,7 @@ class PlaceDevicesPass(ModulePass):
         return _DefaultDict(home)
 
 
-_NEUTRAL = (FusedOp, WhileOp, IfOp, MatchOp, func.CallOp, func.ReturnOp, YieldOp, shape.DimOp, shape.OfOp)
+_NEUTRAL = (FusedOp, WhileOp, IfOp, MatchOp, func.CallOp, func.ReturnOp, YieldOp, dynshape.DimOp, dynshape.OfOp)
 """Uses that do not read a tensor's data on the host (kernels vote for their own device;
 control flow passes values on; shape ops read only the dims)."""
 
@@ -305,7 +307,7 @@ class _Copies:
     def needs(self, user: Operation, index: int, v: SSAValue) -> str | None:
         """The device the use of `v` as operand `index` of `user` needs it on (None:
         any, the use reads only its dims)."""
-        if isinstance(user, shape.DimOp | shape.OfOp):
+        if isinstance(user, dynshape.DimOp | dynshape.OfOp):
             return None
         if isinstance(user, FusedOp):
             return device.placement_of(user)

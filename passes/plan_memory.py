@@ -39,7 +39,7 @@ from xdsl.traits import IsTerminator
 
 from nimble.dialects import arith
 from nimble.dialects import device, loop
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
 
 PLAN_ATTR = "device.memory_plan"
 ALIGN = device.ALIGNMENT

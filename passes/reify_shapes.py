@@ -1,13 +1,13 @@
 """`reify-shapes`: make the run-time shape of every dynamically shaped tensor explicit.
 
 Before each op whose results have `?` dims, emit the shape IR its shape function
-computes (`shape.dim`, `arith` on index, `shape.assert` for checks that could not be
-decided statically) and a `shape.from_dims`; after it, `shape.bind` ties the result to
+computes (`dynshape.dim`, `arith` on index, `dynshape.assert` for checks that could not be
+decided statically) and a `dynshape.from_dims`; after it, `dynshape.bind` ties the result to
 that shape. Dims chain through already reified values back to the function's inputs
-(and to results of calls and control flow, whose dims are read with `shape.dim`). For a
+(and to results of calls and control flow, whose dims are read with `dynshape.dim`). For a
 data-dependent op (nms) the bound shape is an `upper_bound`, and consumers use the
 actual dims, read after the op. The emitted IR is then cleaned with `canonicalize` and
-`cse`: no duplicate `shape.dim` of a value, constant dims folded.
+`cse`: no duplicate `dynshape.dim` of a value, constant dims folded.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
 from nimble.diagnostics import OpError
-from nimble.dialects import shape
+from nimble.dialects import dynshape
 from nimble.dialects.graph import GraphOp
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 
@@ -52,8 +52,8 @@ def _reify_block(block: Block, known: Known) -> None:
             if not _is_dynamic(result):
                 continue
             values = [k.value(d) for d in dims]
-            shape_value = k.builder.insert(shape.FromDimsOp(values)).results[0]
-            bind = shape.BindOp(result, shape_value, upper_bound=op.DATA_DEPENDENT)
+            shape_value = k.builder.insert(dynshape.FromDimsOp(values)).results[0]
+            bind = dynshape.BindOp(result, shape_value, upper_bound=op.DATA_DEPENDENT)
             bind.location = op.location
             Rewriter.insert_op(bind, after)
             if not op.DATA_DEPENDENT:
@@ -62,7 +62,7 @@ def _reify_block(block: Block, known: Known) -> None:
 
 @dataclass(frozen=True)
 class ReifyShapesPass(ModulePass):
-    """Emit the shape IR computing every dynamic dim, bound with shape.bind."""
+    """Emit the shape IR computing every dynamic dim, bound with dynshape.bind."""
 
     name = "reify-shapes"
 

@@ -47,11 +47,11 @@ from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import BLOCK, column_read, copy_panel, transpose_block, transposed
+from nimble.passes.register_tile import Tile
 from nimble.passes.tile_emitter import (
     Copy,
     Emitter,
     NotVectorizable,
-    Tile,
     offsets,
     schedule_of,
     split_at,
@@ -101,150 +101,197 @@ def row_lanes(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Se
             raise
         weights, offset = [], None
     parallel = schedule_of(outer).parallel or schedule_of(inner).parallel
-    m, n, k_upper = outer.upper, inner.upper, red.upper
-    main_m, main_n = split_at(e, m, width), split_at(e, n, width)
-    blocks = e.emit(arith.DivSIOp(main_m, e.const_index(width))).result
-    # The rows whole panels leave (fewer than V) run as one more panel, its lanes past
-    # the last row zero and their results dropped (schedule-loops gives the nest such
-    # rows from `partial_rows` on).
-    part = None if main_m is m else e.emit(arith.SubiOp(m, main_m)).result
-    total = blocks
-    if part is not None and constant_index(part) != 0:
-        more = e.emit(arith.CmpiOp(part, e.const_index(0), "sgt")).result
-        one = e.emit(arith.SelectOp(more, e.const_index(1), e.const_index(0))).result
-        total = e.emit(arith.AddiOp(blocks, one)).result
-    else:
-        part = None
-    tiles_end = main_n
-    dynamic = [v for v in (main_n, m) if constant_index(v) is None]
-    if dynamic:  # a split's empty side (no rows, or no whole columns) packs and stages nothing
-        tests = [e.emit(arith.CmpiOp(v, e.const_index(0), "sgt")).result for v in dynamic]
-        some = tests[0] if len(tests) == 1 else e.emit(arith.AndIOp(*tests)).result
-        blocks = e.emit(arith.SelectOp(some, blocks, e.const_index(0))).result
-        total = blocks if total is blocks else e.emit(arith.SelectOp(some, total, e.const_index(0))).result
-        tiles_end = e.emit(arith.SelectOp(some, main_n, e.const_index(0))).result
+    nest = _LaneNest(e, foreach, outer, inner, body, red, before, loads, weights, offset, stage, width)
+    foreach(e.const_index(0), nest.tiles_end, width, loop.Schedule(parallel=parallel),
+            lambda j0: _LaneTile(nest, j0).run())
+    leftovers(e, foreach, outer, inner, body, parallel, nest.m, nest.main_n)
 
-    panels: dict[tuple, SSAValue] = {}
-    for ld in loads:
+
+class _LaneNest:
+    """What the tiles of a nest with lanes along the rows share: the row panels (their
+    counts, at run time too; the packed copies of the row-varying operands), the stride
+    of a tile's staged rows of `W`, the body's parts."""
+
+    def __init__(self, e: Emitter, foreach: Foreach, outer: loop.ForeachOp, inner: loop.ForeachOp,
+                 body: list[Operation], red: loop.ReduceOp, before: list[Operation],
+                 loads: list[memref.LoadOp], weights: list[SSAValue], offset: SSAValue | None, stage: bool,
+                 width: int):
+        self.e, self.foreach, self.outer, self.inner = e, foreach, outer, inner
+        self.body, self.red = body, red
+        self.before, self.loads, self.weights, self.offset, self.stage, self.width = \
+            before, loads, weights, offset, stage, width
+        self.m, self.k_upper = outer.upper, red.upper
+        self.main_m, self.main_n = split_at(e, self.m, width), split_at(e, inner.upper, width)
+        self.count_panels()
+        self.panels: dict[tuple, SSAValue] = {}
+        for ld in loads:
+            self.pack(ld)
+        self.rest = [o for o in body if o is not red]
+        # With `pack` on the columns, a V-row slice of each weight is staged per tile with a
+        # padded row stride (an odd number of 16-float lines; see STAGE_ROWS).
+        k = constant_index(self.k_upper)
+        if stage and k is not None:
+            self.stride = e.const_index((-(-k // width) | 1) * width)
+        elif stage:
+            lines = e.emit(arith.CeilDivSIOp(self.k_upper, e.const_index(width))).result
+            odd = e.emit(arith.OrIOp(lines, e.const_index(1))).result
+            self.stride = e.emit(arith.MuliOp(odd, e.const_index(width))).result
+        self.pairs = e.emit(arith.DivSIOp(self.blocks, e.const_index(2))).result
+        self.paired = e.emit(arith.MuliOp(self.pairs, e.const_index(2))).result
+        self.element = red.results[0].type
+
+    def count_panels(self) -> None:
+        """`blocks` (whole panels of V rows), `total` (with the rows they leave as one more
+        panel, `part` of them, None if none) and `tiles_end` (where whole tiles of columns
+        end): a split's empty side (no rows, or no whole columns) packs and stages nothing."""
+        e, width, m, main_m, main_n = self.e, self.width, self.m, self.main_m, self.main_n
+        self.blocks = e.emit(arith.DivSIOp(main_m, e.const_index(width))).result
+        # The rows whole panels leave (fewer than V) run as one more panel, its lanes past
+        # the last row zero and their results dropped (schedule-loops gives the nest such
+        # rows from `partial_rows` on).
+        self.part = None if main_m is m else e.emit(arith.SubiOp(m, main_m)).result
+        self.total = self.blocks
+        if self.part is not None and constant_index(self.part) != 0:
+            more = e.emit(arith.CmpiOp(self.part, e.const_index(0), "sgt")).result
+            one = e.emit(arith.SelectOp(more, e.const_index(1), e.const_index(0))).result
+            self.total = e.emit(arith.AddiOp(self.blocks, one)).result
+        else:
+            self.part = None
+        self.tiles_end = main_n
+        dynamic = [v for v in (main_n, m) if constant_index(v) is None]
+        if dynamic:
+            tests = [e.emit(arith.CmpiOp(v, e.const_index(0), "sgt")).result for v in dynamic]
+            some = tests[0] if len(tests) == 1 else e.emit(arith.AndIOp(*tests)).result
+            self.blocks = e.emit(arith.SelectOp(some, self.blocks, e.const_index(0))).result
+            self.total = self.blocks if self.total is self.blocks else \
+                e.emit(arith.SelectOp(some, self.total, e.const_index(0))).result
+            self.tiles_end = e.emit(arith.SelectOp(some, main_n, e.const_index(0))).result
+
+    def pack(self, ld: memref.LoadOp) -> None:
+        """The panels of V rows of the operand `ld` reads, transposed (one buffer for every
+        load of the same rows)."""
+        e, foreach, width, red, k_upper = self.e, self.foreach, self.width, self.red, self.k_upper
         key = (ld.memref, tuple(ld.indices[:-2]))
-        if key not in panels:
-            t = MemRefType(ld.res.type, [DYNAMIC_INDEX, DYNAMIC_INDEX, width])
-            panels[key] = e.emit(loop.AllocOp("dram", t, [total, k_upper])).memref
+        if key in self.panels:
+            return
+        t = MemRefType(ld.res.type, [DYNAMIC_INDEX, DYNAMIC_INDEX, width])
+        panel = self.panels[key] = e.emit(loop.AllocOp("dram", t, [self.total, k_upper])).memref
 
-            def pack(b: SSAValue, ld: memref.LoadOp = ld, panel: SSAValue = panels[key]) -> None:
-                i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
-                copy_panel(e, lambda lo, hi, step, f: foreach(lo, hi, step, None, f), ld, red.iv, panel, i0,
-                           k_upper, width, 1, at=[b])
+        def whole(b: SSAValue) -> None:
+            i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
+            copy_panel(e, lambda lo, hi, step, f: foreach(lo, hi, step, None, f), ld, red.iv, panel, i0,
+                       k_upper, width, 1, at=[b])
 
-            # Every chunk of a split launch packs all panels for itself (a copy of the
-            # rows, small beside the product; a shared one would need a barrier, and the
-            # launching thread could no longer run a worker's chunk when it is slow to wake).
-            foreach(e.const_index(0), blocks, 1, None, pack)
-            if part is not None:
-                foreach(blocks, total, 1, None,
-                        lambda b, ld=ld, panel=panels[key]: _pack_part(e, foreach, ld, panel, b, main_m, part, k_upper,
-                                                                      width))
-    rest = [o for o in body if o is not red]
-    # With `pack` on the columns, a V-row slice of each weight is staged per tile with a
-    # padded row stride (an odd number of 16-float lines; see STAGE_ROWS).
-    if stage and constant_index(k_upper) is not None:
-        stride = e.const_index((-(-constant_index(k_upper) // width) | 1) * width)
-    elif stage:
-        lines = e.emit(arith.CeilDivSIOp(k_upper, e.const_index(width))).result
-        odd = e.emit(arith.OrIOp(lines, e.const_index(1))).result
-        stride = e.emit(arith.MuliOp(odd, e.const_index(width))).result
+        # Every chunk of a split launch packs all panels for itself (a copy of the
+        # rows, small beside the product; a shared one would need a barrier, and the
+        # launching thread could no longer run a worker's chunk when it is slow to wake).
+        foreach(e.const_index(0), self.blocks, 1, None, whole)
+        if self.part is not None:
+            foreach(self.blocks, self.total, 1, None,
+                    lambda b: _pack_part(e, foreach, ld, panel, b, self.main_m, self.part, k_upper, width))
 
-    pairs = e.emit(arith.DivSIOp(blocks, e.const_index(2))).result
-    paired = e.emit(arith.MuliOp(pairs, e.const_index(2))).result
-    element = red.results[0].type
 
-    def tile(j0: SSAValue) -> None:
-        staged = {}
-        first = j0 if offset is None else e.emit(arith.AddiOp(j0, offset)).result
-        for w in weights if stage else []:
+class _LaneTile:
+    """One V x V tile of columns from `j0`, over every row panel of the nest."""
+
+    def __init__(self, nest: _LaneNest, j0: SSAValue):
+        self.nest, self.j0 = nest, j0
+        e, width = nest.e, nest.width
+        self.staged: dict[SSAValue, SSAValue] = {}
+        self.first = j0 if nest.offset is None else e.emit(arith.AddiOp(j0, nest.offset)).result
+        for w in nest.weights if nest.stage else []:
             t = MemRefType(w.type.element_type, [width, DYNAMIC_INDEX])
-            staged[w] = e.emit(loop.AllocOp("dram", t, [stride])).memref
-            foreach(e.const_index(0), e.const_index(width), 1, None,
-                    lambda r, w=w: _copy_row(e, foreach, w, e.emit(arith.AddiOp(first, r)).result, staged[w], r,
-                                             k_upper, width))
-        prefetch = _next_rows(e, weights, first, width) if weights else None
-
-        def rows(bs: list[SSAValue], c0: int = 0, cols: int = width) -> tuple[list[SSAValue], list[list[SSAValue]]]:
-            """The sums of the tile's columns [c0, c0 + cols) for the row panels `bs` (one
-            panel and all V columns, or two panels and V / 2 of them): the panels' first
-            rows, and per panel, per column, a vector along its rows."""
-            starts = [e.emit(arith.MuliOp(b, e.const_index(width))).result for b in bs]
-            for ld in loads:  # (a second panel's copies read theirs: `bs[0]` stands for it)
-                e.packs[ld] = (panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (bs[0],))
-            if stage:  # staged row r is W's row j + c: j stands for r - c
-                columns = [e.const_index(r) if offset is None else e.emit(arith.SubiOp(e.const_index(r), offset)).result
-                           for r in range(c0, c0 + cols)]
-            else:
-                columns = offsets(e, j0, width)[c0:c0 + cols]
-            along_i = []  # (both panels' copies read the same columns of W: one load, one broadcast)
-            for b, i0 in zip(bs, starts):
-                other = {} if b is bs[0] else {bs[0]: b}
-                along_i += [Copy({inner.iv: j, outer.iv: i0, **(staged if stage else {}), **other}, outer.iv, width, 0)
-                            for j in columns]
-            Tile(e, [*before, red], along_i, outer.iv, each_step=prefetch).run()
-            e.packs.clear()
-            sums = [c.subst[red.results[0]] for c in along_i]
-            return starts, [sums[p * cols:(p + 1) * cols] for p in range(len(bs))]
-
-        def epilogue(copies: list[Copy]) -> None:
-            tile = Tile(e, rest, copies, inner.iv)
-            tile.varying = varying_values(body, inner.iv)
-            tile.after_reductions = True
-            tile.run()
-
-        def partial(b: SSAValue) -> None:  # the rows' results through a register block, row by row
-            (i0,), (sums,) = rows([b])
-            sums = transpose_block(e, sums)
-            block = e.emit(loop.AllocOp("reg", MemRefType(element, [width, width]))).memref
-            for r, v in enumerate(sums):
-                e.emit(vector.StoreOp(v, block, [e.const_index(r), e.const_index(0)]))
-
-            def row(r: SSAValue) -> None:
-                v = e.emit(vector.LoadOp(block, [r, e.const_index(0)], sums[0].type)).result
-                epilogue([Copy({outer.iv: e.emit(arith.AddiOp(i0, r)).result, inner.iv: j0, red.results[0]: v},
-                               inner.iv, width)])
-
-            foreach(e.const_index(0), part, 1, None, row)
-
+            self.staged[w] = e.emit(loop.AllocOp("dram", t, [nest.stride])).memref
+            nest.foreach(e.const_index(0), e.const_index(width), 1, None,
+                         lambda r, w=w: _copy_row(e, nest.foreach, w,
+                                                  e.emit(arith.AddiOp(self.first, r)).result,
+                                                  self.staged[w], r, nest.k_upper, width))
+        self.prefetch = _next_rows(e, nest.weights, self.first, width) if nest.weights else None
         # Whole panels two at a time, for one half of the columns and then the other (2 x V
         # / 2 accumulators: per step 2 vectors of rows and V / 2 broadcasts, not 1 and V),
         # an odd last one alone; their sums gathered by column, then per panel transposed
         # and the epilogue run along the columns V wide.
-        gathered = e.emit(loop.AllocOp("dram", MemRefType(element, [width, DYNAMIC_INDEX]), [main_m])).memref
+        self.gathered = e.emit(loop.AllocOp("dram", MemRefType(nest.element, [width, DYNAMIC_INDEX]),
+                                            [nest.main_m])).memref
 
-        def gather(bs: list[SSAValue], c0: int = 0) -> None:
-            starts, sums = rows(bs, c0, width // len(bs))
-            for i0, panel in zip(starts, sums):
-                for c, v in enumerate(panel, c0):
-                    e.emit(vector.StoreOp(v, gathered, [e.const_index(c), i0]))
-
-        def pair(q: SSAValue, c0: int) -> None:
-            b = e.emit(arith.MuliOp(q, e.const_index(2))).result
-            gather([b, e.emit(arith.AddiOp(b, e.const_index(1))).result], c0)
-
-        def whole(b: SSAValue) -> None:
-            t = loop.vector_type(element, (width,))
-            i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
-            sums = transpose_block(e, [e.emit(vector.LoadOp(gathered, [e.const_index(c), i0], t)).result
-                                       for c in range(width)])
-            epilogue([Copy({outer.iv: i, inner.iv: j0, red.results[0]: s}, inner.iv, width)
-                      for i, s in zip(offsets(e, i0, width), sums)])
-
-        if constant_index(m) is None or constant_index(m) >= 2 * width:
+    def run(self) -> None:
+        n, e, foreach, width = self.nest, self.nest.e, self.nest.foreach, self.nest.width
+        if constant_index(n.m) is None or constant_index(n.m) >= 2 * width:
             for c0 in (0, width // 2):
-                foreach(e.const_index(0), pairs, 1, None, lambda q, c0=c0: pair(q, c0))
-        foreach(paired, blocks, 1, None, lambda b: gather([b]))
-        foreach(e.const_index(0), blocks, 1, None, whole)
-        if part is not None:
-            foreach(blocks, total, 1, None, partial)
+                foreach(e.const_index(0), n.pairs, 1, None, lambda q, c0=c0: self.pair(q, c0))
+        foreach(n.paired, n.blocks, 1, None, lambda b: self.gather([b]))
+        foreach(e.const_index(0), n.blocks, 1, None, self.whole)
+        if n.part is not None:
+            foreach(n.blocks, n.total, 1, None, self.partial)
 
-    foreach(e.const_index(0), tiles_end, width, loop.Schedule(parallel=parallel), tile)
-    leftovers(e, foreach, outer, inner, body, parallel, m, main_n)
+    def rows(self, bs: list[SSAValue], c0: int = 0, cols: int | None = None) \
+            -> tuple[list[SSAValue], list[list[SSAValue]]]:
+        """The sums of the tile's columns [c0, c0 + cols) (default: all V) for the row
+        panels `bs` (one panel and all V columns, or two panels and V / 2 of them): the
+        panels' first rows, and per panel, per column, a vector along its rows."""
+        n, e, width = self.nest, self.nest.e, self.nest.width
+        cols = width if cols is None else cols
+        outer, inner, red = n.outer, n.inner, n.red
+        starts = [e.emit(arith.MuliOp(b, e.const_index(width))).result for b in bs]
+        for ld in n.loads:  # (a second panel's copies read theirs: `bs[0]` stands for it)
+            e.packs[ld] = (n.panels[(ld.memref, tuple(ld.indices[:-2]))], red.iv, (bs[0],))
+        if n.stage:  # staged row r is W's row j + c: j stands for r - c
+            columns = [e.const_index(r) if n.offset is None
+                       else e.emit(arith.SubiOp(e.const_index(r), n.offset)).result for r in range(c0, c0 + cols)]
+        else:
+            columns = offsets(e, self.j0, width)[c0:c0 + cols]
+        along_i = []  # (both panels' copies read the same columns of W: one load, one broadcast)
+        for b, i0 in zip(bs, starts):
+            other = {} if b is bs[0] else {bs[0]: b}
+            staged = self.staged if n.stage else {}
+            along_i += [Copy({inner.iv: j, outer.iv: i0, **staged, **other}, outer.iv, width, 0) for j in columns]
+        Tile(e, [*n.before, red], along_i, outer.iv, each_step=self.prefetch).run()
+        e.packs.clear()
+        sums = [c.subst[red.results[0]] for c in along_i]
+        return starts, [sums[p * cols:(p + 1) * cols] for p in range(len(bs))]
+
+    def epilogue(self, copies: list[Copy]) -> None:
+        tile = Tile(self.nest.e, self.nest.rest, copies, self.nest.inner.iv)
+        tile.varying = varying_values(self.nest.body, self.nest.inner.iv)
+        tile.after_reductions = True
+        tile.run()
+
+    def partial(self, b: SSAValue) -> None:
+        """The rows' results through a register block, row by row."""
+        n, e, width = self.nest, self.nest.e, self.nest.width
+        (i0,), (sums,) = self.rows([b])
+        sums = transpose_block(e, sums)
+        block = e.emit(loop.AllocOp("reg", MemRefType(n.element, [width, width]))).memref
+        for r, v in enumerate(sums):
+            e.emit(vector.StoreOp(v, block, [e.const_index(r), e.const_index(0)]))
+
+        def row(r: SSAValue) -> None:
+            v = e.emit(vector.LoadOp(block, [r, e.const_index(0)], sums[0].type)).result
+            self.epilogue([Copy({n.outer.iv: e.emit(arith.AddiOp(i0, r)).result, n.inner.iv: self.j0,
+                                 n.red.results[0]: v}, n.inner.iv, width)])
+
+        n.foreach(e.const_index(0), n.part, 1, None, row)
+
+    def gather(self, bs: list[SSAValue], c0: int = 0) -> None:
+        e = self.nest.e
+        starts, sums = self.rows(bs, c0, self.nest.width // len(bs))
+        for i0, panel in zip(starts, sums):
+            for c, v in enumerate(panel, c0):
+                e.emit(vector.StoreOp(v, self.gathered, [e.const_index(c), i0]))
+
+    def pair(self, q: SSAValue, c0: int) -> None:
+        e = self.nest.e
+        b = e.emit(arith.MuliOp(q, e.const_index(2))).result
+        self.gather([b, e.emit(arith.AddiOp(b, e.const_index(1))).result], c0)
+
+    def whole(self, b: SSAValue) -> None:
+        n, e, width = self.nest, self.nest.e, self.nest.width
+        t = loop.vector_type(n.element, (width,))
+        i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
+        sums = transpose_block(e, [e.emit(vector.LoadOp(self.gathered, [e.const_index(c), i0], t)).result
+                                   for c in range(width)])
+        self.epilogue([Copy({n.outer.iv: i, n.inner.iv: self.j0, n.red.results[0]: s}, n.inner.iv, width)
+                       for i, s in zip(offsets(e, i0, width), sums)])
 
 
 def leftovers(e: Emitter, foreach: Foreach, outer: loop.ForeachOp, inner: loop.ForeachOp, body: Sequence[Operation],
@@ -322,7 +369,7 @@ def _next_rows(e: Emitter, weights: list[SSAValue], first: SSAValue, width: int)
     for w in weights:
         static = w.type.get_shape()[0]
         rows = e.const_index(static) if static >= 0 else \
-            e.emit(memref.DimOp.from_source_and_index(w, e.const_index(0))).result
+            e.emit(memref.DimOp(w, e.const_index(0))).result
         starts.append(e.emit(arith.MinSIOp(after, e.emit(arith.SubiOp(rows, e.const_index(width))).result)).result)
 
     def at(k: SSAValue) -> None:

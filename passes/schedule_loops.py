@@ -47,16 +47,17 @@ from dataclasses import dataclass, replace
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref, vector
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp, UnitAttr, i64
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.dialects import kernel_analysis
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
 from nimble.dialects.target import target_of
+from nimble.passes.nest_splits import index_constant, split_nest, whole_cut
 from nimble.passes.pack_panels import transposed
 from nimble.passes.row_lanes import row_operands
 from nimble.passes.tile_emitter import NotVectorizable
@@ -124,7 +125,7 @@ def _outermost_buffer(store: Operation, nest: loop.ForeachOp) -> SSAValue | None
     """The buffer a store writes, unless it is allocated inside `nest` (private to an
     iteration, like a packed panel): then None."""
     buffer = store.memref if isinstance(store, memref.StoreOp) else store.base
-    buffer = loop.viewed_buffer(buffer)
+    buffer = kernel_analysis.viewed_buffer(buffer)
     owner = buffer.owner
     if isinstance(owner, loop.AllocOp) and nest.is_ancestor(owner):
         return None
@@ -267,81 +268,15 @@ def _packs(strategy: Strategy, outer: loop.ForeachOp | None, inner: loop.Foreach
     return any(transposed(ld, red.iv) for ld in loads)
 
 
-def _split(outer: loop.ForeachOp, inner: loop.ForeachOp, rows: bool,
-           cut_of: Callable[[Builder, SSAValue], SSAValue]) -> tuple[loop.ForeachOp, loop.ForeachOp] | None:
-    """Split the nest's rows (`rows`) or columns at `cut_of(builder, rows)` (built before
-    the nest). The nest keeps [0, cut) and returns a copy for [cut, n) (its iv counts from
-    0; the body sees cut + iv). None if the bounds are computed inside the nest.
-
-    A cut that is all or nothing (`select(c, n, 0)`: whole panels of columns that are
-    whole panels, or none) keeps the copy's bounds as they are, in a loop that runs it
-    once when not `c` (`_otherwise`): its columns stay static, so its tiles leave no
-    run-time remainders (a dense layer of 128 columns at 8 rows: 4 x 4 tiles on 128
-    columns, as a static shape would have them, not on 128 - cut)."""
-    if any(outer.is_ancestor(v.owner) for v in (outer.upper, inner.upper) if isinstance(v.owner, Operation)):
-        return None
-    b = Builder(InsertPoint.before(outer))
-    cut = cut_of(b, outer.upper)
-    split = outer if rows else inner
-    choice = cut.owner
-    if isinstance(choice, arith.SelectOp) and choice.lhs is split.upper and constant_index(choice.rhs) == 0:
-        rest = _otherwise(b, outer, choice.cond)
-        split.operands = [split.lower, cut, split.step]
-        return rest, next(o for o in rest.body.block.ops if isinstance(o, loop.ForeachOp))
-    left = b.insert(arith.SubiOp(split.upper, cut)).result
-    rest = outer.clone()
-    Rewriter.insert_op(rest, InsertPoint.after(outer))
-    rest_inner = next(o for o in rest.body.block.ops if isinstance(o, loop.ForeachOp))
-    rest_split = rest if rows else rest_inner
-    split.operands = [split.lower, cut, split.step]
-    rest_split.operands = [rest_split.lower, left, rest_split.step]
-    iv = rest_split.iv
-    shifted = arith.AddiOp(cut, iv)
-    rest_split.body.block.insert_op_before(shifted, rest_split.body.block.first_op)
-    iv.replace_uses_with_if(shifted.result, lambda use: use.operation is not shifted)
-    return rest, rest_inner
-
-
-def _const(b: Builder, value: int) -> SSAValue:
-    return b.insert(arith.ConstantOp.from_int_and_width(value, IndexType())).result
-
-
-def _otherwise(b: Builder, nest: loop.ForeachOp, condition: SSAValue) -> loop.ForeachOp:
-    """A copy of `nest` after it, in a loop that runs it once where `condition` is false."""
-    trips = b.insert(arith.SelectOp(condition, _const(b, 0), _const(b, 1))).result
-    block = Block(arg_types=[IndexType()])
-    guard = loop.ForeachOp(_const(b, 0), trips, _const(b, 1), Region(block))
-    Rewriter.insert_op(guard, InsertPoint.after(nest))
-    copy = nest.clone()
-    block.add_ops([copy, loop.YieldOp()])
-    return copy
-
-
-def _whole(n: SSAValue, width: int, least: int, most: int | None = None) -> Callable[[Builder, SSAValue], SSAValue]:
-    """`cut_of` for `_split`: `n` rounded down to whole `width`s when the rows are at
-    least `least` (and fewer than `most`), else 0 (`n` itself when whole: all or none)."""
-    def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
-        static = constant_index(n)
-        whole = n if static is not None and static % width == 0 else \
-            b.insert(arith.SubiOp(n, b.insert(arith.RemSIOp(n, _const(b, width))).result)).result
-        enough = b.insert(arith.CmpiOp(rows, _const(b, least), "sge")).result
-        if most is not None:
-            few = b.insert(arith.CmpiOp(rows, _const(b, most), "slt")).result
-            enough = b.insert(arith.AndIOp(enough, few)).result
-        return b.insert(arith.SelectOp(enough, whole, _const(b, 0))).result
-
-    return cut_of
-
-
 def _sole_loops(nest: loop.ForeachOp) -> Iterator[loop.ForeachOp]:
     """The loops nested in `nest` one inside the other, each the only op of its parent's
     body that writes memory (no staging beside it): with a split over `nest` they may
-    take it (`bounds` in loops_to_llvm passes a split on when `nest` has fewer
+    take it (`bounds` in lowering/llvm/function.py passes a split on when `nest` has fewer
     iterations than chunks: a batch of 1)."""
     while True:
         loops = [o for o in nest.body.block.ops if isinstance(o, loop.ForeachOp)]
         others = [o for o in nest.body.block.ops if o not in loops]
-        if len(loops) != 1 or any(loop.writes_memory(o) or isinstance(o, loop.AllocOp) for o in others):
+        if len(loops) != 1 or any(kernel_analysis.writes_memory(o) or isinstance(o, loop.AllocOp) for o in others):
             return
         nest = loops[0]
         yield nest
@@ -362,7 +297,7 @@ def _panel_loop(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> loop.For
     red, loads = packable
     loops = set()
     for ld in loads:
-        owner = loop.viewed_buffer(ld.memref).owner
+        owner = kernel_analysis.viewed_buffer(ld.memref).owner
         if not isinstance(owner, loop.AllocOp) or transposed(ld, red.iv):
             return None
         loops.add(owner.parent_op())
@@ -371,16 +306,16 @@ def _panel_loop(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> loop.For
 
 
 def _row_panels(n: SSAValue, width: int) -> Callable[[Builder, SSAValue], SSAValue]:
-    """`cut_of` for `_split`: the rows lanes along the rows take (`ROW_LANES`): whole
+    """`cut_of` for `split_nest`: the rows lanes along the rows take (`ROW_LANES`): whole
     panels, and the rows they leave when there are `partial_rows` of them or more."""
     def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
-        left = b.insert(arith.RemSIOp(n, _const(b, width))).result
+        left = b.insert(arith.RemSIOp(n, index_constant(b, width))).result
         whole = b.insert(arith.SubiOp(n, left)).result
-        many = b.insert(arith.CmpiOp(left, _const(b, partial_rows(width)), "sge")).result
+        many = b.insert(arith.CmpiOp(left, index_constant(b, partial_rows(width)), "sge")).result
         taken = b.insert(arith.SelectOp(many, n, whole)).result
-        enough = b.insert(arith.CmpiOp(rows, _const(b, ROW_LANES[0]), "sge")).result
-        few = b.insert(arith.CmpiOp(rows, _const(b, ROW_LANES[1]), "slt")).result
-        return b.insert(arith.SelectOp(b.insert(arith.AndIOp(enough, few)).result, taken, _const(b, 0))).result
+        enough = b.insert(arith.CmpiOp(rows, index_constant(b, ROW_LANES[0]), "sge")).result
+        few = b.insert(arith.CmpiOp(rows, index_constant(b, ROW_LANES[1]), "slt")).result
+        return b.insert(arith.SelectOp(b.insert(arith.AndIOp(enough, few)).result, taken, index_constant(b, 0))).result
 
     return cut_of
 
@@ -450,10 +385,10 @@ def _row_lanes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lan
         return
 
     def cut_of(b: Builder, rows: SSAValue) -> SSAValue:
-        aliased = b.insert(arith.CmpiOp(b.insert(arith.RemSIOp(k, _const(b, STAGE_ROWS))).result, _const(b, 0), "eq"))
-        return b.insert(arith.SelectOp(aliased.result, inner.upper, _const(b, 0))).result
+        aliased = b.insert(arith.CmpiOp(b.insert(arith.RemSIOp(k, index_constant(b, STAGE_ROWS))).result, index_constant(b, 0), "eq"))
+        return b.insert(arith.SelectOp(aliased.result, inner.upper, index_constant(b, 0))).result
 
-    rest = _split(outer, inner, False, cut_of)
+    rest = split_nest(outer, inner, False, cut_of)
     _apply_row_lanes(outer, inner, parallel, lanes, rest is not None)
     if rest is not None:
         _apply_row_lanes(*rest, parallel, lanes, False)
@@ -569,7 +504,7 @@ class ScheduleLoopsPass(ModulePass):
             rows = constant_index(outer.upper)
             if rows is None or ROW_LANES[0] <= rows < ROW_LANES[1]:
                 rest = None if rows is not None and rows % lanes in (0, *range(partial_rows(lanes), lanes)) else \
-                    _split(outer, inner, True, _row_panels(outer.upper, lanes))
+                    split_nest(outer, inner, True, _row_panels(outer.upper, lanes))
                 if rest is not None or rows is not None:  # (run-time rows need the split)
                     _row_lanes(outer, inner, parallel, lanes)
                     if rest is not None:
@@ -584,7 +519,7 @@ class ScheduleLoopsPass(ModulePass):
                 strategy = _first(unpacked, outer, inner, remainder)
             elif rows is None:  # known at run time: the packed nest takes whole panels
                 fallback = _first(unpacked, outer, inner, remainder)
-                rest = _split(outer, inner, False, _whole(inner.upper, panel, least)) if fallback else None
+                rest = split_nest(outer, inner, False, whole_cut(inner.upper, panel, least)) if fallback else None
                 if rest is not None:
                     _apply(fallback, *rest, parallel, remainder)
         if strategy is not None:
@@ -596,14 +531,14 @@ class ScheduleLoopsPass(ModulePass):
 
     def _schedule_kernel(self, kernel: func.FuncOp, cpu: CpuTarget) -> None:
         lanes = cpu.lanes(32)
-        kernel.attributes[loop.WORK_MARK] = IntegerAttr(loop.reduction_work(kernel), i64)
+        kernel.attributes[loop.WORK_MARK] = IntegerAttr(kernel_analysis.reduction_work(kernel), i64)
         # Chunks of a kernel run independently (no barrier), each with its own local
         # buffers: only nests that write nothing but the kernel's outputs may be split.
         # A kernel that stages a buffer (a conv's im2col) before its parallel nest is
         # cooperative instead: its chunks share the buffer, each fills its share and
-        # waits for the others before the product (`loop.can_cooperate`).
+        # waits for the others before the product (`kernel_analysis.can_cooperate`).
         outputs = set(kernel.args)
-        sequential = any(not isinstance(o, loop.ForeachOp) and loop.writes_memory(o) for o in kernel.body.block.ops)
+        sequential = any(not isinstance(o, loop.ForeachOp) and kernel_analysis.writes_memory(o) for o in kernel.body.block.ops)
         top = {o for o in kernel.body.block.ops if isinstance(o, loop.ForeachOp) and not sequential
                and all(_outermost_buffer(s, o) in outputs for s in o.walk()
                        if isinstance(s, memref.StoreOp | vector.StoreOp) and _outermost_buffer(s, o) is not None)}

@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.dialects import kernel_analysis
 from nimble.passes.tile_emitter import schedule_of
 
 
@@ -64,15 +65,15 @@ def share_packs(kernel: func.FuncOp) -> int:
     block = kernel.body.block
     writers: dict[SSAValue, list[Operation]] = {}
     for top in block.ops:
-        for target in loop.accessed_buffers(top)[1]:
+        for target in kernel_analysis.accessed_buffers(top)[1]:
             writers.setdefault(target, []).append(top)
     seen: list[tuple[loop.AllocOp, list[Operation]]] = []
     dropped = 0
     for alloc in [o for o in block.ops if isinstance(o, loop.AllocOp)]:
         fills = writers.get(alloc.memref, [])
-        if not fills or any(not isinstance(f, loop.ForeachOp) or loop.accessed_buffers(f)[1] != {alloc.memref}
+        if not fills or any(not isinstance(f, loop.ForeachOp) or kernel_analysis.accessed_buffers(f)[1] != {alloc.memref}
                             or any(isinstance(o, loop.ForeachOp) and schedule_of(o).parallel for o in f.walk())
-                            or any(r in writers for r in loop.accessed_buffers(f)[0]) for f in fills):
+                            or any(r in writers for r in kernel_analysis.accessed_buffers(f)[0]) for f in fills):
             continue
         same = next((a for a, fs in seen if a.memref.type == alloc.memref.type
                      and list(a.dynamic_sizes) == list(alloc.dynamic_sizes) and len(fs) == len(fills)

@@ -47,7 +47,8 @@ from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import column_read, copy_panel, lane_index, transposed
 from nimble.passes.reduction_strips import distribute
 from nimble.passes.row_lanes import row_lanes
-from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, Tile, empty, offsets, schedule_of, split_at
+from nimble.passes.register_tile import Tile
+from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, empty, offsets, schedule_of, split_at
 from nimble.passes.transpose_tiles import transpose_tiles
 
 
@@ -75,6 +76,213 @@ def _defined_in(value: SSAValue, nest: Operation) -> bool:
     return op is not None and (op is nest or nest.is_ancestor(op))
 
 
+class _NestTiler:
+    """One nest rewritten by its schedules (`transform_nest`): register tiles of `rows` x
+    `cols` vectors of `width`, then the rows and columns they leave, or packed panels
+    of the lane operands. Emits into `e`; a shape it cannot take raises `NotVectorizable`."""
+
+    def __init__(self, e: Emitter, outer: loop.ForeachOp | None, inner: loop.ForeachOp, body: list[Operation],
+                 so: loop.Schedule, si: loop.Schedule):
+        self.e, self.outer, self.inner, self.body, self.si = e, outer, inner, body, si
+        self.rows, self.cols = max(so.unroll, 1), max(si.unroll, 1)
+        self.width = si.vector if si.vector > 1 else 1
+        self.parallel = so.parallel or si.parallel
+        self.packable: tuple[loop.ReduceOp, list[memref.LoadOp]] | None = None
+        self.dots: Block | None = None
+
+    def columns(self, i_values: list[SSAValue], j_width: int, j_cols: int, j_lower: SSAValue,
+                j_upper: SSAValue) -> None:
+        """Tiles of rows `i_values` x (`j_cols` vectors of `j_width`) over [lower, upper)."""
+
+        def tile(j0: SSAValue) -> None:
+            copies = []
+            j_values = offsets(self.e, j0, j_cols, j_width)
+            for i_value in i_values:
+                for j_value in j_values:
+                    subst = {self.inner.iv: j_value}
+                    if self.outer is not None:
+                        subst[self.outer.iv] = i_value
+                    copies.append(Copy(subst, self.inner.iv if j_width > 1 else None, j_width, aligned=True))
+            lane = self.inner.iv if j_width > 1 else None
+            Tile(self.e, self.body, copies, lane, len(i_values) == self.rows).run()
+
+        # Columns are parallel too: where rows are too few to split (batch 1), they are.
+        self.e.foreach(j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=self.parallel), tile)
+
+    def leftover_vectors(self, i_values: list[SSAValue], start: SSAValue, end: SSAValue) -> None:
+        """Whole vectors [start, end) left by full tiles (fewer than `cols`): in a conv's
+        panels (`mask`: a short last panel), one tile of `cols - 1` where that many are
+        left, then single vectors. A 7 x 7 map's 49 pixels leave 3, and each single-vector
+        tile read all the weights again: 512 channels, 1 thread, 2.74 -> 2.40 ms. (Not for
+        other nests: the matmul kernel's fallback paths took 20% longer to compile; nor
+        for the few rows full tiles leave, at most `rows - 1` of a conv's channels.)"""
+        if self.cols > 2 and self.si.mask and len(i_values) == self.rows:
+            wide = _leftover_end(self.e, start, end, self.width * (self.cols - 1))
+            self.columns(i_values, self.width, self.cols - 1, start, wide)
+            start = wide
+        self.columns(i_values, self.width, 1, start, end)
+
+    def remainder_columns(self, i_values: list[SSAValue], start: SSAValue) -> None:
+        """Columns [start, n) left by full tiles: whole vectors, then scalars (or one
+        masked vector, with `mask`)."""
+        n = self.inner.upper
+        if self.width > 1:
+            mid = split_at(self.e, n, self.width)
+            self.leftover_vectors(i_values, start, mid)
+            start = mid
+            if self.si.mask:
+                self.masked_columns(i_values, start)
+                return
+        self.columns(i_values, 1, 1, start, n)
+
+    def masked_columns(self, i_values: list[SSAValue], start: SSAValue) -> None:
+        """The last (width - 1 or fewer) columns as one masked vector per row; in a
+        register tile (a reduction per element) only from `MASK_MIN_COLUMNS` of them,
+        else one by one."""
+        n = self.inner.upper
+        if empty(start, n):
+            return  # no columns left (a static size)
+        if any(isinstance(o, loop.ReduceOp) for o in self.body):
+            left = self.e.emit(arith.SubiOp(n, start)).result
+            enough = self.e.emit(arith.CmpiOp(left, self.e.const_index(MASK_MIN_COLUMNS), "sge")).result
+            n = self.e.emit(arith.SelectOp(enough, n, start)).result
+        count = self.e.emit(arith.SubiOp(n, start)).result
+        steps = self.e.emit(arith.CeilDivSIOp(count, self.e.const_index(self.width))).result  # 0 or 1
+
+        def tile(_t: SSAValue) -> None:
+            mask = self.e.lane_mask(count, self.width)
+            copies = []
+            for i_value in i_values:
+                subst = {self.inner.iv: start}
+                if self.outer is not None:
+                    subst[self.outer.iv] = i_value
+                copies.append(Copy(subst, self.inner.iv, self.width, None, mask, count, aligned=True))
+            Tile(self.e, self.body, copies, self.inner.iv).run()
+
+        self.e.foreach(self.e.const_index(0), steps, 1, loop.Schedule(parallel=self.parallel), tile)
+        if n is not self.inner.upper:
+            self.columns(i_values, 1, 1, n, self.inner.upper)
+
+    def tile_rows(self, i_values: list[SSAValue]) -> None:
+        n = self.inner.upper
+        main = split_at(self.e, n, self.width * self.cols)
+        if self.width * self.cols > 1:
+            self.columns(i_values, self.width, self.cols, self.e.const_index(0), main)
+            if self.dots is not None:  # the columns left by whole vectors come after the rows
+                if self.cols > 1:
+                    self.leftover_vectors(i_values, main, split_at(self.e, n, self.width))
+            elif self.cols > 1 or self.si.mask:
+                self.remainder_columns(i_values, main)
+            else:
+                self.columns(i_values, 1, 1, main, n)
+        else:
+            self.columns(i_values, 1, 1, self.e.const_index(0), n)
+
+    def row_tiles(self, emit_rows) -> None:
+        """`emit_rows(i_values)` for full tiles of `rows` rows, then for single rows."""
+        if self.outer is None:
+            emit_rows([None])
+            return
+        m = self.outer.upper
+        main_rows = split_at(self.e, m, self.rows)
+        keep = loop.Schedule(parallel=self.parallel)
+        self.e.foreach(self.e.const_index(0), main_rows, self.rows, keep,
+                       lambda i0: emit_rows(offsets(self.e, i0, self.rows, 1)))
+        self.leftover_rows(main_rows, m, keep, emit_rows)
+
+    def leftover_rows(self, start: SSAValue, m: SSAValue, schedule: loop.Schedule | None, emit_rows) -> None:
+        """Rows [start, m), fewer than a tile, in tiles of 4, 2 and 1 rows (rows of a
+        tile share every load of the other operand); with a static row count only the
+        tiles it needs."""
+        size = 1 << (self.rows - 1).bit_length() - 1 if self.rows > 1 else 0
+        while size >= 1:
+            end = m if size == 1 else _leftover_end(self.e, start, m, size)
+            lo, hi = constant_index(start), constant_index(end)
+            if lo is None or hi is None or lo < hi:
+                self.e.foreach(start, end, size, schedule,
+                               lambda i0, size=size: emit_rows(offsets(self.e, i0, size, 1)))
+            start, size = end, size // 2
+
+    def packed_rows(self) -> None:
+        """Columns outer: per panel of W columns, pack the lane operands, then all rows,
+        each row tile running the panel's register tiles one after the other (`panel`
+        columns, several tiles: the rows' operand read from L1 by all of them); the
+        columns wide panels leave in panels of one tile."""
+        red, loads = self.packable
+        tile_width = self.width * self.cols
+        wide = self.si.panel if self.si.panel > tile_width and self.si.panel % tile_width == 0 else tile_width
+        n = self.inner.upper
+        main_wide = split_at(self.e, n, wide)
+        main_cols = split_at(self.e, n, tile_width) if wide > tile_width else main_wide
+        self.e.foreach(self.e.const_index(0), main_wide, wide, loop.Schedule(parallel=self.parallel),
+                  lambda j0: self.panel(j0, wide // tile_width))
+        lo, hi = constant_index(main_wide), constant_index(main_cols)
+        if main_cols is not main_wide and (lo is None or hi is None or lo < hi):
+            self.e.foreach(main_wide, main_cols, tile_width, loop.Schedule(parallel=self.parallel),
+                           lambda j0: self.panel(j0, 1))
+        self.packed_leftovers(red, loads, main_cols)
+
+    def panel(self, j0: SSAValue, tiles: int) -> None:
+        """Pack `tiles` register tiles' columns from `j0` on, then run every row on them."""
+        red, loads = self.packable
+        panel_width = self.width * self.cols * tiles
+        k_upper = red.upper
+        panels = {}
+        for ld in loads:
+            key = (ld.memref, tuple(ld.indices))
+            if key not in panels:
+                t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
+                panels[key] = self.e.emit(loop.AllocOp("dram", t, [k_upper])).memref
+
+                copy_panel(self.e, lambda lo, hi, step, f: self.e.foreach(lo, hi, step, None, f), ld, red.iv,
+                           panels[key], j0, k_upper, self.width, self.cols * tiles,
+                           offset=column_offset(ld, self.inner, red))
+            self.e.packs[ld] = (panels[key], red.iv, ())
+        j_values = offsets(self.e, j0, self.cols * tiles, self.width)
+
+        def rows_tile(i_values: list[SSAValue]) -> None:
+            for t in range(tiles):
+                tile_columns = j_values[t * self.cols:(t + 1) * self.cols]
+                copies = [Copy({self.inner.iv: j, self.outer.iv: i}, self.inner.iv, self.width,
+                               (t * self.cols + c) * self.width)
+                          for i in i_values for c, j in enumerate(tile_columns)]
+                Tile(self.e, self.body, copies, self.inner.iv, len(i_values) == self.rows).run()
+
+        m = self.outer.upper
+        main_rows = split_at(self.e, m, self.rows)
+        self.e.foreach(self.e.const_index(0), main_rows, self.rows, None,
+                       lambda i0: rows_tile(offsets(self.e, i0, self.rows, 1)))
+        self.leftover_rows(main_rows, m, None, rows_tile)
+        self.e.packs.clear()
+
+    def packed_leftovers(self, red: loop.ReduceOp, loads: list[memref.LoadOp], main_cols: SSAValue) -> None:
+        """The columns whole panels leave."""
+        n = self.inner.upper
+        if main_cols is n:  # whole panels (schedule-loops' split)
+            return
+        if self.dots is not None:  # the columns left by whole vectors come after the rows
+            if not all(transposed(ld, red.iv) for ld in loads):
+                self.row_tiles(lambda i_values: self.columns(i_values, self.width, 1, main_cols,
+                                                             split_at(self.e, n, self.width)))
+        elif any(transposed(ld, red.iv) for ld in loads):  # no lane reads a transposed operand in place
+            self.row_tiles(lambda i_values: self.columns(i_values, 1, 1, main_cols, n))
+        else:
+            self.row_tiles(lambda i_values: self.remainder_columns(i_values, main_cols))
+
+    def attempt(self, emit) -> Block | None:
+        """What `emit()` makes, in a block of its own; None if it cannot."""
+        block = Block()
+        try:
+            with self.e.into(block):
+                emit()
+            return block
+        except NotVectorizable:
+            _discard(block)
+            return None
+        finally:
+            self.e.staged_columns.clear()
+
+
 def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     """Rewrite one nest by its schedules; False (and nothing changed) if not possible."""
     for o in (outer, inner):
@@ -89,7 +297,6 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         return False  # a triangular nest (a running sum): its lanes would need other trip counts
     so = schedule_of(outer) if outer is not None else loop.Schedule()
     si = schedule_of(inner)
-    rows, cols, width = max(so.unroll, 1), max(si.unroll, 1), si.vector if si.vector > 1 else 1
     scratch = Block()
     e = Emitter(Builder(InsertPoint.at_end(scratch)))
     around = [o for o in outer.body.block.ops if o is not inner and not isinstance(o, loop.YieldOp)] \
@@ -103,217 +310,32 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         op.detach()
         inner.body.block.insert_op_before(op, first)
     body = list(inner.body.block.ops)
-
-    parallel = so.parallel or si.parallel
-
-    def columns(i_values: list[SSAValue], j_width: int, j_cols: int, j_lower: SSAValue, j_upper: SSAValue) -> None:
-        """Tiles of rows `i_values` x (`j_cols` vectors of `j_width`) over [lower, upper)."""
-
-        def tile(j0: SSAValue) -> None:
-            copies = []
-            j_values = offsets(e, j0, j_cols, j_width)
-            for i_value in i_values:
-                for j_value in j_values:
-                    subst = {inner.iv: j_value}
-                    if outer is not None:
-                        subst[outer.iv] = i_value
-                    copies.append(Copy(subst, inner.iv if j_width > 1 else None, j_width, aligned=True))
-            Tile(e, body, copies, inner.iv if j_width > 1 else None, len(i_values) == rows).run()
-
-        # Columns are parallel too: where rows are too few to split (batch 1), they are.
-        e.foreach(j_lower, j_upper, j_width * j_cols, loop.Schedule(parallel=parallel), tile)
-
-    def leftover_vectors(i_values: list[SSAValue], start: SSAValue, end: SSAValue) -> None:
-        """Whole vectors [start, end) left by full tiles (fewer than `cols`): in a conv's
-        panels (`mask`: a short last panel), one tile of `cols - 1` where that many are
-        left, then single vectors. A 7 x 7 map's 49 pixels leave 3, and each single-vector
-        tile read all the weights again: 512 channels, 1 thread, 2.74 -> 2.40 ms. (Not for
-        other nests: the matmul kernel's fallback paths took 20% longer to compile; nor
-        for the few rows full tiles leave, at most `rows - 1` of a conv's channels.)"""
-        if cols > 2 and si.mask and len(i_values) == rows:
-            wide = _leftover_end(e, start, end, width * (cols - 1))
-            columns(i_values, width, cols - 1, start, wide)
-            start = wide
-        columns(i_values, width, 1, start, end)
-
-    def remainder_columns(i_values: list[SSAValue], start: SSAValue) -> None:
-        """Columns [start, n) left by full tiles: whole vectors, then scalars (or one
-        masked vector, with `mask`)."""
-        n = inner.upper
-        if width > 1:
-            mid = split_at(e, n, width)
-            leftover_vectors(i_values, start, mid)
-            start = mid
-            if si.mask:
-                masked_columns(i_values, start)
-                return
-        columns(i_values, 1, 1, start, n)
-
-    def masked_columns(i_values: list[SSAValue], start: SSAValue) -> None:
-        """The last (width - 1 or fewer) columns as one masked vector per row; in a
-        register tile (a reduction per element) only from `MASK_MIN_COLUMNS` of them,
-        else one by one."""
-        n = inner.upper
-        if empty(start, n):
-            return  # no columns left (a static size)
-        if any(isinstance(o, loop.ReduceOp) for o in body):
-            left = e.emit(arith.SubiOp(n, start)).result
-            enough = e.emit(arith.CmpiOp(left, e.const_index(MASK_MIN_COLUMNS), "sge")).result
-            n = e.emit(arith.SelectOp(enough, n, start)).result
-        count = e.emit(arith.SubiOp(n, start)).result
-        steps = e.emit(arith.CeilDivSIOp(count, e.const_index(width))).result  # 0 or 1
-
-        def tile(_t: SSAValue) -> None:
-            mask = e.lane_mask(count, width)
-            copies = []
-            for i_value in i_values:
-                subst = {inner.iv: start}
-                if outer is not None:
-                    subst[outer.iv] = i_value
-                copies.append(Copy(subst, inner.iv, width, None, mask, count, aligned=True))
-            Tile(e, body, copies, inner.iv).run()
-
-        e.foreach(e.const_index(0), steps, 1, loop.Schedule(parallel=parallel), tile)
-        if n is not inner.upper:
-            columns(i_values, 1, 1, n, inner.upper)
-
-    def tile_rows(i_values: list[SSAValue]) -> None:
-        n = inner.upper
-        main = split_at(e, n, width * cols)
-        if width * cols > 1:
-            columns(i_values, width, cols, e.const_index(0), main)
-            if dots is not None:  # the columns left by whole vectors come after the rows
-                if cols > 1:
-                    leftover_vectors(i_values, main, split_at(e, n, width))
-            elif cols > 1 or si.mask:
-                remainder_columns(i_values, main)
-            else:
-                columns(i_values, 1, 1, main, n)
-        else:
-            columns(i_values, 1, 1, e.const_index(0), n)
-
-    def row_tiles(emit_rows) -> None:
-        """`emit_rows(i_values)` for full tiles of `rows` rows, then for single rows."""
-        if outer is None:
-            emit_rows([None])
-            return
-        m = outer.upper
-        main_rows = split_at(e, m, rows)
-        keep = loop.Schedule(parallel=parallel)
-        e.foreach(e.const_index(0), main_rows, rows, keep, lambda i0: emit_rows(offsets(e, i0, rows, 1)))
-        leftover_rows(main_rows, m, keep, emit_rows)
-
-    def leftover_rows(start: SSAValue, m: SSAValue, schedule: loop.Schedule | None, emit_rows) -> None:
-        """Rows [start, m), fewer than a tile, in tiles of 4, 2 and 1 rows (rows of a
-        tile share every load of the other operand); with a static row count only the
-        tiles it needs."""
-        size = 1 << (rows - 1).bit_length() - 1 if rows > 1 else 0
-        while size >= 1:
-            end = m if size == 1 else _leftover_end(e, start, m, size)
-            lo, hi = constant_index(start), constant_index(end)
-            if lo is None or hi is None or lo < hi:
-                e.foreach(start, end, size, schedule, lambda i0, size=size: emit_rows(offsets(e, i0, size, 1)))
-            start, size = end, size // 2
-
-    def packed_rows() -> None:
-        """Columns outer: per panel of W columns, pack the lane operands, then all rows,
-        each row tile running the panel's register tiles one after the other (`panel`
-        columns, several tiles: the rows' operand read from L1 by all of them); the
-        columns wide panels leave in panels of one tile."""
-        red, loads = packable
-        tile_width = width * cols
-        wide = si.panel if si.panel > tile_width and si.panel % tile_width == 0 else tile_width
-        n = inner.upper
-        main_wide = split_at(e, n, wide)
-        main_cols = split_at(e, n, tile_width) if wide > tile_width else main_wide
-        e.foreach(e.const_index(0), main_wide, wide, loop.Schedule(parallel=parallel),
-                  lambda j0: panel(j0, wide // tile_width))
-        lo, hi = constant_index(main_wide), constant_index(main_cols)
-        if main_cols is not main_wide and (lo is None or hi is None or lo < hi):
-            e.foreach(main_wide, main_cols, tile_width, loop.Schedule(parallel=parallel), lambda j0: panel(j0, 1))
-        packed_leftovers(red, loads, main_cols)
-
-    def panel(j0: SSAValue, tiles: int) -> None:
-        """Pack `tiles` register tiles' columns from `j0` on, then run every row on them."""
-        red, loads = packable
-        panel_width = width * cols * tiles
-        k_upper = red.upper
-        panels = {}
-        for ld in loads:
-            key = (ld.memref, tuple(ld.indices))
-            if key not in panels:
-                t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
-                panels[key] = e.emit(loop.AllocOp("dram", t, [k_upper])).memref
-
-                copy_panel(e, lambda lo, hi, step, f: e.foreach(lo, hi, step, None, f), ld, red.iv,
-                           panels[key], j0, k_upper, width, cols * tiles, offset=column_offset(ld, inner, red))
-            e.packs[ld] = (panels[key], red.iv, ())
-        j_values = offsets(e, j0, cols * tiles, width)
-
-        def rows_tile(i_values: list[SSAValue]) -> None:
-            for t in range(tiles):
-                copies = [Copy({inner.iv: j, outer.iv: i}, inner.iv, width, (t * cols + c) * width)
-                          for i in i_values for c, j in enumerate(j_values[t * cols:(t + 1) * cols])]
-                Tile(e, body, copies, inner.iv, len(i_values) == rows).run()
-
-        m = outer.upper
-        main_rows = split_at(e, m, rows)
-        e.foreach(e.const_index(0), main_rows, rows, None, lambda i0: rows_tile(offsets(e, i0, rows, 1)))
-        leftover_rows(main_rows, m, None, rows_tile)
-        e.packs.clear()
-
-    def packed_leftovers(red: loop.ReduceOp, loads: list[memref.LoadOp], main_cols: SSAValue) -> None:
-        """The columns whole panels leave."""
-        n = inner.upper
-        if main_cols is n:  # whole panels (schedule-loops' split)
-            return
-        if dots is not None:  # the columns left by whole vectors come after the rows
-            if not all(transposed(ld, red.iv) for ld in loads):
-                row_tiles(lambda i_values: columns(i_values, width, 1, main_cols, split_at(e, n, width)))
-        elif any(transposed(ld, red.iv) for ld in loads):  # no lane reads a transposed operand in place
-            row_tiles(lambda i_values: columns(i_values, 1, 1, main_cols, n))
-        else:
-            row_tiles(lambda i_values: remainder_columns(i_values, main_cols))
-
-    def attempt(emit) -> Block | None:
-        """What `emit()` makes, in a block of its own; None if it cannot."""
-        block = Block()
-        try:
-            with e.into(block):
-                emit()
-            return block
-        except NotVectorizable:
-            _discard(block)
-            return None
-        finally:
-            e.staged_columns.clear()
-
+    t = _NestTiler(e, outer, inner, body, so, si)
     foreach = e.foreach  # foreach(lower, upper, step, schedule, body)
-    lane_loads = packable_loads(outer, inner) if width > 1 else None
-    packable = lane_loads if si.pack else None
-    dots = None if lane_loads is None or not si.dots or so.vector > 1 else attempt(lambda: leftover_dots(
-        e, outer, inner, body, *lane_loads, width, cols, rows, parallel, foreach))
+    lane_loads = packable_loads(outer, inner) if t.width > 1 else None
+    t.packable = lane_loads if si.pack else None
+    t.dots = None if lane_loads is None or not si.dots or so.vector > 1 else t.attempt(lambda: leftover_dots(
+        e, outer, inner, body, *lane_loads, t.width, t.cols, t.rows, t.parallel, foreach))
     try:
         if so.vector > 1 and not any(isinstance(o, loop.ReduceOp) for o in body):
             transpose_tiles(e, outer, inner, body, foreach)
         elif so.vector > 1:
             row_lanes(e, outer, inner, body, foreach)
-        elif packable is not None:
-            packed_rows()
+        elif t.packable is not None:
+            t.packed_rows()
         else:
-            row_tiles(tile_rows)
+            t.row_tiles(t.tile_rows)
     except NotVectorizable:
         _discard(scratch)
-        if dots is not None:
-            _discard(dots)
+        if t.dots is not None:
+            _discard(t.dots)
         return False
-    if dots is not None:
-        _move_before(dots, None, scratch)
+    if t.dots is not None:
+        _move_before(t.dots, None, scratch)
     _move_before(scratch, anchor)
     anchor.detach()
     anchor.erase()
     return True
-
 
 def _discard(scratch: Block) -> None:
     """Drop what a failed attempt emitted."""

@@ -28,11 +28,11 @@ from xdsl.ir import Operation, SSAValue
 from nimble.dialects import loop
 from nimble.passes.pack_panels import BLOCK, transpose_block
 from nimble.passes.row_lanes import Foreach, leftovers
+from nimble.passes.register_tile import Tile
 from nimble.passes.tile_emitter import (
     Copy,
     Emitter,
     NotVectorizable,
-    Tile,
     offsets,
     schedule_of,
     split_at,

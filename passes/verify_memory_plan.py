@@ -10,8 +10,8 @@ value that may alias it (conservatively: every result of an op using it that can
 tensor; a use inside a nested region counts at the op holding the region; returned or
 yielded: to the end of the block). Two tensors of one storage whose bytes overlap must
 never be live at once, and no tensor may be used after its storage's `device.kill`.
-A violation is a `DiagnosticException` naming both tensors: a bug in the planner, caught
-at compile time instead of as wrong numbers at run time. The `memory` stage runs it
+A violation is an `OpError` (at the later tensor's allocation) naming both tensors: a
+bug in the planner, caught at compile time instead of as wrong numbers at run time. The `memory` stage runs it
 last, on every model compiled (the examples, the tests, every fuzzed program).
 """
 
@@ -25,11 +25,11 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
-from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import arith, device
 from nimble.dialects.graph.types import numpy_dtype
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
+from nimble.diagnostics import OpError
 from nimble.passes.plan_memory import fresh_results
 
 WHOLE = 1 << 62
@@ -110,12 +110,12 @@ def check_block(block: Block, fresh: set[str]) -> None:
                      and u.operation in position), None)
         for i, a in enumerate(tensors):
             if kill is not None and a.end >= kill:
-                raise DiagnosticException(f"memory plan: {_name(a)} is used after its storage is killed")
+                raise OpError(a.op, f"memory plan: {_name(a)} is used after its storage is killed")
             for b in tensors[i + 1:]:
                 if a.high == WHOLE or b.high == WHOLE:
                     continue  # (see the module docstring: only placed bytes are compared)
                 if a.low < b.high and b.low < a.high and a.start <= b.end and b.start <= a.end:
-                    raise DiagnosticException(f"memory plan: {_name(a)} ({_extent(a)}) and {_name(b)} ({_extent(b)}) "
+                    raise OpError(b.op, f"memory plan: {_name(a)} ({_extent(a)}) and {_name(b)} ({_extent(b)}) "
                                               "share memory while both are live")
 
 

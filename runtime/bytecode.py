@@ -27,13 +27,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr
 
 from nimble.dialects import device, loop, vm
+from nimble.dialects import kernel_analysis
 from nimble.dialects.graph.adt import AdtOp
 from nimble.dialects.graph.creation import ConstantOp
 from nimble.dialects.graph.folding import dense_to_array
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 HEADER = struct.Struct("<8sII16s32s")  # magic, version, sections, producer, SHA-256 of the rest
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -170,8 +171,8 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                 if kind == K.KERNEL and value not in kernel_index:
                     kfunc = kernel_funcs[value]
                     kernel_index[value] = len(kernels)
-                    kernels.append(Kernel(value, group_of[value], loop.splits_profitably(kfunc),
-                                          loop.NO_STRETCH_MARK in kfunc.attributes, loop.kernel_work(kfunc),
+                    kernels.append(Kernel(value, group_of[value], kernel_analysis.splits_profitably(kfunc),
+                                          loop.NO_STRETCH_MARK in kfunc.attributes, kernel_analysis.kernel_work(kfunc),
                                           kernel_abi(kfunc), loop.kernel_device(kfunc)))
                 if kind == K.STR:
                     strings.append(value)

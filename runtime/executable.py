@@ -82,7 +82,7 @@ class Executable:
                      base_dir: str = ".", opencl_device: str | None = None) -> Executable:
         """The executable of `program`: its CPU kernels (those of `module` that it launches)
         JIT-compiled each when first launched; its OpenCL kernels built now."""
-        from nimble.lowering.loops_to_llvm import lower_kernels
+        from nimble.lowering.llvm.loops_to_llvm import lower_kernels
         from nimble.runtime.llvm_jit import KernelCode
 
         used = {k.name for k in program.kernels if k.device == "cpu"}
@@ -121,8 +121,8 @@ class Executable:
     @property
     def fallbacks(self) -> list[str]:
         """Ops the VM runs by their reference semantics (no kernel lowering, no
-        implementation of their own where they are placed: `runtime.vm.native_op`)."""
-        from nimble.runtime.vm import native_op
+        implementation of their own where they are placed: `runtime.vm_steps.native_op`)."""
+        from nimble.runtime.vm_steps import native_op
 
         return [f"{f.sym_name.data}: {f.attributes[HOST_FUNCTION].data}" for f in self.vm.host_functions
                 if GROUP_OF not in f.attributes and native_op(f) is None]
@@ -228,7 +228,7 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
 def _compiled_here(program: Program, host: CpuTarget) -> KernelCode:
     """The program's CPU kernels compiled for `host` from the loop-level IR it holds."""
     from nimble.api import parse
-    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import KernelCode
 
     try:

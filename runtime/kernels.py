@@ -29,7 +29,7 @@ from xdsl.ir import SSAValue
 
 from nimble.dialects.graph import ConcatOp, GraphOp
 from nimble.dialects.graph.types import numpy_dtype
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.shape_functions import ShapeError, StaticDims
 from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.reference import conforms, describe, tensor_mismatch, where

@@ -91,6 +91,14 @@ def _spec(name: str, base: str, index: int | str) -> str:
 
 
 def _source() -> str:
+    """`nimble_launch(kernel, spec, inputs, outputs)`: checks each array against the spec,
+    fills the kernel's argument slots, calls the kernel; 1 where an array does not match."""
+    return _entry_blocks() + _tensor_blocks() + _exit_blocks()
+
+
+def _entry_blocks() -> str:
+    """The argument lists' sizes checked, the slots copied from the spec's template, and
+    the loop over the spec's tensor records."""
     return f"""
 declare void @llvm.memcpy.p0i8.p0i8.i64(i8*, i8*, i64, i1)
 
@@ -117,7 +125,13 @@ loop:
   %rec = phi i64* [%first, %copy], [%recnext, %next]
   %done = icmp eq i64 %i, %ntensors
   br i1 %done, label %call, label %tensor
-tensor:
+"""
+
+
+def _tensor_blocks() -> str:
+    """One tensor record: the array's type, dtype, rank and flags, then each axis's dim
+    and stride checked, its data pointer stored in its slot."""
+    return f"""tensor:
 {_spec("isout", "rec", 0)}{_spec("index", "rec", 1)}\
   %out = icmp ne i64 %isout, 0
   %list = select i1 %out, i8* %outputs, i8* %inputs
@@ -166,12 +180,17 @@ next:
   %size = add i64 %twice, 6
   %recnext = getelementptr i64, i64* %rec, i64 %size
   br label %loop
-call:
+"""
+
+
+def _exit_blocks() -> str:
+    """The kernel called on the slots (0), or a mismatch (1)."""
+    return """call:
   call void %kernel(i64* %slots)
   ret i32 0
 fail:
   ret i32 1
-}}
+}
 """
 
 

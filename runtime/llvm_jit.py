@@ -50,7 +50,7 @@ def _new_lock() -> None:  # (in a forked compile worker)
 os.register_at_fork(after_in_child=_new_lock)
 LIBM = ("tanhf", "tanh", "erff", "erf", "tanf", "tan", "asinf", "asin", "acosf", "acos", "atanf", "atan", "sinhf",
         "sinh", "coshf", "cosh", "asinhf", "asinh", "acoshf", "acosh", "atanhf", "atanh")
-"""The C library's math functions kernels may call (`lower-loops-to-llvm`'s `_LIBM`):
+"""The C library's math functions kernels may call (`lowering/llvm/scalars.py`'s `LIBM_FUNCTIONS`):
 bound in every process that loads object code."""
 _LIBC = ("malloc", "free", "sched_yield", "syscall")
 _LIBGCC = ("__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2")

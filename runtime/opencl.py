@@ -291,7 +291,7 @@ class OpenCLKernelEntry(KernelEntry):
 
     def __init__(self, name: str, runtime: OpenCLRuntime, program: Any, source: Any, group: func.FuncOp,
                  variant: bool, work: int):
-        from nimble.lowering.c_emitter import GridEvaluator
+        from nimble.lowering.opencl.c_grid import GridEvaluator
 
         super().__init__(name, 0, group, False, variant, work)
         self.runtime = runtime
@@ -299,7 +299,7 @@ class OpenCLKernelEntry(KernelEntry):
         self.phases = [_cl().Kernel(program, p.name) for p in source.phases]
         # Declared scalar arguments: pyopencl then packs Python ints itself (setting a
         # numpy scalar argument took ~6 us each on pocl, 30 us a launch of a GEMM).
-        from nimble.lowering.to_opencl import OPENCL
+        from nimble.lowering.opencl.to_opencl import OPENCL
 
         scalars = [None if pointer else np.int64 for p in source.params for _, pointer in p.arguments(OPENCL)]
         for kernel in self.phases:
@@ -381,7 +381,7 @@ class OpenCLModule:
     def __init__(self, kernels_text: str, runtime: OpenCLRuntime):
         from nimble.api import parse
         from nimble.dialects.loop import kernels_of
-        from nimble.lowering.to_opencl import opencl_sources, program_text
+        from nimble.lowering.opencl.to_opencl import opencl_sources, program_text
 
         self.runtime = runtime
         module = parse(kernels_text, "<device kernels>")

@@ -18,7 +18,7 @@ from typing import Any
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import shape
+from nimble.dialects import dynshape
 from nimble.dialects.graph import GraphOp, WhileOp, YieldOp
 from nimble.dialects.shape_functions import ShapeError
 from nimble.reference import XDSL_SEMANTICS, where
@@ -38,7 +38,7 @@ class RecurrenceEntry(KernelEntry):
     chunks run together, sharing every step's work (`loop.COOPERATIVE_MARK`)."""
 
     min_work = 1 << 15
-    """Split from states x reduction steps per state element (`loop.reduction_work`, a
+    """Split from states x reduction steps per state element (`kernel_analysis.reduction_work`, a
     step's) of 2^15: an LSTM of 128 hidden units has 128 x 320, one of 64 has 64 x 192.
     Measured, 2 threads on the native workers, 1 vs 2 chunks: h256 25 steps 0.355 vs
     0.223 ms; h128 100 steps 0.365 vs 0.256, 25 steps 0.115 vs 0.112; h64 100 steps
@@ -106,12 +106,12 @@ class RecurrenceEntry(KernelEntry):
                 except ShapeError as e:
                     raise LaunchError(f"{where(op)}'{op.name}' op: {e} ({when}; kernel @{self.name})") from None
                 shapes.update((r, tuple(int(d) for d in s)) for r, s in zip(op.results, result_shapes))
-            elif isinstance(op, shape.DimOp):
+            elif isinstance(op, dynshape.DimOp):
                 scalars[op.result] = shapes[op.source][op.index.value.data]
-            elif isinstance(op, shape.AssertOp):
+            elif isinstance(op, dynshape.AssertOp):
                 if not scalars[op.condition]:
-                    message = shape.failure_message(op.message.data, [scalars[v] for v in op.values])
-                    raise LaunchError(f"{where(op)}'shape.assert' op failed at run time: {message} "
+                    message = dynshape.failure_message(op.message.data, [scalars[v] for v in op.values])
+                    raise LaunchError(f"{where(op)}'dynshape.assert' op failed at run time: {message} "
                                       f"({when}; kernel @{self.name})")
             else:  # index arithmetic
                 scalars.update(zip(op.results, XDSL_SEMANTICS[type(op)](op, [scalars[v] for v in op.operands])))

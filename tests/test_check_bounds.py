@@ -15,7 +15,7 @@ from xdsl.dialects import memref, vector
 import nimble
 from nimble.dialects import arith, loop
 from nimble.compile import compile_kernels
-from nimble.lowering.loops_to_llvm import lower_kernels
+from nimble.lowering.llvm.loops_to_llvm import lower_kernels
 from nimble.runtime import bounds
 from nimble.run_cli import build_inputs
 from nimble.runtime.kernels import LaunchError

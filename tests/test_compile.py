@@ -48,15 +48,15 @@ def test_fused_groups_match_unfused_reference(n, rng):
 def test_shape_mismatch_is_an_error_not_a_read_out_of_bounds(rng):
     exe = nimble.compile(CELL)
     # %y has 9 rows where %x has 8: the shape IR before the kernel launch fails, at the op.
-    with pytest.raises(InterpreterError, match=r"<string>:4:3: 'shape.assert' op failed at run time: dim 0 cannot be broadcast \(8 vs 9\)"):
+    with pytest.raises(InterpreterError, match=r"<string>:4:3: 'dynshape.assert' op failed at run time: dim 0 cannot be broadcast \(8 vs 9\)"):
         exe(*inputs(rng, 8, 9))
 
 
 def test_a_dynamic_reshape_against_its_static_result_dims_is_an_error(rng):
     """The kernel's loops assume the result type's static dims: a target shape that
     contradicts them fails in the shape IR (it was garbage) and in the interpreter."""
-    text = """func.func @main(%x: tensor<?x256xf32>, %t: !shape.shape<3>) -> tensor<4x?x64xf32> {
-  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !shape.shape<3>) -> tensor<?x4x64xf32>
+    text = """func.func @main(%x: tensor<?x256xf32>, %t: !dynshape.shape<3>) -> tensor<4x?x64xf32> {
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !dynshape.shape<3>) -> tensor<?x4x64xf32>
   %z = graph.transpose %y [1, 0, 2] : tensor<?x4x64xf32> -> tensor<4x?x64xf32>
   func.return %z : tensor<4x?x64xf32>
 }"""
@@ -146,7 +146,7 @@ def test_kernels_are_final_when_the_loops_stage_hands_them_over(example):
 def test_a_streamed_kernel_is_printed_once_and_compiled_once(monkeypatch):
     """`KernelCode.compile_all(stream=...)` takes the stream's object code (compiled in a
     child: no LLVM in this process) and text."""
-    from nimble.lowering.loops_to_llvm import lower_kernels
+    from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime import llvm_jit
 
     exe = nimble.compile(CELL, jit="lazy")

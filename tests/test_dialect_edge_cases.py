@@ -51,8 +51,8 @@ def test_infer_shapes_leaves_negative_constant_dims_unknown():
 
     module = parse("""func.func @main() -> tensor<?xf32> {
   %c = arith.constant -2 : index
-  %s = shape.from_dims %c : !shape.shape<1>
-  %y = graph.zeros %s : !shape.shape<1> -> tensor<?xf32>
+  %s = dynshape.from_dims %c : !dynshape.shape<1>
+  %y = graph.zeros %s : !dynshape.shape<1> -> tensor<?xf32>
   func.return %y : tensor<?xf32>
 }""")
     PassPipeline.parse_spec(all_passes(), "infer-shapes").apply(make_context(), module)

@@ -326,7 +326,7 @@ def test_float_classes(n, rng, run):
 def test_dims_as_data(n, rng, run):
     """`graph.from_elements`: dims known at run time as a tensor (ONNX shape tensors)."""
     text = """func.func @main(%x: tensor<?x3xf32>) -> (tensor<3xi64>, tensor<2xf32>) {
-  %n = shape.dim %x, 0 : tensor<?x3xf32>
+  %n = dynshape.dim %x, 0 : tensor<?x3xf32>
   %c3 = arith.constant 3 : index
   %c7 = arith.constant 7 : index
   %t = graph.from_elements %n, %c3, %c7 : tensor<3xi64>
@@ -408,18 +408,18 @@ def test_slice_dynamic_bounds(n, k, rng, run):
 @pytest.mark.parametrize("n", SIZES)
 def test_shape_driven_creation(n, rng, run):
     text = """func.func @main(%x: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xi64>, tensor<3x?xf32>) {
-  %s = shape.of %x : tensor<?x3xf32> -> !shape.shape<2>
-  %z = graph.zeros %s : !shape.shape<2> -> tensor<?x3xf32>
-  %f = graph.full %s {value = 7 : i32} : !shape.shape<2> -> tensor<?x3xi32>
+  %s = dynshape.of %x : tensor<?x3xf32> -> !dynshape.shape<2>
+  %z = graph.zeros %s : !dynshape.shape<2> -> tensor<?x3xf32>
+  %f = graph.full %s {value = 7 : i32} : !dynshape.shape<2> -> tensor<?x3xi32>
   %row = graph.slice %x[0:1, :] : tensor<?x3xf32> -> tensor<1x3xf32>
-  %b = graph.broadcast_to %row, %s : (tensor<1x3xf32>, !shape.shape<2>) -> tensor<?x3xf32>
-  %n = shape.dim %x, 0 : tensor<?x3xf32>
+  %b = graph.broadcast_to %row, %s : (tensor<1x3xf32>, !dynshape.shape<2>) -> tensor<?x3xf32>
+  %n = dynshape.dim %x, 0 : tensor<?x3xf32>
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
   %r = graph.arange %c0, %n, %c2 : tensor<?xi64>
-  %d0 = shape.get %s, 1 : !shape.shape<2>
-  %t = shape.from_dims %d0, %n : !shape.shape<2>
-  %y = graph.dynamic_reshape %x, %t : (tensor<?x3xf32>, !shape.shape<2>) -> tensor<3x?xf32>
+  %d0 = dynshape.get %s, 1 : !dynshape.shape<2>
+  %t = dynshape.from_dims %d0, %n : !dynshape.shape<2>
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x3xf32>, !dynshape.shape<2>) -> tensor<3x?xf32>
   func.return %z, %f, %b, %r, %y : tensor<?x3xf32>, tensor<?x3xi32>, tensor<?x3xf32>, tensor<?xi64>, tensor<3x?xf32>
 }"""
     x = rng.standard_normal((n, 3)).astype(np.float32)

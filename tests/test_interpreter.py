@@ -216,9 +216,9 @@ def test_wrong_dtype_and_arity():
 
 def test_failed_shape_assert_is_an_error():
     text = """func.func @main(%x: tensor<?xf32>, %n: index) {
-  %d = shape.dim %x, 0 : tensor<?xf32>
+  %d = dynshape.dim %x, 0 : tensor<?xf32>
   %ok = arith.cmpi eq, %d, %n : index
-  shape.assert %ok, "dim 0 of %x must equal %n"
+  dynshape.assert %ok, "dim 0 of %x must equal %n"
   func.return
 }"""
     run_mlir(text, np.zeros(3, np.float32), 3)

@@ -32,7 +32,7 @@ DENSE = """func.func @main(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>, %b: tens
 
 def test_a_device_is_found_and_chosen_by_index_or_name():
     found = list_devices()
-    assert found, "no OpenCL device: run scripts/install-opencl.sh"
+    assert found, "no OpenCL device: run scripts/install-system-packages.sh"
     label, device = found[0]
     assert choose_device(label.split(" ")[0]) == device
     assert choose_device(device.name.strip()[:6]) is not None
@@ -157,9 +157,9 @@ def test_sram_buffers_are_work_group_memory(rng):
     work-items per group and fewer groups than panels, against numpy."""
     from nimble.api import parse
     from nimble.dialects.loop import kernels_of
-    from nimble.lowering.to_opencl import opencl_sources, program_text
+    from nimble.lowering.opencl.to_opencl import opencl_sources, program_text
 
-    text = (ROOT / "lit_tests" / "lowering" / "loops-to-opencl-groups.mlir").read_text().split("// -----")[0]
+    text = (ROOT / "lit_tests" / "lowering" / "opencl" / "loops-to-opencl-groups.mlir").read_text().split("// -----")[0]
     (source,) = opencl_sources(kernels_of(parse(text)))
     (phase,) = source.phases
     assert phase.group and phase.split and "__local float" in source.text
@@ -250,7 +250,7 @@ _OCLGRIND_ERRORS = ("Invalid read", "Invalid write", "data race", "FATAL", "Work
 
 
 def test_generated_kernels_have_no_out_of_bounds_access_or_race(tmp_path):
-    assert shutil.which("oclgrind"), "oclgrind is missing: run scripts/install-opencl.sh"
+    assert shutil.which("oclgrind"), "oclgrind is missing: run scripts/install-system-packages.sh"
     script = tmp_path / "kernels.py"
     script.write_text(_UNDER_OCLGRIND)
     done = subprocess.run(["oclgrind", "--data-races", sys.executable, str(script)],

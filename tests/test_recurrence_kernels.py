@@ -34,7 +34,7 @@ def @cell(%x: f32[n, {inputs}], %h: f32[n, {hidden}], %c: f32[n, {hidden}], %w: 
 }}
 
 def @main(%xs: f32[t, n, {inputs}], %h0: f32[n, {hidden}], %c0: f32[n, {hidden}], %w: f32[{gates}, {inputs + hidden}], %b: f32[{gates}]) -> (f32[n, {hidden}], f32[n, {hidden}]) {{
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %h, %c = while (%i = index(0), %h = %h0, %c = %c0) cond {{ %i < %steps }} do {{
     let %h2, %c2 = @cell(%xs[%i], %h, %c, %w, %b)
     (%i + 1, %h2, %c2)
@@ -217,7 +217,7 @@ def test_a_state_that_changes_shape_is_an_error(rng: np.random.Generator) -> Non
 
 STACKED = """
 def @main(%xs: f32[t, n, 3], %h0: f32[n, 5], %ys0: f32[k, n, 5], %w: f32[5, 8]) -> (f32[m, n, 5], f32[n, 5]) {
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
     let %h2 = tanh(dense(concat(%xs[%i], %h, axis=1), %w))
     (%i + 1, %h2, concat(%ys, unsqueeze(%h2, [0]), axis=0))
@@ -227,7 +227,7 @@ def @main(%xs: f32[t, n, 3], %h0: f32[n, 5], %ys0: f32[k, n, 5], %w: f32[5, 8]) 
 """
 REVERSED = """
 def @main(%xs: f32[t, n, 3], %h0: f32[n, 5], %ys0: f32[k, n, 5], %w: f32[5, 8]) -> (f32[m, n, 5], f32[n, 5]) {
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
     let %h2 = tanh(dense(concat(%xs[%steps - 1 - %i], %h, axis=1), %w))
     (%i + 1, %h2, concat(unsqueeze(%h2, [0]), %ys, axis=0))
@@ -262,7 +262,7 @@ def test_stacked_states_are_one_kernel(name: str, source: str, t: int, n: int, k
 def test_a_stacked_state_also_read_stays_a_loop() -> None:
     text = """
 def @main(%xs: f32[t, 1, 2], %ys0: f32[k, 2], %w: f32[2, 4]) -> f32[m, 2] {
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %ys = while (%i = index(0), %ys = %ys0) cond { %i < %steps } do {
     let %h = tanh(dense(concat(%xs[%i], reduce_sum(%ys, axes=[0], keepdims=true), axis=1), %w))
     (%i + 1, concat(%ys, %h, axis=0))

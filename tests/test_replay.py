@@ -20,7 +20,7 @@ def @main(%x: f32[n, 24], %w1: f32[40, 24], %w2: f32[8, 40]) -> (f32[n, 8], f32[
 
 LSTM = """
 def @main(%xs: f32[t, n, 6], %h0: f32[n, 5], %ys0: f32[k, n, 5], %w: f32[5, 11]) -> (f32[m, n, 5], f32[n, 5]) {
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
     let %h2 = tanh(dense(concat(%xs[%i], %h, axis=1), %w))
     (%i + 1, %h2, concat(%ys, unsqueeze(%h2, [0]), axis=0))

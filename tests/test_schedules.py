@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 import nimble
 from nimble.dialects import arith
 from nimble.dialects import loop
+from nimble.dialects import kernel_analysis
 from nimble.runtime import cpu_target
 
 TARGET = cpu_target.default()
@@ -239,7 +240,7 @@ def test_strips_split_a_batch_of_one(chunks, rng, monkeypatch):
     monkeypatch.setattr(KernelEntry, "min_work", 0)
     exe = nimble.compile(CELL, threads=chunks)
     kernels = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
-    assert {loop.kernel_work(k) for k in kernels} == {8 * 32}
+    assert {kernel_analysis.kernel_work(k) for k in kernels} == {8 * 32}
     assert {k.work for k in exe.vm.kernels} == {8 * 32}
 
     def parallel(op) -> bool:
@@ -620,7 +621,7 @@ def test_a_long_epilogue_runs_as_a_loop_over_the_tile(product, rng, monkeypatch)
     (`Tile._epilogue_loop`), in every strategy (lanes along the rows, packed panels, dot
     products, leftover rows and columns), not once per element of each tile: the
     results match the reference at rows and columns around every tile edge."""
-    from nimble.passes import tile_emitter
+    from nimble.passes import register_tile
 
     w_shape = "f32[n, 24]" if product == "dense" else "f32[24, n]"
     product_text = "dense(%x, %w, %b)" if product == "dense" else "%x @ %w + %b"
@@ -632,7 +633,7 @@ def test_a_long_epilogue_runs_as_a_loop_over_the_tile(product, rng, monkeypatch)
         return sum(isinstance(o, arith.DivfOp) for o in exe.module.walk())
 
     exe = nimble.compile(nimble.parse(text, name="gelu.nb"))
-    monkeypatch.setattr(tile_emitter, "EPILOGUE_LOOP_OPS", 10**6)
+    monkeypatch.setattr(register_tile, "EPILOGUE_LOOP_OPS", 10**6)
     unrolled = nimble.compile(nimble.parse(text, name="gelu.nb"))
     assert divisions(exe) * 5 < divisions(unrolled)
     ref = nimble.parse(text, name="gelu.nb")
@@ -736,11 +737,11 @@ def test_dynamic_reshape_with_static_dims_indexes_by_groups(rng):
     from nimble.dialects import loop
 
     text = """func.func @main(%x: tensor<?x256xf32>) -> tensor<4x?x64xf32> {
-  %n = shape.dim %x, 0 : tensor<?x256xf32>
+  %n = dynshape.dim %x, 0 : tensor<?x256xf32>
   %c4 = arith.constant 4 : index
   %c64 = arith.constant 64 : index
-  %t = shape.from_dims %n, %c4, %c64 : !shape.shape<3>
-  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !shape.shape<3>) -> tensor<?x4x64xf32>
+  %t = dynshape.from_dims %n, %c4, %c64 : !dynshape.shape<3>
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !dynshape.shape<3>) -> tensor<?x4x64xf32>
   %z = graph.transpose %y [1, 0, 2] : tensor<?x4x64xf32> -> tensor<4x?x64xf32>
   func.return %z : tensor<4x?x64xf32>
 }"""

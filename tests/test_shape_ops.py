@@ -15,14 +15,14 @@ from nimble.dialects.shape_functions import StaticDims
 
 @pytest.mark.parametrize("n", SIZES)
 def test_shape_ops(n, rng):
-    text = """func.func @main(%x: tensor<?x1x3xf32>, %y: tensor<5x3xf32>) -> (!shape.shape<3>, index, tensor<?x3xf32>, index) {
-  %a = shape.of %x : tensor<?x1x3xf32> -> !shape.shape<3>
-  %b = shape.of %y : tensor<5x3xf32> -> !shape.shape<2>
-  %s = shape.broadcast %a, %b : !shape.shape<3>, !shape.shape<2> -> !shape.shape<3>
-  %e = shape.num_elements %s : !shape.shape<3>
+    text = """func.func @main(%x: tensor<?x1x3xf32>, %y: tensor<5x3xf32>) -> (!dynshape.shape<3>, index, tensor<?x3xf32>, index) {
+  %a = dynshape.of %x : tensor<?x1x3xf32> -> !dynshape.shape<3>
+  %b = dynshape.of %y : tensor<5x3xf32> -> !dynshape.shape<2>
+  %s = dynshape.broadcast %a, %b : !dynshape.shape<3>, !dynshape.shape<2> -> !dynshape.shape<3>
+  %e = dynshape.num_elements %s : !dynshape.shape<3>
   %sq = graph.squeeze %x [1] : tensor<?x1x3xf32> -> tensor<?x3xf32>
-  %d = shape.get %s, 0 : !shape.shape<3>
-  func.return %s, %e, %sq, %d : !shape.shape<3>, index, tensor<?x3xf32>, index
+  %d = dynshape.get %s, 0 : !dynshape.shape<3>
+  func.return %s, %e, %sq, %d : !dynshape.shape<3>, index, tensor<?x3xf32>, index
 }"""
     x = rng.standard_normal((n, 1, 3)).astype(np.float32)
     y = rng.standard_normal((5, 3)).astype(np.float32)
@@ -34,11 +34,11 @@ def test_shape_ops(n, rng):
 def test_shape_broadcast_mismatch_is_a_runtime_error():
     from nimble.reference import InterpreterError
 
-    text = """func.func @main(%x: tensor<?xf32>, %y: tensor<?xf32>) -> !shape.shape<1> {
-  %a = shape.of %x : tensor<?xf32> -> !shape.shape<1>
-  %b = shape.of %y : tensor<?xf32> -> !shape.shape<1>
-  %s = shape.broadcast %a, %b : !shape.shape<1>, !shape.shape<1> -> !shape.shape<1>
-  func.return %s : !shape.shape<1>
+    text = """func.func @main(%x: tensor<?xf32>, %y: tensor<?xf32>) -> !dynshape.shape<1> {
+  %a = dynshape.of %x : tensor<?xf32> -> !dynshape.shape<1>
+  %b = dynshape.of %y : tensor<?xf32> -> !dynshape.shape<1>
+  %s = dynshape.broadcast %a, %b : !dynshape.shape<1>, !dynshape.shape<1> -> !dynshape.shape<1>
+  func.return %s : !dynshape.shape<1>
 }"""
     assert run_mlir(text, np.zeros(1, np.float32), np.zeros(4, np.float32))[0] == (4,)
     with pytest.raises(InterpreterError, match="cannot be broadcast"):
@@ -85,9 +85,9 @@ def test_bind_checks_the_run_time_shape():
 
     text = """func.func @main(%x: tensor<?x4xf32>, %n: index) {
   %c4 = arith.constant 4 : index
-  %s = shape.from_dims %n, %c4 : !shape.shape<2>
-  shape.bind %x, %s upper_bound : tensor<?x4xf32>, !shape.shape<2>
-  shape.bind %x, %s : tensor<?x4xf32>, !shape.shape<2>
+  %s = dynshape.from_dims %n, %c4 : !dynshape.shape<2>
+  dynshape.bind %x, %s upper_bound : tensor<?x4xf32>, !dynshape.shape<2>
+  dynshape.bind %x, %s : tensor<?x4xf32>, !dynshape.shape<2>
   func.return
 }"""
     run_mlir(text, np.zeros((3, 4), np.float32), 3)

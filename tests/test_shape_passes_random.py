@@ -1,5 +1,5 @@
 """infer-shapes and reify-shapes on random models (hypothesis): the refined and reified
-module verifies, every shape.bind holds at run time, and results do not change."""
+module verifies, every dynshape.bind holds at run time, and results do not change."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def check_pipeline_keeps_meaning(source: str, size: int, pipeline: str) -> None:
     before = interpret(module, *args)
     PassPipeline.parse_spec(all_passes(), pipeline).apply(make_context(), module)
     module.verify()
-    after = interpret(module, *args)  # also runs every shape.bind check
+    after = interpret(module, *args)  # also runs every dynshape.bind check
     for b, a in zip(before, after, strict=True):
         np.testing.assert_array_equal(a, b)
 

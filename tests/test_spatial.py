@@ -118,7 +118,7 @@ def test_bad_shapes_are_errors(rng: np.random.Generator) -> None:
 
 STACKED = """
 def @main(%xs: f32[t, n, 2], %h0: f32[n, 4], %ys0: f32[k, n, 4], %w: f32[4, 6], %b: f32[4]) -> f32[m, n, 4] {
-  let %steps = shape.dim(%xs, 0)
+  let %steps = dynshape.dim(%xs, 0)
   let %i, %h, %ys = while (%i = index(0), %h = %h0, %ys = %ys0) cond { %i < %steps } do {
     let %h2 = tanh(dense(concat(%xs[%i], %h, axis=1), %w, %b))
     (%i + 1, %h2, concat(%ys, unsqueeze(%h2, [0]), axis=0))
@@ -351,7 +351,7 @@ def test_search_fails_clearly_when_nothing_fits() -> None:
 
 # -- what the CPU backend runs them with -------------------------------------------------------
 
-SEQUENTIAL_BF16 = (Path(__file__).resolve().parent.parent / "lit_tests" / "lowering"
+SEQUENTIAL_BF16 = (Path(__file__).resolve().parent.parent / "lit_tests" / "lowering" / "llvm"
                    / "loops-to-llvm-sequential.mlir")
 
 

@@ -265,8 +265,8 @@ def test_launches_with_a_shape_argument_take_the_fast_path_with_equal_values(rng
 
     if LAUNCH is None:
         pytest.skip("this Python's object layouts differ from what the launcher reads")
-    text = """func.func @main(%x: tensor<?x256xf32>, %t: !shape.shape<3>) -> tensor<4x?x64xf32> {
-  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !shape.shape<3>) -> tensor<?x4x64xf32>
+    text = """func.func @main(%x: tensor<?x256xf32>, %t: !dynshape.shape<3>) -> tensor<4x?x64xf32> {
+  %y = graph.dynamic_reshape %x, %t : (tensor<?x256xf32>, !dynshape.shape<3>) -> tensor<?x4x64xf32>
   %z = graph.transpose %y [1, 0, 2] : tensor<?x4x64xf32> -> tensor<4x?x64xf32>
   func.return %z : tensor<4x?x64xf32>
 }"""
@@ -323,7 +323,7 @@ def test_a_storage_only_its_dynamic_tensor_uses_is_a_private_array():
     view of a pool storage; too large for its storage, or with a negative dim, the
     error `alloc_tensor_reg` reports. An offset register that is written again is no
     known 0: both instructions stay."""
-    from nimble.runtime.vm import PRIVATE_MAX_BYTES
+    from nimble.runtime.vm_steps import PRIVATE_MAX_BYTES
 
     text = """vm.function @main(r0, r1) regs 5 {
   vm.load_consti r3, 0
@@ -838,7 +838,7 @@ def test_cooperating_chunks_keep_a_packed_panel_whole(chunks, rng, monkeypatch):
     from xdsl.dialects.builtin import UnitAttr
 
     from nimble.compile import TARGETS, Executable, run_stages
-    from nimble.dialects import loop
+    from nimble.dialects import kernel_analysis, loop
     from nimble.runtime.bytecode import program_from_module
     from nimble.runtime.kernels import KernelEntry
 
@@ -851,7 +851,7 @@ def test_cooperating_chunks_keep_a_packed_panel_whole(chunks, rng, monkeypatch):
     (kernel,) = [f for f in module.ops if loop.KERNEL_MARK in f.attributes]
     assert any(isinstance(o, loop.AllocOp) for o in kernel.walk())  # the panel
     kernel.attributes[loop.COOPERATIVE_MARK] = UnitAttr()
-    assert loop.can_cooperate(kernel)
+    assert kernel_analysis.can_cooperate(kernel)
     exe = Executable.from_program(program_from_module(module), module, "main", chunks)
     b = rng.standard_normal((48, 70)).astype(np.float32)
     for rows in (1, 5, 9, 40):

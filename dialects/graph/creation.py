@@ -33,7 +33,7 @@ from nimble.dialects.graph.base import GraphOp, as_tensor, op_error
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype
 from nimble.dialects.interfaces import EvalContext, FusionKind
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError
 
 
@@ -171,7 +171,7 @@ class _FillOp(GraphOp):
 class ZerosOp(_FillOp):
     """A tensor of zeros of a run-time shape.
 
-    Example: `%z = graph.zeros %s : !shape.shape<2> -> tensor<?x256xf32>`
+    Example: `%z = graph.zeros %s : !dynshape.shape<2> -> tensor<?x256xf32>`
     """
 
     name = "graph.zeros"
@@ -182,7 +182,7 @@ class ZerosOp(_FillOp):
 class FullOp(_FillOp):
     """A tensor of a run-time shape filled with `value`.
 
-    Example: `%f = graph.full %s {value = 1.0 : f32} : !shape.shape<1> -> tensor<?xf32>`
+    Example: `%f = graph.full %s {value = 1.0 : f32} : !dynshape.shape<1> -> tensor<?xf32>`
     """
 
     name = "graph.full"

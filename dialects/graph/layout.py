@@ -34,7 +34,7 @@ from nimble.dialects.graph.base import (
 )
 from nimble.dialects.graph.folding import GraphFolder
 from nimble.dialects.graph.types import is_float
-from nimble.dialects.shape import ShapeType
+from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.shape_functions import DimAlgebra, ShapeError, StaticDims
 
 _I64_ARRAY = DenseArrayBase.constr(i64)
@@ -100,7 +100,7 @@ class ReshapeOp(GraphOp):
 class DynamicReshapeOp(GraphOp):
     """Reshape to a shape computed at run time.
 
-    Example: `%y = graph.dynamic_reshape %x, %s : (tensor<?xf32>, !shape.shape<2>) -> tensor<?x?xf32>`
+    Example: `%y = graph.dynamic_reshape %x, %s : (tensor<?xf32>, !dynshape.shape<2>) -> tensor<?x?xf32>`
     """
 
     name = "graph.dynamic_reshape"
@@ -339,7 +339,7 @@ class GatherElementsOp(GraphOp):
 class BroadcastToOp(GraphOp):
     """Broadcast to a shape computed at run time (numpy rules).
 
-    Example: `%y = graph.broadcast_to %x, %s : (tensor<1x?xf32>, !shape.shape<2>) -> tensor<?x?xf32>`
+    Example: `%y = graph.broadcast_to %x, %s : (tensor<1x?xf32>, !dynshape.shape<2>) -> tensor<?x?xf32>`
     """
 
     name = "graph.broadcast_to"

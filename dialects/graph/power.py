@@ -49,5 +49,5 @@ class _PowBySmallInteger(RewritePattern):
                 square = MulOp.create(operands=[x, x], result_types=[x.type])
                 product = [square] if exponent == 2.0 else \
                     [square, MulOp.create(operands=[square.result, x], result_types=[x.type])]
-                rewriter.replace_op(op, product, [product[-1].result])
+                rewriter.replace(op, product, [product[-1].result])
                 return

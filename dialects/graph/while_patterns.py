@@ -51,10 +51,10 @@ class DropDeadCarriedValues(RewritePattern):
         if not dead:
             return
         keep = [k for k in range(count) if k not in dead]
-        rewriter.replace_op(yielded, YieldOp([yielded.operands[k] for k in keep]))
+        rewriter.replace(yielded, YieldOp([yielded.operands[k] for k in keep]))
         for o in reversed(list(body.ops)[:-1]):  # what only the dead values needed (pure, by `_needed`)
             if o not in needed:
-                rewriter.erase_op(o, safe_erase=False)
+                rewriter.erase(o, safe_erase=False)
         for k in reversed(dead):
             rewriter.erase_block_argument(body.args[k])
             rewriter.erase_block_argument(cond.args[k])
@@ -64,4 +64,4 @@ class DropDeadCarriedValues(RewritePattern):
         new = WhileOp([op.inits[k] for k in keep], [op.outputs[k].type for k in keep], new_cond, new_body)
         new.attributes.update(op.attributes)
         results = iter(new.outputs)
-        rewriter.replace_op(op, new, [next(results) if k in keep else None for k in range(count)])
+        rewriter.replace(op, new, [next(results) if k in keep else None for k in range(count)])

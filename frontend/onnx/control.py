@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorT
 from xdsl.ir import Block, Region, SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import join_types, numpy_dtype
 from nimble.frontend.onnx.common import OnnxImportError, conform
@@ -174,7 +174,7 @@ def scan(b, n, xs, a):
     carried = [IndexType(), *types, *stacks]
     cond_block, body_block = Block(arg_types=carried), Block(arg_types=carried)
     outer = b.block
-    steps = b.emit(shape.DimOp(inputs[0], 0)).result
+    steps = b.emit(dynshape.DimOp(inputs[0], 0)).result
     b.block = cond_block
     b.emit(graph.ConditionOp.create(operands=[b.emit(arith.CmpiOp(cond_block.args[0], steps, "slt")).result]))
     b.block = outer

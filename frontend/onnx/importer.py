@@ -2,7 +2,7 @@
 
 The graph's inputs become the parameters of `@main` (initializers excluded): a
 `dim_value` is a static dim, a `dim_param` or unknown dim is `?`, and dims sharing a
-`dim_param` name are tied (a `shape.assert` at entry, like named dims in `.nb`).
+`dim_param` name are tied (a `dynshape.assert` at entry, like named dims in `.nb`).
 Initializers and `Constant` nodes become `graph.constant`s (the bytecode keeps them in
 its constant section). Each node is converted by the entry of `CONVERTERS` for its op
 type (one function per op, or per family of ops, reading ONNX attributes with their
@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import arith
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.frontend.attributes import to_property
 from nimble.frontend.onnx.common import (
     MIN_OPSET,
@@ -244,11 +244,11 @@ class Importer:
         """Dims that share a `dim_param` must agree at run time."""
         for name, places in named.items():
             (p0, a0), *rest = places
-            first = self.emit(shape.DimOp(self.block.args[p0], a0)).result
+            first = self.emit(dynshape.DimOp(self.block.args[p0], a0)).result
             for p, a in rest:
-                other = self.emit(shape.DimOp(self.block.args[p], a)).result
+                other = self.emit(dynshape.DimOp(self.block.args[p], a)).result
                 same = self.emit(arith.CmpiOp(first, other, "eq")).result
-                self.emit(shape.AssertOp(same, f"dims named '{name}' differ", [first, other]))
+                self.emit(dynshape.AssertOp(same, f"dims named '{name}' differ", [first, other]))
 
 
 def _hint(name: str) -> str | None:

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import NeedsConstant, OnnxImportError, dtype_of, rank_of
 from nimble.frontend.onnx.resize import resize
@@ -60,9 +60,9 @@ def _rows(b, x: SSAValue, axis: int, rows: np.ndarray) -> list[SSAValue]:
 
 def _at_least(b, x: SSAValue, axis: int, size: int, what: str) -> None:
     """A run-time check that dim `axis` of `x` is at least `size`."""
-    dim = b.emit(shape.DimOp(x, axis)).result
+    dim = b.emit(dynshape.DimOp(x, axis)).result
     ok = b.emit(arith.CmpiOp(dim, b.index(size), "sge")).result
-    b.emit(shape.AssertOp(ok, f"{b.where()}: {what} need dim {axis} to be at least {size}", [dim, b.index(size)]))
+    b.emit(dynshape.AssertOp(ok, f"{b.where()}: {what} need dim {axis} to be at least {size}", [dim, b.index(size)]))
 
 
 def _pad_parts(b, x: SSAValue, axis: int, before: int, after: int, mode: str, value: float | int) -> list[SSAValue]:

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.dialects.graph.slice import END
 from nimble.frontend.onnx.common import OnnxImportError, conform, scalar
 from nimble.frontend.onnx.shapes import dim_of, shape_value
@@ -87,11 +87,11 @@ def _recurrence(b, x: SSAValue, projected: SSAValue, initial: list[SSAValue | No
     counter tensor is carried for the comparison). Returns all steps' `h`
     [T, 1, batch, hidden] and the last states."""
     t = x.type.element_type
-    steps = b.emit(shape.DimOp(x, 0)).result
-    batch = b.emit(shape.DimOp(x, 1)).result
-    state_shape = b.emit(shape.FromDimsOp([batch, b.index(hidden)])).result
+    steps = b.emit(dynshape.DimOp(x, 0)).result
+    batch = b.emit(dynshape.DimOp(x, 1)).result
+    state_shape = b.emit(dynshape.FromDimsOp([batch, b.index(hidden)])).result
     states = [v if v is not None else b.op(graph.ZerosOp, [state_shape], t) for v in initial]
-    none_yet = b.op(graph.ZerosOp, [b.emit(shape.FromDimsOp([b.index(0), batch, b.index(hidden)])).result], t)
+    none_yet = b.op(graph.ZerosOp, [b.emit(dynshape.FromDimsOp([b.index(0), batch, b.index(hidden)])).result], t)
     state_type = TensorType(t, [x.type.get_shape()[1], hidden])
     ys_type = TensorType(t, [DYNAMIC_INDEX, x.type.get_shape()[1], hidden])
     carried = [IndexType(), *[state_type] * len(states), ys_type]

@@ -1,7 +1,7 @@
 """Shape computations in ONNX models, followed symbolically.
 
 int64 tensors holding dims (`Shape`, then Gather/Concat/... of it) are lists of dims
-(ints or `index` values) here and become `shape.from_dims` where a tensor op takes them
+(ints or `index` values) here and become `dynshape.from_dims` where a tensor op takes them
 (ConstantOfShape, Reshape, Expand).
 """
 
@@ -15,14 +15,14 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.frontend.onnx.common import OnnxImportError, dense, onnx_package
 from nimble.dialects.index_semantics import trunc_div
 
 # ---------------------------------------------------------------------------------------
 # Shape computations: int64 tensors holding dims (`Shape`, then Gather/Concat/... of it)
 # are followed symbolically as lists of dims (ints or `index` values) and become
-# `shape.from_dims` where a tensor op takes them (ConstantOfShape, Reshape, Expand).
+# `dynshape.from_dims` where a tensor op takes them (ConstantOfShape, Reshape, Expand).
 
 
 @dataclass
@@ -50,9 +50,9 @@ def _index_of(b, item: int | SSAValue) -> SSAValue:
 
 
 def dim_of(b, x: SSAValue, axis: int) -> int | SSAValue:
-    """Dim `axis` of `x`: its size if static, else a `shape.dim`."""
+    """Dim `axis` of `x`: its size if static, else a `dynshape.dim`."""
     d = x.type.get_shape()[axis]
-    return d if d >= 0 else b.emit(shape.DimOp(x, axis)).result
+    return d if d >= 0 else b.emit(dynshape.DimOp(x, axis)).result
 
 
 def dims_of(b, x: SSAValue) -> list[int | SSAValue]:
@@ -60,8 +60,8 @@ def dims_of(b, x: SSAValue) -> list[int | SSAValue]:
 
 
 def shape_value(b, dims: Sequence[int | SSAValue]) -> SSAValue:
-    """A `!shape.shape` of `dims` (ints or index values)."""
-    return b.emit(shape.FromDimsOp([_index_of(b, d) for d in dims])).result
+    """A `!dynshape.shape` of `dims` (ints or index values)."""
+    return b.emit(dynshape.FromDimsOp([_index_of(b, d) for d in dims])).result
 
 
 def _shape_value(b, sym: Sym) -> SSAValue:
@@ -308,9 +308,9 @@ def _rest(b, x: SSAValue, others: list[int | SSAValue]) -> int | SSAValue:
 
 
 def _axis_of(x: SSAValue, dim: SSAValue) -> int:
-    """The axis of `x` that `dim` is the `shape.dim` of, or -1."""
+    """The axis of `x` that `dim` is the `dynshape.dim` of, or -1."""
     op = dim.owner
-    return op.index.value.data if isinstance(op, shape.DimOp) and op.source is x else -1
+    return op.index.value.data if isinstance(op, dynshape.DimOp) and op.source is x else -1
 
 
 def _product(b, items: Sequence[int | SSAValue]) -> int | SSAValue:

@@ -14,7 +14,7 @@
 func.func @arange(%x: tensor<?xf32>) -> tensor<?xf32> {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %n = shape.dim %x, 0 : tensor<?xf32>
+  %n = dynshape.dim %x, 0 : tensor<?xf32>
   %r = graph.arange %c1, %n, %c2 : tensor<?xf32>
   func.return %r : tensor<?xf32>
 }
@@ -36,8 +36,8 @@ func.func @arange(%x: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK-NEXT: memref.store %[[ABC]], %[[OUT]][%[[I]]] : memref<3xi64>
 func.func @from_elements(%x: tensor<?x?xf32>) -> tensor<3xi64> {
   %c64 = arith.constant 64 : index
-  %n = shape.dim %x, 0 : tensor<?x?xf32>
-  %m = shape.dim %x, 1 : tensor<?x?xf32>
+  %n = dynshape.dim %x, 0 : tensor<?x?xf32>
+  %m = dynshape.dim %x, 1 : tensor<?x?xf32>
   %t = graph.from_elements %n, %c64, %m : tensor<3xi64>
   func.return %t : tensor<3xi64>
 }
@@ -52,7 +52,7 @@ func.func @from_elements(%x: tensor<?x?xf32>) -> tensor<3xi64> {
 // CHECK-NEXT: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: memref.store %[[Z]], %[[OUT]][%[[I]], %[[J]]] : memref<?x8xf32>
-func.func @zeros(%s: !shape.shape<2>) -> tensor<?x8xf32> {
-  %z = graph.zeros %s : !shape.shape<2> -> tensor<?x8xf32>
+func.func @zeros(%s: !dynshape.shape<2>) -> tensor<?x8xf32> {
+  %z = graph.zeros %s : !dynshape.shape<2> -> tensor<?x8xf32>
   func.return %z : tensor<?x8xf32>
 }

@@ -2,13 +2,13 @@
 
 // CHECK-LABEL: func.func @heads
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>) -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>> {
-// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
-// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
 // CHECK-NEXT: %[[C4:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
 // CHECK-NEXT: %[[C16:[A-Za-z0-9_$.-]+]] = arith.constant 16 : index
-// CHECK-NEXT: %[[SHAPE:[A-Za-z0-9_$.-]+]] = shape.from_dims %[[B]], %[[S]], %[[C4]], %[[C16]] : !shape.shape<4>
-// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[SHAPE_1:[A-Za-z0-9_$.-]+]] = %[[SHAPE]]) : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !shape.shape<4>) -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>> {
-// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X_1]], %[[SHAPE_1]] : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !shape.shape<4>) -> tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>>
+// CHECK-NEXT: %[[SHAPE:[A-Za-z0-9_$.-]+]] = dynshape.from_dims %[[B]], %[[S]], %[[C4]], %[[C16]] : !dynshape.shape<4>
+// CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[SHAPE_1:[A-Za-z0-9_$.-]+]] = %[[SHAPE]]) : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<4>) -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>> {
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X_1]], %[[SHAPE_1]] : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<4>) -> tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>>
 // CHECK-NEXT: %[[T_1:[A-Za-z0-9_$.-]+]] = graph.transpose %[[R]] [0, 2, 1, 3] : tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>> -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
 // CHECK-NEXT: graph.yield %[[T_1]] : tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
 // CHECK-NEXT: } attributes {kernel = @heads_dynamic_reshape_0}
@@ -54,13 +54,13 @@
 // dim of `[batch, seq, 64]` into `[batch, seq, 4, 16]` (its target given at run time)
 // reads `x[b, s, h * 16 + d]`, with no division by a run-time dim.
 func.func @heads(%x: tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>) -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>> {
-  %b = shape.dim %x, 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
-  %s = shape.dim %x, 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+  %b = dynshape.dim %x, 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+  %s = dynshape.dim %x, 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
-  %shape = shape.from_dims %b, %s, %c4, %c16 : !shape.shape<4>
-  %t = graph.fused (%x_1 = %x, %shape_1 = %shape) : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !shape.shape<4>) -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>> {
-    %r = graph.dynamic_reshape %x_1, %shape_1 : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !shape.shape<4>) -> tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>>
+  %shape = dynshape.from_dims %b, %s, %c4, %c16 : !dynshape.shape<4>
+  %t = graph.fused (%x_1 = %x, %shape_1 = %shape) : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<4>) -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>> {
+    %r = graph.dynamic_reshape %x_1, %shape_1 : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<4>) -> tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>>
     %t_1 = graph.transpose %r [0, 2, 1, 3] : tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>> -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
     graph.yield %t_1 : tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
   }

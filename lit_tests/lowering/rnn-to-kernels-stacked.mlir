@@ -23,7 +23,7 @@
 // CHECK-NEXT: memref.store %[[V1]], %[[OUT]][%[[AT1]], %[[B1]], %[[J1]]]
 
 func.func @appended(%xs: tensor<?x?x3xf32>, %h0: tensor<?x5xf32>, %ys0: tensor<?x?x5xf32>, %w: tensor<5x8xf32>) -> tensor<?x?x5xf32> {
-  %steps = shape.dim %xs, 0 : tensor<?x?x3xf32>
+  %steps = dynshape.dim %xs, 0 : tensor<?x?x3xf32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %i, %h, %ys = graph.while (%i0 = %c0, %h1 = %h0, %ys1 = %ys0) : (index, tensor<?x5xf32>, tensor<?x?x5xf32>) -> (index, tensor<?x5xf32>, tensor<?x?x5xf32>) {
@@ -70,7 +70,7 @@ func.func @appended(%xs: tensor<?x?x3xf32>, %h0: tensor<?x5xf32>, %ys0: tensor<?
 // CHECK-NEXT: memref.store %[[V1]], %[[OUT]][%[[AT1]], %[[B1]], %[[J1]]]
 
 func.func @reversed(%xs: tensor<?x?x3xf32>, %h0: tensor<?x5xf32>, %ys0: tensor<?x?x5xf32>, %w: tensor<5x8xf32>) -> tensor<?x?x5xf32> {
-  %steps = shape.dim %xs, 0 : tensor<?x?x3xf32>
+  %steps = dynshape.dim %xs, 0 : tensor<?x?x3xf32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %i, %h, %ys = graph.while (%i0 = %c0, %h1 = %h0, %ys1 = %ys0) : (index, tensor<?x5xf32>, tensor<?x?x5xf32>) -> (index, tensor<?x5xf32>, tensor<?x?x5xf32>) {

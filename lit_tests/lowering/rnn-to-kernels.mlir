@@ -8,11 +8,11 @@
 
 // CHECK-LABEL: func.func @rnn
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x2xf32>
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[H0]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 1 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[H0]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
-// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
-// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x?x2xf32>
+// CHECK-NEXT: dynshape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 0 : tensor<?x?x2xf32>
 // CHECK-NEXT: %[[H:[A-Za-z0-9_$.-]+]] = graph.fused (%[[XS_1:[A-Za-z0-9_$.-]+]] = %[[XS]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]], %[[STEPS_1:[A-Za-z0-9_$.-]+]] = %[[STEPS]], %[[H0_1:[A-Za-z0-9_$.-]+]] = %[[H0]]) : (tensor<?x?x2xf32>, tensor<4x6xf32>, tensor<4xf32>, index, tensor<?x4xf32>) -> tensor<?x4xf32> {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]], %[[V5:[A-Za-z0-9_$.-]+]] = graph.while (%[[I:[A-Za-z0-9_$.-]+]] = %[[V3]], %[[H_1:[A-Za-z0-9_$.-]+]] = %[[H0_1]]) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
@@ -138,11 +138,11 @@
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
 func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
-  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
-  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %0 = dynshape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = dynshape.dim %h0, 0 : tensor<?x4xf32>
   %2 = arith.cmpi eq, %0, %1 : index
-  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
-  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  dynshape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %steps = dynshape.dim %xs, 0 : tensor<?x?x2xf32>
   %3 = arith.constant 0 : index
   %i, %h = graph.while (%i_1 = %3, %h_1 = %h0) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
     %4 = arith.cmpi slt, %i_1, %steps : index

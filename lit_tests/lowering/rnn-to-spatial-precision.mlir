@@ -34,11 +34,11 @@
 // BF16: %[[QW:[A-Za-z0-9_$.-]+]] = memref.load %[[W]]
 // BF16-NEXT: arith.extf %[[QW]] : bf16 to f32
 func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
-  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
-  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %0 = dynshape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = dynshape.dim %h0, 0 : tensor<?x4xf32>
   %2 = arith.cmpi eq, %0, %1 : index
-  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
-  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  dynshape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %steps = dynshape.dim %xs, 0 : tensor<?x?x2xf32>
   %3 = arith.constant 0 : index
   %i, %h = graph.while (%i_1 = %3, %h_1 = %h0) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
     %4 = arith.cmpi slt, %i_1, %steps : index

@@ -2,11 +2,11 @@
 
 // CHECK-LABEL: func.func @rnn
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x4xf32> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x2xf32>
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[H0]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 1 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[H0]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
-// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
-// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x?x2xf32>
+// CHECK-NEXT: dynshape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 0 : tensor<?x?x2xf32>
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]] = graph.fused (%[[V4:[A-Za-z0-9_$.-]+]] = %[[V3]], %[[H0_1:[A-Za-z0-9_$.-]+]] = %[[H0]], %[[STEPS_1:[A-Za-z0-9_$.-]+]] = %[[STEPS]], %[[XS_1:[A-Za-z0-9_$.-]+]] = %[[XS]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (index, tensor<?x4xf32>, index, tensor<?x?x2xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (index, tensor<?x4xf32>) {
 // CHECK-NEXT: %[[I_1:[A-Za-z0-9_$.-]+]], %[[H_1:[A-Za-z0-9_$.-]+]] = graph.while (%[[I_2:[A-Za-z0-9_$.-]+]] = %[[V4]], %[[H_2:[A-Za-z0-9_$.-]+]] = %[[H0_1]]) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
@@ -30,7 +30,7 @@
 // CHECK-NEXT: graph.yield %[[V7]], %[[V9]] : index, tensor<?x4xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: graph.yield %[[I_1]], %[[H_1]] : index, tensor<?x4xf32>
-// CHECK-NEXT: } attributes {nimble.spatial = @rnn_rnn_0, nimble.spatial_args = [#builtin.int<3>, #builtin.int<4>, #builtin.int<5>, #builtin.int<2>, #builtin.int<1>], nimble.spatial_counter = #builtin.int<0>, nimble.spatial_stacked = []}
+// CHECK-NEXT: } attributes {nimble.spatial = @rnn_rnn_0, nimble.spatial_args = array<i64: 3, 4, 5, 2, 1>, nimble.spatial_counter = 0 : i64, nimble.spatial_stacked = array<i64>}
 // CHECK-NEXT: func.return %[[H]] : tensor<?x4xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @rnn_rnn_0
@@ -134,11 +134,11 @@
 // the time loop sequential, x_t staged in SRAM at each step (it is read for every
 // hidden unit), one foreach over the hidden units with the reduction inside.
 func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
-  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
-  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %0 = dynshape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = dynshape.dim %h0, 0 : tensor<?x4xf32>
   %2 = arith.cmpi eq, %0, %1 : index
-  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
-  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  dynshape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %steps = dynshape.dim %xs, 0 : tensor<?x?x2xf32>
   %3 = arith.constant 0 : index
   %i, %h = graph.while (%i_1 = %3, %h_1 = %h0) : (index, tensor<?x4xf32>) -> (index, tensor<?x4xf32>) {
     %4 = arith.cmpi slt, %i_1, %steps : index
@@ -167,14 +167,14 @@ func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>
 
 // CHECK-LABEL: func.func @rnn_seq
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x2xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[YS0:[A-Za-z0-9_$.-]+]]: tensor<?x?x4xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<4xf32>) -> tensor<?x?x4xf32> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x2xf32>
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[H0]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 1 : tensor<?x?x2xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[H0]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
-// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
-// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = shape.dim %[[YS0]], 1 : tensor<?x?x4xf32>
+// CHECK-NEXT: dynshape.assert %[[V2]], "dim 0 of %[[H0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V1]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[YS0]], 1 : tensor<?x?x4xf32>
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V3]] : index
-// CHECK-NEXT: shape.assert %[[V4]], "dim 1 of %[[YS0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V3]], %[[V0]]) {nimble.named_dim = "n"}
-// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x?x2xf32>
+// CHECK-NEXT: dynshape.assert %[[V4]], "dim 1 of %[[YS0]] must equal dim 1 of %[[XS]] (both are 'n')" dims(%[[V3]], %[[V0]]) {nimble.named_dim = "n"}
+// CHECK-NEXT: %[[STEPS:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 0 : tensor<?x?x2xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]], %[[YS:[A-Za-z0-9_$.-]+]] = graph.fused (%[[V6:[A-Za-z0-9_$.-]+]] = %[[V5]], %[[H0_1:[A-Za-z0-9_$.-]+]] = %[[H0]], %[[YS0_1:[A-Za-z0-9_$.-]+]] = %[[YS0]], %[[STEPS_1:[A-Za-z0-9_$.-]+]] = %[[STEPS]], %[[XS_1:[A-Za-z0-9_$.-]+]] = %[[XS]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (index, tensor<?x4xf32>, tensor<?x?x4xf32>, index, tensor<?x?x2xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (index, tensor<?x4xf32>, tensor<?x?x4xf32>) {
 // CHECK-NEXT: %[[I_1:[A-Za-z0-9_$.-]+]], %[[H_1:[A-Za-z0-9_$.-]+]], %[[YS_1:[A-Za-z0-9_$.-]+]] = graph.while (%[[I_2:[A-Za-z0-9_$.-]+]] = %[[V6]], %[[H_2:[A-Za-z0-9_$.-]+]] = %[[H0_1]], %[[YS_2:[A-Za-z0-9_$.-]+]] = %[[YS0_1]]) : (index, tensor<?x4xf32>, tensor<?x?x4xf32>) -> (index, tensor<?x4xf32>, tensor<?x?x4xf32>) {
@@ -200,7 +200,7 @@ func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>
 // CHECK-NEXT: graph.yield %[[V9]], %[[H2]], %[[V11]] : index, tensor<?x4xf32>, tensor<?x?x4xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: graph.yield %[[I_1]], %[[H_1]], %[[YS_1]] : index, tensor<?x4xf32>, tensor<?x?x4xf32>
-// CHECK-NEXT: } attributes {nimble.spatial = @rnn_seq_rnn_0, nimble.spatial_args = [#builtin.int<4>, #builtin.int<5>, #builtin.int<6>, #builtin.int<3>, #builtin.int<1>, #builtin.int<2>], nimble.spatial_counter = #builtin.int<0>, nimble.spatial_stacked = [#builtin.int<2>]}
+// CHECK-NEXT: } attributes {nimble.spatial = @rnn_seq_rnn_0, nimble.spatial_args = array<i64: 4, 5, 6, 3, 1, 2>, nimble.spatial_counter = 0 : i64, nimble.spatial_stacked = array<i64: 2>}
 // CHECK-NEXT: func.return %[[YS]] : tensor<?x?x4xf32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @rnn_seq_rnn_0
@@ -367,14 +367,14 @@ func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>
 // Every step's h stacked (ys = concat(ys, h[None])): the initial rows are copied to the
 // output first, each step's row is staged in SRAM and written at ys0's length + t.
 func.func @rnn_seq(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %ys0: tensor<?x?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x?x4xf32> {
-  %0 = shape.dim %xs, 1 : tensor<?x?x2xf32>
-  %1 = shape.dim %h0, 0 : tensor<?x4xf32>
+  %0 = dynshape.dim %xs, 1 : tensor<?x?x2xf32>
+  %1 = dynshape.dim %h0, 0 : tensor<?x4xf32>
   %2 = arith.cmpi eq, %0, %1 : index
-  shape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
-  %3 = shape.dim %ys0, 1 : tensor<?x?x4xf32>
+  dynshape.assert %2, "dim 0 of %h0 must equal dim 1 of %xs (both are 'n')" dims(%1, %0) {nimble.named_dim = "n"}
+  %3 = dynshape.dim %ys0, 1 : tensor<?x?x4xf32>
   %4 = arith.cmpi eq, %0, %3 : index
-  shape.assert %4, "dim 1 of %ys0 must equal dim 1 of %xs (both are 'n')" dims(%3, %0) {nimble.named_dim = "n"}
-  %steps = shape.dim %xs, 0 : tensor<?x?x2xf32>
+  dynshape.assert %4, "dim 1 of %ys0 must equal dim 1 of %xs (both are 'n')" dims(%3, %0) {nimble.named_dim = "n"}
+  %steps = dynshape.dim %xs, 0 : tensor<?x?x2xf32>
   %5 = arith.constant 0 : index
   %i, %h, %ys = graph.while (%i_1 = %5, %h_1 = %h0, %ys_1 = %ys0) : (index, tensor<?x4xf32>, tensor<?x?x4xf32>) -> (index, tensor<?x4xf32>, tensor<?x?x4xf32>) {
     %6 = arith.cmpi slt, %i_1, %steps : index

@@ -3,7 +3,7 @@
 // CHECK-LABEL: vm.function @branch_and_check(r0, r1, r2) regs 6 attributes {vm.signature = (i1, index, index) -> index, vm.arg_names = ["c", "a", "b"], vm.dim_names = {}} {
 // CHECK-NEXT: vm.cmp r3, 5, r1, r2
 // CHECK-NEXT: vm.if r3, L3, L2
-// CHECK-NEXT: vm.fatal "{{.*}}:{{[0-9]+}}:3: 'shape.assert' op failed at run time: a must not be below b", (r1, r2)
+// CHECK-NEXT: vm.fatal "{{.*}}:{{[0-9]+}}:3: 'dynshape.assert' op failed at run time: a must not be below b", (r1, r2)
 // CHECK-NEXT: vm.if r0, L4, L7
 // CHECK-NEXT: vm.add r5, r1, r2
 // CHECK-NEXT: vm.move r4, r5
@@ -15,7 +15,7 @@
 
 func.func @branch_and_check(%c: i1, %a: index, %b: index) -> index {
   %ok = arith.cmpi sge, %a, %b : index
-  shape.assert %ok, "a must not be below b" dims(%a, %b)
+  dynshape.assert %ok, "a must not be below b" dims(%a, %b)
   %r = graph.if %c : i1 -> (index) {
     %s = arith.addi %a, %b : index
     graph.yield %s : index

@@ -3,7 +3,7 @@
 // CHECK-LABEL: func.func @size_computed_once
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x?x64xf32>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> index {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 1 : tensor<?x?x64xf32>
+// CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 1 : tensor<?x?x64xf32>
 // CHECK-NEXT: %[[C256:[A-Za-z0-9_$.-]+]] = arith.constant 256 : index
 // CHECK-NEXT: %[[BYTES:[A-Za-z0-9_$.-]+]] = arith.muli %[[ROWS]], %[[C256]] : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -26,7 +26,7 @@ func.func @size_computed_once(%xs: tensor<?x?x64xf32>, %n: index) -> index {
     graph.condition %more : i1
   } do {
   ^bb0(%i1: index, %a1: index):
-    %rows = shape.dim %xs, 1 : tensor<?x?x64xf32>
+    %rows = dynshape.dim %xs, 1 : tensor<?x?x64xf32>
     %c256 = arith.constant 256 : index
     %bytes = arith.muli %rows, %c256 : index
     %a2 = arith.addi %a1, %bytes : index

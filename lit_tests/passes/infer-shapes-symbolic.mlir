@@ -2,22 +2,22 @@
 
 // CHECK-LABEL: func.func @heads
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>) -> tensor<?x?x12x64xf32, #nimble.dims<[batch, seq, 12, 64]>> {
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
-// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 0 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 1 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
 // CHECK-NEXT: %[[C12:[A-Za-z0-9_$.-]+]] = arith.constant 12 : index
 // CHECK-NEXT: %[[C64:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: %[[SHAPE:[A-Za-z0-9_$.-]+]] = shape.from_dims %[[N]], %[[S]], %[[C12]], %[[C64]] : !shape.shape<4>
-// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X]], %[[SHAPE]] : (tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>, !shape.shape<4>) -> tensor<?x?x12x64xf32, #nimble.dims<[batch, seq, 12, 64]>>
+// CHECK-NEXT: %[[SHAPE:[A-Za-z0-9_$.-]+]] = dynshape.from_dims %[[N]], %[[S]], %[[C12]], %[[C64]] : !dynshape.shape<4>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X]], %[[SHAPE]] : (tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>, !dynshape.shape<4>) -> tensor<?x?x12x64xf32, #nimble.dims<[batch, seq, 12, 64]>>
 // CHECK-NEXT: func.return %[[R]] : tensor<?x?x12x64xf32, #nimble.dims<[batch, seq, 12, 64]>>
 // CHECK-NEXT: }
 // A reshape to dims computed from the input's dims keeps their names.
 func.func @heads(%x: tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>) -> tensor<?x?x12x64xf32> {
-  %n = shape.dim %x, 0 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
-  %s = shape.dim %x, 1 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
+  %n = dynshape.dim %x, 0 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
+  %s = dynshape.dim %x, 1 : tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>
   %c12 = arith.constant 12 : index
   %c64 = arith.constant 64 : index
-  %shape = shape.from_dims %n, %s, %c12, %c64 : !shape.shape<4>
-  %r = graph.dynamic_reshape %x, %shape : (tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>, !shape.shape<4>) -> tensor<?x?x12x64xf32>
+  %shape = dynshape.from_dims %n, %s, %c12, %c64 : !dynshape.shape<4>
+  %r = graph.dynamic_reshape %x, %shape : (tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>, !dynshape.shape<4>) -> tensor<?x?x12x64xf32>
   func.return %r : tensor<?x?x12x64xf32>
 }
 
@@ -25,22 +25,22 @@ func.func @heads(%x: tensor<?x?x768xf32, #nimble.dims<[batch, seq, 768]>>) -> te
 
 // CHECK-LABEL: func.func @flatten
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>) -> tensor<?x64xf32, #nimble.dims<[batch * seq, 64]>> {
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
-// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
 // CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = arith.muli %[[N]], %[[S]] : index
 // CHECK-NEXT: %[[C64:[A-Za-z0-9_$.-]+]] = arith.constant 64 : index
-// CHECK-NEXT: %[[SHAPE:[A-Za-z0-9_$.-]+]] = shape.from_dims %[[ROWS]], %[[C64]] : !shape.shape<2>
-// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X]], %[[SHAPE]] : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !shape.shape<2>) -> tensor<?x64xf32, #nimble.dims<[batch * seq, 64]>>
+// CHECK-NEXT: %[[SHAPE:[A-Za-z0-9_$.-]+]] = dynshape.from_dims %[[ROWS]], %[[C64]] : !dynshape.shape<2>
+// CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X]], %[[SHAPE]] : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<2>) -> tensor<?x64xf32, #nimble.dims<[batch * seq, 64]>>
 // CHECK-NEXT: func.return %[[R]] : tensor<?x64xf32, #nimble.dims<[batch * seq, 64]>>
 // CHECK-NEXT: }
 // Index arithmetic on dims is arithmetic on their expressions.
 func.func @flatten(%x: tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>) -> tensor<?x64xf32> {
-  %n = shape.dim %x, 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
-  %s = shape.dim %x, 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+  %n = dynshape.dim %x, 0 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
+  %s = dynshape.dim %x, 1 : tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>
   %rows = arith.muli %n, %s : index
   %c64 = arith.constant 64 : index
-  %shape = shape.from_dims %rows, %c64 : !shape.shape<2>
-  %r = graph.dynamic_reshape %x, %shape : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !shape.shape<2>) -> tensor<?x64xf32>
+  %shape = dynshape.from_dims %rows, %c64 : !dynshape.shape<2>
+  %r = graph.dynamic_reshape %x, %shape : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<2>) -> tensor<?x64xf32>
   func.return %r : tensor<?x64xf32>
 }
 

@@ -5,11 +5,11 @@
 
 // CHECK-LABEL: func.func @host
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %{{.*}}, 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %{{.*}}, 0 : tensor<?x4xf32>
 // CHECK-NEXT: func.return %[[N]] : index
 func.func @host(%xs: tensor<?x4xf32>) -> index {
   %zero = arith.constant 0 : index
-  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %n = dynshape.dim %xs, 0 : tensor<?x4xf32>
   %m = arith.maxsi %n, %zero : index
   func.return %m : index
 }

@@ -4,7 +4,7 @@
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> index {
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[ACC:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[ZERO]], %[[ACC0:[A-Za-z0-9_$.-]+]] = %[[ZERO]]) : (index, index) -> (index, index) {
 // CHECK-NEXT: %[[GO:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I0]], %[[N]] : index
 // CHECK-NEXT: graph.condition %[[GO]] : i1
@@ -22,7 +22,7 @@
 func.func @counter_clamp(%xs: tensor<?x4xf32>) -> index {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %n = dynshape.dim %xs, 0 : tensor<?x4xf32>
   %i, %acc = graph.while (%i0 = %zero, %acc0 = %zero) : (index, index) -> (index, index) {
     %go = arith.cmpi slt, %i0, %n : index
     graph.condition %go : i1
@@ -49,7 +49,7 @@ func.func @counter_clamp(%xs: tensor<?x4xf32>) -> index {
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[M:[A-Za-z0-9_$.-]+]]: index) -> index {
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[MINUS:[A-Za-z0-9_$.-]+]] = arith.constant -1 : index
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[ACC:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[N]], %[[ACC0:[A-Za-z0-9_$.-]+]] = %[[ZERO]]) : (index, index) -> (index, index) {
 // CHECK-NEXT: %[[GO:[A-Za-z0-9_$.-]+]] = arith.cmpi sgt, %[[I0]], %[[ZERO]] : index
 // CHECK-NEXT: graph.condition %[[GO]] : i1
@@ -67,7 +67,7 @@ func.func @counter_clamp(%xs: tensor<?x4xf32>) -> index {
 func.func @not_a_counter(%xs: tensor<?x4xf32>, %m: index) -> index {
   %zero = arith.constant 0 : index
   %minus = arith.constant -1 : index
-  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %n = dynshape.dim %xs, 0 : tensor<?x4xf32>
   %i, %acc = graph.while (%i0 = %n, %acc0 = %zero) : (index, index) -> (index, index) {
     %go = arith.cmpi sgt, %i0, %zero : index
     graph.condition %go : i1
@@ -86,14 +86,14 @@ func.func @not_a_counter(%xs: tensor<?x4xf32>, %m: index) -> index {
 
 // CHECK-LABEL: func.func @dims
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> (index, i1) {
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[NEG:[A-Za-z0-9_$.-]+]] = arith.constant false
 // CHECK-NEXT: func.return %[[N]], %[[NEG]] : index, i1
 // CHECK-NEXT: }
 // Dims are never negative.
 func.func @dims(%x: tensor<?x4xf32>) -> (index, i1) {
   %zero = arith.constant 0 : index
-  %n = shape.dim %x, 0 : tensor<?x4xf32>
+  %n = dynshape.dim %x, 0 : tensor<?x4xf32>
   %m = arith.maxsi %n, %zero : index
   %neg = arith.cmpi slt, %n, %zero : index
   func.return %m, %neg : index, i1
@@ -146,7 +146,7 @@ func.func @loop_counter(%a: memref<8xf32>, %b: memref<4xf32>) -> f32 {
 // CHECK: %[[LT:[A-Za-z0-9_$.-]+]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
 // CHECK: func.return %[[LT]] : i1
 func.func @unsigned_compare_kept(%xs: tensor<?x4xf32>, %k: index) -> i1 {
-  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %n = dynshape.dim %xs, 0 : tensor<?x4xf32>
   %lt = arith.cmpi ult, %k, %n : index
   func.return %lt : i1
 }

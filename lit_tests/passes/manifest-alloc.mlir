@@ -2,10 +2,10 @@
 
 // CHECK-LABEL: func.func @elementwise_group
 // CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: tensor<?x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<?x8xf32>) -> tensor<?x8xf32> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[A]], 0 : tensor<?x8xf32>
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[B]], 0 : tensor<?x8xf32>
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[A]], 0 : tensor<?x8xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[B]], 0 : tensor<?x8xf32>
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V0]], %[[V1]] : index
-// CHECK-NEXT: shape.assert %[[V2]], "dim 0 of %[[B]] must equal dim 0 of %[[A]] (both are 'n')" dims(%[[V1]], %[[V0]])
+// CHECK-NEXT: dynshape.assert %[[V2]], "dim 0 of %[[B]] must equal dim 0 of %[[A]] (both are 'n')" dims(%[[V1]], %[[V0]])
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.muli %[[V0]], %[[V3]] : index
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
@@ -24,10 +24,10 @@
 // CHECK-NEXT: }
 
 func.func @elementwise_group(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %0 = shape.dim %a, 0 : tensor<?x8xf32>
-  %1 = shape.dim %b, 0 : tensor<?x8xf32>
+  %0 = dynshape.dim %a, 0 : tensor<?x8xf32>
+  %1 = dynshape.dim %b, 0 : tensor<?x8xf32>
   %2 = arith.cmpi eq, %0, %1 : index
-  shape.assert %2, "dim 0 of %b must equal dim 0 of %a (both are 'n')" dims(%1, %0)
+  dynshape.assert %2, "dim 0 of %b must equal dim 0 of %a (both are 'n')" dims(%1, %0)
   %c = graph.add %a, %b : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   %t = graph.tanh %c : tensor<?x8xf32> -> tensor<?x8xf32>
   func.return %t : tensor<?x8xf32>
@@ -37,16 +37,16 @@ func.func @elementwise_group(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor
 
 // CHECK-LABEL: func.func @broadcast_picks_a_variant
 // CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: tensor<?x?xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?x?xf32> {
-// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = shape.dim %[[A]], 0 : tensor<?x?xf32>
-// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = shape.dim %[[A]], 1 : tensor<?x?xf32>
-// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = shape.dim %[[B]], 0 : tensor<?xf32>
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[A]], 0 : tensor<?x?xf32>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[A]], 1 : tensor<?x?xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[B]], 0 : tensor<?xf32>
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V1]], %[[V3]] : index
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V2]], %[[V3]] : index
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.cmpi eq, %[[V1]], %[[V2]] : index
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = arith.ori %[[V4]], %[[V5]] : i1
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.ori %[[V7]], %[[V6]] : i1
-// CHECK-NEXT: shape.assert %[[V8]], "dim 1 cannot be broadcast" dims(%[[V1]], %[[V2]])
+// CHECK-NEXT: dynshape.assert %[[V8]], "dim 1 cannot be broadcast" dims(%[[V1]], %[[V2]])
 // CHECK-NEXT: %[[V9:[A-Za-z0-9_$.-]+]] = arith.select %[[V4]], %[[V2]], %[[V1]] : index
 // CHECK-NEXT: %[[V10:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
 // CHECK-NEXT: %[[V11:[A-Za-z0-9_$.-]+]] = arith.muli %[[V0]], %[[V10]] : index
@@ -95,7 +95,7 @@ func.func @conv_form_at_run_time(%x: tensor<1x32x?x?xf32>, %w: tensor<32x32x3x3x
 // too, `?` here) ask for it; the no-stretch im2col kernel where only nothing stretches.
 
 // CHECK-LABEL: func.func @conv_form_and_residual
-// CHECK: %[[CIN:[A-Za-z0-9_$.-]+]] = shape.dim %{{.*}}, 1 : tensor<32x?x3x3xf32>
+// CHECK: %[[CIN:[A-Za-z0-9_$.-]+]] = dynshape.dim %{{.*}}, 1 : tensor<32x?x3x3xf32>
 // CHECK: %[[S1:[A-Za-z0-9_$.-]+]] = arith.andi %{{.*}}, %{{.*}} : i1
 // CHECK-NEXT: %[[S2:[A-Za-z0-9_$.-]+]] = arith.andi %[[S1]], %{{.*}} : i1
 // CHECK-NEXT: %[[SAME:[A-Za-z0-9_$.-]+]] = arith.andi %[[S2]], %{{.*}} : i1

@@ -37,7 +37,7 @@ func.func @pinned_middle(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = device.copy %[[H0]] from "cpu" to "opencl" : tensor<?x8xf32> -> tensor<?x8xf32>
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[C0]], %[[HH:[A-Za-z0-9_$.-]+]] = %[[V0]]) : (index, tensor<?x8xf32>) -> (index, tensor<?x8xf32>) {
-// CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = shape.dim %[[HH]], 0 : tensor<?x8xf32>
+// CHECK-NEXT: %[[ROWS:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[HH]], 0 : tensor<?x8xf32>
 // CHECK-NEXT: %[[MORE:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I0]], %[[ROWS]] : index
 // CHECK-NEXT: graph.condition %[[MORE]] : i1
 // CHECK-NEXT: } do {
@@ -59,7 +59,7 @@ func.func @pinned_middle(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 func.func @carried_on_device(%h0: tensor<?x8xf32>, %n: index) -> tensor<?x8xf32> {
   %c0 = arith.constant 0 : index
   %i, %h = graph.while (%i0 = %c0, %hh = %h0) : (index, tensor<?x8xf32>) -> (index, tensor<?x8xf32>) {
-    %rows = shape.dim %hh, 0 : tensor<?x8xf32>
+    %rows = dynshape.dim %hh, 0 : tensor<?x8xf32>
     %more = arith.cmpi slt, %i0, %rows : index
     graph.condition %more : i1
   } do {

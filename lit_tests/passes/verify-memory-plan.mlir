@@ -5,7 +5,7 @@
 // fuzzed program checks too: tests/test_verify_memory_plan.py.) The errors come first
 // (stderr), then the checked chunk's IR.
 
-// CHECK-LABEL: error: memory plan: the tensor<4x8xf32> tensor %a allocated at 4 (bytes 0-128, live 4-the block's end) and the tensor<4x8xf32> tensor %b allocated at 6 (bytes 64-192, live 6-the block's end) share memory while both are live
+// CHECK-LABEL: error: 'device.alloc_tensor' op memory plan: the tensor<4x8xf32> tensor %a allocated at 4 (bytes 0-128, live 4-the block's end) and the tensor<4x8xf32> tensor %b allocated at 6 (bytes 64-192, live 6-the block's end) share memory while both are live
 
 func.func @overlapping(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %c0 = arith.constant 0 : index
@@ -22,7 +22,7 @@ func.func @overlapping(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// CHECK-LABEL: error: memory plan: the tensor<4x8xf32> tensor %c allocated at 2 is used after its storage is killed
+// CHECK-LABEL: error: 'device.alloc_tensor' op memory plan: the tensor<4x8xf32> tensor %c allocated at 2 is used after its storage is killed
 
 func.func @killed(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %c0 = arith.constant 0 : index

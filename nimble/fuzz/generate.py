@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.dialects.dim_expr import symbol
 from nimble.dialects.graph.types import tensor
 from nimble.dialects.shape_functions import ConcreteDims, symbolic_dims
@@ -114,9 +114,9 @@ def _stand_in(value: SSAValue, sizes: dict[str, int]) -> Any:
     owner = value.owner
     if isinstance(owner, arith.ConstantOp):
         return owner.value.value.data
-    if isinstance(owner, shape.OfOp):
+    if isinstance(owner, dynshape.OfOp):
         return np.shape(_stand_in(owner.operands[0], sizes))
-    if isinstance(owner, shape.DimOp):
+    if isinstance(owner, dynshape.DimOp):
         return np.shape(_stand_in(owner.operands[0], sizes))[owner.index.value.data]
     raise KeyError(value)
 

@@ -13,7 +13,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from nimble.dialects import graph, shape
+from nimble.dialects import graph, dynshape
 from nimble.dialects.graph.base import bool_attr, i64_array, i64_attr
 from nimble.fuzz.generate import (
     STATIC_SIZES,
@@ -292,7 +292,7 @@ def _global_avg_pool(g: ProgramGenerator) -> None:
 
 
 def _shape_of(g: ProgramGenerator, value: SSAValue) -> SSAValue:
-    op = shape.OfOp.create(operands=[value], result_types=shape.OfOp.result_types_for([value], {}))
+    op = dynshape.OfOp.create(operands=[value], result_types=dynshape.OfOp.result_types_for([value], {}))
     g.block.add_op(op)
     return op.results[0]
 
@@ -332,7 +332,7 @@ def _dim_of(g: ProgramGenerator) -> SSAValue:
     if not dims:
         raise Reject
     axis = int(g.rng.integers(len(dims)))
-    op = shape.DimOp.create(operands=[x], result_types=[IndexType()], properties={"index": IntegerAttr(axis, i64)})
+    op = dynshape.DimOp.create(operands=[x], result_types=[IndexType()], properties={"index": IntegerAttr(axis, i64)})
     g.block.add_op(op)
     return op.results[0]
 

@@ -11,7 +11,7 @@ builtin.module {
     ^bb0(%8: index, %9: tensor<?xf32, #nimble.dims<[n]>>):
       %10 = arith.constant 1 : index
       %11 = arith.addi %8, %10 : index
-      %12 = shape.dim %9, 0 : tensor<?xf32, #nimble.dims<[n]>>
+      %12 = dynshape.dim %9, 0 : tensor<?xf32, #nimble.dims<[n]>>
       %13 = arith.constant 0 : index
       %14 = arith.constant 1 : index
       %15 = graph.arange %13, %12, %14 : tensor<?xf32, #nimble.dims<[n]>>

@@ -128,7 +128,7 @@ func.func @constant_folding() -> (tensor<2xf32>, tensor<2x2xf32>) {
 // CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[H0:[A-Za-z0-9_$.-]+]]: tensor<4xf32>, %[[STACK0:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[ONE:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[XS]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[XS]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]], %[[H:[A-Za-z0-9_$.-]+]] = graph.while (%[[I0:[A-Za-z0-9_$.-]+]] = %[[ZERO]], %[[H1:[A-Za-z0-9_$.-]+]] = %[[H0]]) : (index, tensor<4xf32>) -> (index, tensor<4xf32>) {
 // CHECK-NEXT: %[[GO:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I0]], %[[N]] : index
 // CHECK-NEXT: graph.condition %[[GO]] : i1
@@ -145,7 +145,7 @@ func.func @constant_folding() -> (tensor<2xf32>, tensor<2x2xf32>) {
 func.func @dead_carried_value(%xs: tensor<?x4xf32>, %h0: tensor<4xf32>, %stack0: tensor<?x4xf32>) -> tensor<4xf32> {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %n = shape.dim %xs, 0 : tensor<?x4xf32>
+  %n = dynshape.dim %xs, 0 : tensor<?x4xf32>
   %i, %h, %stack = graph.while (%i0 = %zero, %h1 = %h0, %s1 = %stack0) : (index, tensor<4xf32>, tensor<?x4xf32>) -> (index, tensor<4xf32>, tensor<?x4xf32>) {
     %go = arith.cmpi slt, %i0, %n : index
     graph.condition %go : i1
@@ -233,15 +233,15 @@ func.func @carried_value_yielded_as_another_stays(%h0: tensor<4xf32>, %n: index)
 // A fill whose result type is static is a constant; one with `?` dims stays.
 
 // CHECK-LABEL: func.func @static_fill_is_a_constant
-// CHECK-SAME: (%[[S:[A-Za-z0-9_$.-]+]]: !shape.shape<2>, %[[D:[A-Za-z0-9_$.-]+]]: !shape.shape<2>) -> (tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>) {
+// CHECK-SAME: (%[[S:[A-Za-z0-9_$.-]+]]: !dynshape.shape<2>, %[[D:[A-Za-z0-9_$.-]+]]: !dynshape.shape<2>) -> (tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>) {
 // CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.constant dense<0.000000e+00> : tensor<1x3xf32>
 // CHECK-NEXT: %[[F:[A-Za-z0-9_$.-]+]] = graph.constant dense<2.500000e+00> : tensor<2x2xf32>
-// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.full %[[D]] {value = 1.000000e+00 : f32} : !shape.shape<2> -> tensor<?x3xf32>
+// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.full %[[D]] {value = 1.000000e+00 : f32} : !dynshape.shape<2> -> tensor<?x3xf32>
 // CHECK-NEXT: func.return %[[Z]], %[[F]], %[[G]] : tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>
 // CHECK-NEXT: }
-func.func @static_fill_is_a_constant(%s: !shape.shape<2>, %d: !shape.shape<2>) -> (tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>) {
-  %z = graph.zeros %s : !shape.shape<2> -> tensor<1x3xf32>
-  %f = graph.full %s {value = 2.5 : f32} : !shape.shape<2> -> tensor<2x2xf32>
-  %g = graph.full %d {value = 1.0 : f32} : !shape.shape<2> -> tensor<?x3xf32>
+func.func @static_fill_is_a_constant(%s: !dynshape.shape<2>, %d: !dynshape.shape<2>) -> (tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>) {
+  %z = graph.zeros %s : !dynshape.shape<2> -> tensor<1x3xf32>
+  %f = graph.full %s {value = 2.5 : f32} : !dynshape.shape<2> -> tensor<2x2xf32>
+  %g = graph.full %d {value = 1.0 : f32} : !dynshape.shape<2> -> tensor<?x3xf32>
   func.return %z, %f, %g : tensor<1x3xf32>, tensor<2x2xf32>, tensor<?x3xf32>
 }

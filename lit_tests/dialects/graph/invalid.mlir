@@ -208,9 +208,9 @@ func.func @squeeze_non_one(%x: tensor<2x8xf32>) {
 
 // -----
 
-func.func @broadcast_to_rank(%x: tensor<2x8xf32>, %s: !shape.shape<1>) {
+func.func @broadcast_to_rank(%x: tensor<2x8xf32>, %s: !dynshape.shape<1>) {
   // expected-error @+1 {{'graph.broadcast_to' op cannot broadcast rank 2 to rank 1}}
-  %a = graph.broadcast_to %x, %s : (tensor<2x8xf32>, !shape.shape<1>) -> tensor<?xf32>
+  %a = graph.broadcast_to %x, %s : (tensor<2x8xf32>, !dynshape.shape<1>) -> tensor<?xf32>
   func.return
 }
 
@@ -469,9 +469,9 @@ func.func @reshape_hole_next_to_zero(%x: tensor<0x6xf32>) {
 
 func.func @dynamic_reshape_count(%x: tensor<2x6xf32>, %n: index) {
   %c5 = arith.constant 5 : index
-  %s = shape.from_dims %c5, %c5 : !shape.shape<2>
+  %s = dynshape.from_dims %c5, %c5 : !dynshape.shape<2>
   // expected-error @+1 {{'graph.dynamic_reshape' op reshape changes the number of elements (25 vs 12)}}
-  %c = graph.dynamic_reshape %x, %s : (tensor<2x6xf32>, !shape.shape<2>) -> tensor<5x5xf32>
+  %c = graph.dynamic_reshape %x, %s : (tensor<2x6xf32>, !dynshape.shape<2>) -> tensor<5x5xf32>
   func.return
 }
 
@@ -533,9 +533,9 @@ func.func @gather_axis(%x: tensor<4x8xf32>, %i: tensor<2xi64>) {
 
 // -----
 
-func.func @zeros_rank(%s: !shape.shape<2>) {
+func.func @zeros_rank(%s: !dynshape.shape<2>) {
   // expected-error @+1 {{'graph.zeros' op result rank differs from the shape's rank}}
-  %z = graph.zeros %s : !shape.shape<2> -> tensor<?xf32>
+  %z = graph.zeros %s : !dynshape.shape<2> -> tensor<?xf32>
   func.return
 }
 

@@ -188,15 +188,15 @@ func.func @reductions(%x: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32
 // -----
 
 // CHECK-LABEL: func.func @layout
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8x8xf32>, %[[S:[A-Za-z0-9_$.-]+]]: !shape.shape<2>) -> (tensor<?x64xf32>, tensor<?x?xf32>, tensor<8x8x?xf32>) {
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x8x8xf32>, %[[S:[A-Za-z0-9_$.-]+]]: !dynshape.shape<2>) -> (tensor<?x64xf32>, tensor<?x?xf32>, tensor<8x8x?xf32>) {
 // CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.reshape %[[X]] [-1, 64] : tensor<?x8x8xf32> -> tensor<?x64xf32>
-// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X]], %[[S]] : (tensor<?x8x8xf32>, !shape.shape<2>) -> tensor<?x?xf32>
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X]], %[[S]] : (tensor<?x8x8xf32>, !dynshape.shape<2>) -> tensor<?x?xf32>
 // CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.transpose %[[X]] [1, 2, 0] : tensor<?x8x8xf32> -> tensor<8x8x?xf32>
 // CHECK-NEXT: func.return %[[R]], %[[D]], %[[T]] : tensor<?x64xf32>, tensor<?x?xf32>, tensor<8x8x?xf32>
 // CHECK-NEXT: }
-func.func @layout(%x: tensor<?x8x8xf32>, %s: !shape.shape<2>) -> (tensor<?x64xf32>, tensor<?x?xf32>, tensor<8x8x?xf32>) {
+func.func @layout(%x: tensor<?x8x8xf32>, %s: !dynshape.shape<2>) -> (tensor<?x64xf32>, tensor<?x?xf32>, tensor<8x8x?xf32>) {
   %r = graph.reshape %x [-1, 64] : tensor<?x8x8xf32> -> tensor<?x64xf32>
-  %d = graph.dynamic_reshape %x, %s : (tensor<?x8x8xf32>, !shape.shape<2>) -> tensor<?x?xf32>
+  %d = graph.dynamic_reshape %x, %s : (tensor<?x8x8xf32>, !dynshape.shape<2>) -> tensor<?x?xf32>
   %t = graph.transpose %x [1, 2, 0] : tensor<?x8x8xf32> -> tensor<8x8x?xf32>
   func.return %r, %d, %t : tensor<?x64xf32>, tensor<?x?xf32>, tensor<8x8x?xf32>
 }
@@ -234,16 +234,16 @@ func.func @slice(%x: tensor<?x8x8xf32>, %n: index) -> (tensor<?x5x4xf32>, tensor
 // -----
 
 // CHECK-LABEL: func.func @gather_broadcast_squeeze
-// CHECK-SAME: (%[[T:[A-Za-z0-9_$.-]+]]: tensor<100x16xf32>, %[[IDS:[A-Za-z0-9_$.-]+]]: tensor<?xi64>, %[[X:[A-Za-z0-9_$.-]+]]: tensor<1x?xf32>, %[[S:[A-Za-z0-9_$.-]+]]: !shape.shape<2>) -> (tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>) {
+// CHECK-SAME: (%[[T:[A-Za-z0-9_$.-]+]]: tensor<100x16xf32>, %[[IDS:[A-Za-z0-9_$.-]+]]: tensor<?xi64>, %[[X:[A-Za-z0-9_$.-]+]]: tensor<1x?xf32>, %[[S:[A-Za-z0-9_$.-]+]]: !dynshape.shape<2>) -> (tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>) {
 // CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.gather %[[T]], %[[IDS]] : (tensor<100x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
-// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.broadcast_to %[[X]], %[[S]] : (tensor<1x?xf32>, !shape.shape<2>) -> tensor<?x?xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.broadcast_to %[[X]], %[[S]] : (tensor<1x?xf32>, !dynshape.shape<2>) -> tensor<?x?xf32>
 // CHECK-NEXT: %[[Q:[A-Za-z0-9_$.-]+]] = graph.squeeze %[[X]] [0] : tensor<1x?xf32> -> tensor<?xf32>
 // CHECK-NEXT: %[[U:[A-Za-z0-9_$.-]+]] = graph.unsqueeze %[[G]] [0] : tensor<?x16xf32> -> tensor<1x?x16xf32>
 // CHECK-NEXT: func.return %[[G]], %[[B]], %[[Q]], %[[U]] : tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>
 // CHECK-NEXT: }
-func.func @gather_broadcast_squeeze(%t: tensor<100x16xf32>, %ids: tensor<?xi64>, %x: tensor<1x?xf32>, %s: !shape.shape<2>) -> (tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>) {
+func.func @gather_broadcast_squeeze(%t: tensor<100x16xf32>, %ids: tensor<?xi64>, %x: tensor<1x?xf32>, %s: !dynshape.shape<2>) -> (tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>) {
   %g = graph.gather %t, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
-  %b = graph.broadcast_to %x, %s : (tensor<1x?xf32>, !shape.shape<2>) -> tensor<?x?xf32>
+  %b = graph.broadcast_to %x, %s : (tensor<1x?xf32>, !dynshape.shape<2>) -> tensor<?x?xf32>
   %q = graph.squeeze %x [0] : tensor<1x?xf32> -> tensor<?xf32>
   %u = graph.unsqueeze %g [0] : tensor<?x16xf32> -> tensor<1x?x16xf32>
   func.return %g, %b, %q, %u : tensor<?x16xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<1x?x16xf32>
@@ -264,21 +264,21 @@ func.func @gather_elements(%x: tensor<?x5xf32>, %idx: tensor<?x2xi64>) -> tensor
 // -----
 
 // CHECK-LABEL: func.func @creation
-// CHECK-SAME: (%[[S:[A-Za-z0-9_$.-]+]]: !shape.shape<2>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> (tensor<2x2xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xi32>, tensor<?xi64>) {
+// CHECK-SAME: (%[[S:[A-Za-z0-9_$.-]+]]: !dynshape.shape<2>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> (tensor<2x2xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xi32>, tensor<?xi64>) {
 // CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
 // CHECK-NEXT: %[[W:[A-Za-z0-9_$.-]+]] = graph.external_constant "layer.weight" from "weights.npz" : tensor<4x4xf32>
-// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.zeros %[[S]] : !shape.shape<2> -> tensor<?x?xf32>
-// CHECK-NEXT: %[[F:[A-Za-z0-9_$.-]+]] = graph.full %[[S]] {value = 7 : i32} : !shape.shape<2> -> tensor<?x?xi32>
+// CHECK-NEXT: %[[Z:[A-Za-z0-9_$.-]+]] = graph.zeros %[[S]] : !dynshape.shape<2> -> tensor<?x?xf32>
+// CHECK-NEXT: %[[F:[A-Za-z0-9_$.-]+]] = graph.full %[[S]] {value = 7 : i32} : !dynshape.shape<2> -> tensor<?x?xi32>
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.arange %[[C0]], %[[N]], %[[C1]] : tensor<?xi64>
 // CHECK-NEXT: func.return %[[C]], %[[W]], %[[Z]], %[[F]], %[[R]] : tensor<2x2xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xi32>, tensor<?xi64>
 // CHECK-NEXT: }
-func.func @creation(%s: !shape.shape<2>, %n: index) -> (tensor<2x2xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xi32>, tensor<?xi64>) {
+func.func @creation(%s: !dynshape.shape<2>, %n: index) -> (tensor<2x2xf32>, tensor<4x4xf32>, tensor<?x?xf32>, tensor<?x?xi32>, tensor<?xi64>) {
   %c = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
   %w = graph.external_constant "layer.weight" from "weights.npz" : tensor<4x4xf32>
-  %z = graph.zeros %s : !shape.shape<2> -> tensor<?x?xf32>
-  %f = graph.full %s {value = 7 : i32} : !shape.shape<2> -> tensor<?x?xi32>
+  %z = graph.zeros %s : !dynshape.shape<2> -> tensor<?x?xf32>
+  %f = graph.full %s {value = 7 : i32} : !dynshape.shape<2> -> tensor<?x?xi32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %r = graph.arange %c0, %n, %c1 : tensor<?xi64>
@@ -474,14 +474,14 @@ func.func @float_classes(%x: tensor<?x4xf32>) -> (tensor<?x4xi1>, tensor<?x4xi1>
 
 // CHECK-LABEL: func.func @dims_as_data
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?xf32>) -> tensor<2xi64> {
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x?xf32>
-// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?xf32>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 0 : tensor<?x?xf32>
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 1 : tensor<?x?xf32>
 // CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.from_elements %[[N]], %[[M]] : tensor<2xi64>
 // CHECK-NEXT: func.return %[[T]] : tensor<2xi64>
 // CHECK-NEXT: }
 func.func @dims_as_data(%x: tensor<?x?xf32>) -> tensor<2xi64> {
-  %n = shape.dim %x, 0 : tensor<?x?xf32>
-  %m = shape.dim %x, 1 : tensor<?x?xf32>
+  %n = dynshape.dim %x, 0 : tensor<?x?xf32>
+  %m = dynshape.dim %x, 1 : tensor<?x?xf32>
   %t = graph.from_elements %n, %m : tensor<2xi64>
   func.return %t : tensor<2xi64>
 }

@@ -15,10 +15,10 @@
 // RESULT: result #0: float32[3, 8]
 
 func.func @main(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %0 = shape.dim %a, 0 : tensor<?x8xf32>
-  %1 = shape.dim %b, 0 : tensor<?x8xf32>
+  %0 = dynshape.dim %a, 0 : tensor<?x8xf32>
+  %1 = dynshape.dim %b, 0 : tensor<?x8xf32>
   %2 = arith.cmpi eq, %0, %1 : index
-  shape.assert %2, "dim 0 of %b must equal dim 0 of %a (both are 'n')" dims(%1, %0)
+  dynshape.assert %2, "dim 0 of %b must equal dim 0 of %a (both are 'n')" dims(%1, %0)
   %c = graph.add %a, %b : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   %t = graph.tanh %c : tensor<?x8xf32> -> tensor<?x8xf32>
   func.return %t : tensor<?x8xf32>

@@ -1,7 +1,9 @@
-"""The `shape` dialect: tensor dims as SSA `index` values, and run-time shape checks.
+"""The `dynshape` dialect: tensor dims as SSA `index` values, and run-time shape checks.
 
-Arithmetic on dims uses xdsl's `arith` on `index`. A whole shape is a `!shape.shape<N>`
-(rank N is static: Nimble's unknowns are dims, not ranks).
+Arithmetic on dims uses xdsl's `arith` on `index`. A whole shape is a `!dynshape.shape<N>`
+(rank N is static: Nimble's unknowns are dims, not ranks). Not named `shape`: upstream
+MLIR has a `shape` dialect of other ops, and upstream `mlir-opt` must read Nimble's IR
+(tests/test_upstream_mlir.py).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from nimble.dialects.symbolic import named_dims
 
 
 class ShapeAssertionError(RuntimeError):
-    """A `shape.assert` failed while running: the inputs have incompatible shapes."""
+    """A `dynshape.assert` failed while running: the inputs have incompatible shapes."""
 
 
 def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
@@ -58,7 +60,7 @@ def _tensor_shape(value: SSAValue) -> tuple[int, ...]:
 
 def _shape_rank(value: SSAValue) -> int:
     if not isinstance(value.type, ShapeType):
-        raise VerifyException(f"expected a !shape.shape, got {value.type}")
+        raise VerifyException(f"expected a !dynshape.shape, got {value.type}")
     return value.type.rank.data
 
 
@@ -68,9 +70,9 @@ def _error(op: Operation, message: str) -> VerifyException:
 
 @irdl_attr_definition
 class ShapeType(ParametrizedAttribute, TypeAttribute):
-    """The dims of a tensor of rank N, as a run-time value: `!shape.shape<2>`."""
+    """The dims of a tensor of rank N, as a run-time value: `!dynshape.shape<2>`."""
 
-    name = "shape.shape"
+    name = "dynshape.shape"
     rank: IntAttr = param_def()
 
     def __init__(self, rank: int | IntAttr):
@@ -98,7 +100,7 @@ class _CanonicalizeShape(HasCanonicalizationPatternsTrait):
 
 
 class _DimIndexOp(IRDLOperation, HasReference, InfersResultTypes):
-    """Shared declaration of `shape.dim` and `shape.get`: dim `index` of a source."""
+    """Shared declaration of `dynshape.dim` and `dynshape.get`: dim `index` of a source."""
 
     index = prop_def(IntegerAttr[I64])
     result = result_def(IndexType)
@@ -131,10 +133,10 @@ class _DimIndexOp(IRDLOperation, HasReference, InfersResultTypes):
 class DimOp(_DimIndexOp):
     """Dim `index` of a tensor, as an `index` value.
 
-    Example: `%n = shape.dim %x, 0 : tensor<?x256xf32>`
+    Example: `%n = dynshape.dim %x, 0 : tensor<?x256xf32>`
     """
 
-    name = "shape.dim"
+    name = "dynshape.dim"
     source = operand_def(TensorType)
 
     def source_rank(self) -> int:
@@ -148,10 +150,10 @@ class DimOp(_DimIndexOp):
 class OfOp(IRDLOperation, HasReference, InfersResultTypes):
     """The whole shape of a tensor.
 
-    Example: `%s = shape.of %x : tensor<?x256xf32> -> !shape.shape<2>`
+    Example: `%s = dynshape.of %x : tensor<?x256xf32> -> !dynshape.shape<2>`
     """
 
-    name = "shape.of"
+    name = "dynshape.of"
     source = operand_def(TensorType)
     result = result_def(ShapeType)
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
@@ -178,10 +180,10 @@ class OfOp(IRDLOperation, HasReference, InfersResultTypes):
 class FromDimsOp(IRDLOperation, HasReference, InfersResultTypes):
     """A shape built from `index` dims.
 
-    Example: `%s = shape.from_dims %n, %m : !shape.shape<2>`
+    Example: `%s = dynshape.from_dims %n, %m : !dynshape.shape<2>`
     """
 
-    name = "shape.from_dims"
+    name = "dynshape.from_dims"
     dims = var_operand_def(IndexType)
     result = result_def(ShapeType)
     assembly_format = "$dims attr-dict `:` type($result)"
@@ -197,7 +199,7 @@ class FromDimsOp(IRDLOperation, HasReference, InfersResultTypes):
     def verify_(self) -> None:
         if self.result.type.rank.data != len(self.dims):
             raise _error(
-                self, f"{len(self.dims)} dims do not make a !shape.shape<{self.result.type.rank.data}>"
+                self, f"{len(self.dims)} dims do not make a !dynshape.shape<{self.result.type.rank.data}>"
             )
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
@@ -210,10 +212,10 @@ class FromDimsOp(IRDLOperation, HasReference, InfersResultTypes):
 class GetOp(_DimIndexOp):
     """Dim `index` of a shape value.
 
-    Example: `%n = shape.get %s, 1 : !shape.shape<2>`
+    Example: `%n = dynshape.get %s, 1 : !dynshape.shape<2>`
     """
 
-    name = "shape.get"
+    name = "dynshape.get"
     source = operand_def(ShapeType)
 
     def source_rank(self) -> int:
@@ -227,10 +229,10 @@ class GetOp(_DimIndexOp):
 class NumElementsOp(IRDLOperation, HasReference, InfersResultTypes):
     """The number of elements of a shape (the product of its dims).
 
-    Example: `%n = shape.num_elements %s : !shape.shape<2>`
+    Example: `%n = dynshape.num_elements %s : !dynshape.shape<2>`
     """
 
-    name = "shape.num_elements"
+    name = "dynshape.num_elements"
     source = operand_def(ShapeType)
     result = result_def(IndexType)
     assembly_format = "$source attr-dict `:` type($source)"
@@ -261,10 +263,10 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
 class BroadcastOp(IRDLOperation, HasReference, InfersResultTypes):
     """The numpy broadcast of two shapes; fails at run time if they are incompatible.
 
-    Example: `%s = shape.broadcast %a, %b : !shape.shape<2>, !shape.shape<1> -> !shape.shape<2>`
+    Example: `%s = dynshape.broadcast %a, %b : !dynshape.shape<2>, !dynshape.shape<1> -> !dynshape.shape<2>`
     """
 
-    name = "shape.broadcast"
+    name = "dynshape.broadcast"
     lhs = operand_def(ShapeType)
     rhs = operand_def(ShapeType)
     result = result_def(ShapeType)
@@ -293,10 +295,10 @@ class AssertOp(IRDLOperation, HasReference, InfersResultTypes):
     """Stop the program with `message` unless `condition` holds (a run-time shape check);
     the `dims` are shown in the message.
 
-    Example: `shape.assert %ok, "dim 0 of %x must equal dim 0 of %h" dims(%n, %m)`
+    Example: `dynshape.assert %ok, "dim 0 of %x must equal dim 0 of %h" dims(%n, %m)`
     """
 
-    name = "shape.assert"
+    name = "dynshape.assert"
     condition = operand_def(I1)
     values = var_operand_def(IndexType)
     message = prop_def(StringAttr)
@@ -331,10 +333,10 @@ class BindOp(IRDLOperation, HasReference):
     upper bound of it, for data-dependent results). Later stages allocate from it; the
     interpreter checks it.
 
-    Example: `shape.bind %y, %s : tensor<?x4xf32>, !shape.shape<2>`
+    Example: `dynshape.bind %y, %s : tensor<?x4xf32>, !dynshape.shape<2>`
     """
 
-    name = "shape.bind"
+    name = "dynshape.bind"
     value = operand_def(TensorType)
     shape = operand_def(ShapeType)
     upper_bound = opt_prop_def(UnitAttr)
@@ -347,7 +349,7 @@ class BindOp(IRDLOperation, HasReference):
     def verify_(self) -> None:
         rank = len(self.value.type.get_shape())
         if self.shape.type.rank.data != rank:
-            raise _error(self, f"binds a !shape.shape<{self.shape.type.rank.data}> to a tensor of rank {rank}")
+            raise _error(self, f"binds a !dynshape.shape<{self.shape.type.rank.data}> to a tensor of rank {rank}")
 
     def evaluate(self, ctx: EvalContext, args: Sequence[Any]) -> list[Any]:
         actual, expected = tuple(np.shape(args[0])), tuple(args[1])
@@ -363,7 +365,7 @@ class BindOp(IRDLOperation, HasReference):
 
 
 class FoldStaticDim(RewritePattern):
-    """`shape.dim` of a static dim is a constant."""
+    """`dynshape.dim` of a static dim is a constant."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: DimOp, rewriter: PatternRewriter) -> None:
@@ -373,7 +375,7 @@ class FoldStaticDim(RewritePattern):
 
 
 class DimOfNamedDim(RewritePattern):
-    """`shape.dim` of a dim that `#nimble.dims` names (`seq`) is the first parameter dim of
+    """`dynshape.dim` of a dim that `#nimble.dims` names (`seq`) is the first parameter dim of
     the function with that name: the tensor it read is then not kept for its shape (a
     fusion group would otherwise write it out too: BERT's unscaled queries, read only
     for their length)."""
@@ -400,7 +402,7 @@ class DimOfNamedDim(RewritePattern):
 
 
 class FoldGetOfKnownShape(RewritePattern):
-    """`shape.get` of `shape.from_dims` is the dim; of `shape.of` it is `shape.dim`."""
+    """`dynshape.get` of `dynshape.from_dims` is the dim; of `dynshape.of` it is `dynshape.dim`."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: GetOp, rewriter: PatternRewriter) -> None:
@@ -440,8 +442,8 @@ class RedundantBind(RewritePattern):
             previous = previous.prev_op
 
 
-Shape = Dialect(
-    "shape",
+DynShape = Dialect(
+    "dynshape",
     [DimOp, OfOp, FromDimsOp, GetOp, NumElementsOp, BroadcastOp, AssertOp, BindOp],
     [ShapeType],
 )

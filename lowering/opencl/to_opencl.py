@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from xdsl.dialects import func
 from xdsl.dialects import math as xmath
 
-from nimble.lowering.c_emitter import C_PREAMBLE, Flavor, KernelSource, emit_kernel
+from nimble.lowering.opencl.c_emitter import emit_kernel
+from nimble.lowering.opencl.c_source import C_PREAMBLE, Flavor, KernelSource
 
 OPENCL = Flavor(
     name="opencl",

@@ -17,22 +17,17 @@ the host evaluates on the launch's dims (`GridEvaluator`) to size the grid.
 
 What a target changes is a `Flavor` (a table): qualifiers, address spaces, how a thread
 reads its grid position, type names, math function names, a preamble. The OpenCL table
-is in `lowering/to_opencl.py`; CUDA or Metal would be another table.
+is in `lowering/opencl/to_opencl.py`; CUDA or Metal would be another table.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -45,183 +40,40 @@ from xdsl.traits import is_side_effect_free
 
 from nimble.dialects import arith
 from nimble.dialects import loop
-from nimble.lowering.c_tiles import NotTileable, TileEmitter
-from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS, ceil_div
+from nimble.lowering.opencl.c_grid import host_computable
+from nimble.lowering.opencl.c_source import (
+    C_PREAMBLE,
+    CASTS,
+    CMPF,
+    CMPI,
+    COMBINE,
+    HELPERS,
+    INFIX,
+    NAN_MINMAX,
+    UNSIGNED_CASTS,
+    UNSIGNED_INFIX,
+    Flavor,
+    KernelSource,
+    NoDeviceLowering,
+    Param,
+    Phase,
+    float_literal,
+    is_float,
+    type_key,
+    unsigned_type,
+)
+from nimble.lowering.opencl.c_tiles import NotTileable, TileEmitter
 
 
 REMAINDER_WIDTH = 4
 """The narrowest vector of a tile's lane remainder before single lanes (`tile_at`)."""
 
 
-class NoDeviceLowering(Exception):
-    """A kernel uses something this backend cannot express (the message says what)."""
-
-
-@dataclass(frozen=True)
-class Flavor:
-    """What one C-family target spells differently."""
-
-    name: str
-    kernel: str  # qualifier before `void` on a launchable function
-    global_space: str  # address-space qualifier of buffer pointers
-    restrict: str
-    grid_id: str  # the thread's position along grid axis {0}
-    grid_size: str  # the grid's extent along axis {0}
-    grid_dims: int
-    types: dict[str, str]  # element type (as printed by xdsl) -> C type
-    functions: dict[type[Operation], str]  # math op -> function name
-    int_max: str  # integer max/min builtins
-    int_min: str
-    tile: tuple[int, int] | None = None
-    """Register tile (rows, lanes) per thread for the two innermost grid loops, where
-    the body allows it (`c_tiles`); None: one element per thread. The lanes are vectors
-    of the widest `vector_widths` entry that divides them."""
-    vector_widths: tuple[int, ...] = (2, 4, 8, 16)
-    group_id: str | None = None
-    """The work-group's position along grid axis {0}; None: no work-group phases."""
-    group_count: str = ""  # the number of work-groups along axis {0}
-    local_id: str = ""  # the work-item's place in its (one-dimensional) work-group
-    local_size: str = ""  # the work-group's number of work-items
-    local_space: str = ""  # address-space qualifier of work-group memory
-    barrier: str = ""  # statement: every work-item of the group waits, memory then agrees
-    no_contract: str = ""
-    """A pragma opening a compound statement whose float ops are not contracted into
-    fused multiply-adds (`loop.EXACT_MARK` ops are emitted in one); empty: none needed."""
-
-    def __post_init__(self) -> None:
-        if self.tile is not None and (self.tile[0] < 1 or not any(self.tile[1] % w == 0 for w in self.vector_widths)):
-            raise ValueError(f"{self.name}: a register tile needs rows >= 1 and lanes a multiple of one of "
-                             f"{self.vector_widths}")
-
-    @property
-    def tile_vector(self) -> int:
-        """The vector width of the register tile's lanes."""
-        return max(w for w in self.vector_widths if self.tile[1] % w == 0)
-
-
-@dataclass(frozen=True)
-class Param:
-    """One argument of the emitted function, in order: `kind` is `buffer` (pointer,
-    offset, then `dims`: the axes that are `?`), `index`, or `scratch` (a pointer to
-    device memory the host provides for a staging buffer of the kernel, `alloc`: one
-    after the kernel function's own arguments)."""
-
-    kind: str
-    name: str
-    ctype: str = ""
-    dims: tuple[int, ...] = ()
-    alloc: loop.AllocOp | None = None
-    per_group: bool = False
-    """A `scratch` buffer of a work-group phase: one copy per work-group (`c_groups`)."""
-
-    def arguments(self, f: Flavor) -> list[tuple[str, bool]]:
-        """The function arguments this parameter takes, in order: (declaration, whether
-        it is a pointer; the others are 64-bit ints)."""
-        if self.kind == "index":
-            return [(f"long {self.name}", False)]
-        pointer = [(f"{f.global_space} {self.ctype} *{f.restrict} {self.name}", True)]
-        if self.kind == "scratch":
-            return pointer
-        return pointer + [(f"long {self.name}_off", False)] + [(f"long {self.name}_d{k}", False) for k in self.dims]
-
-
-@dataclass
-class Phase:
-    name: str
-    grid: list[tuple[SSAValue, SSAValue, SSAValue]]
-    """(lower, upper, step) of each mapped loop, innermost (grid axis 0) first."""
-    tile: tuple[int, ...] = ()
-    """Iterations per thread along each grid axis (a register tile), 1 where absent."""
-    body: list[str] = field(default_factory=list)
-    group: bool = False
-    """A work-group phase: `grid` counts work-groups, not threads (`c_groups`)."""
-    allocs: tuple[loop.AllocOp, ...] = ()
-    """The buffers of a work-group phase held in scratch memory, one copy per group."""
-    split: bool = False
-    """A work-group phase whose groups along the grid axis after `grid`'s may split an
-    iteration's register tiles between them (`c_groups.split_axis`)."""
-
-
-@dataclass
-class KernelSource:
-    name: str
-    params: list[Param]
-    phases: list[Phase]
-    text: str
-    kernel: func.FuncOp
-
-
-# ---------------------------------------------------------------------------------------
-# Scalar expression tables
-
-
-_INFIX: dict[type[Operation], str] = {
-    arith.AddfOp: "+", arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/",
-    arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.DivSIOp: "/", arith.RemSIOp: "%",
-    arith.AndIOp: "&", arith.OrIOp: "|", arith.XOrIOp: "^",
-}
-_UNSIGNED_INFIX: dict[type[Operation], str] = {arith.DivUIOp: "/", arith.RemUIOp: "%"}
-_HELPERS: dict[type[Operation], str] = {arith.FloorDivSIOp: "nb_floordiv", arith.CeilDivSIOp: "nb_ceildiv"}
-_CASTS = (arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp, arith.FPToSIOp, arith.IndexCastOp, arith.ExtSIOp,
-          arith.TruncIOp)
-_UNSIGNED_CASTS = (arith.ExtUIOp, arith.UIToFPOp)
-_CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
-         "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
-_CMPF: dict[str, str] = {
-    "oeq": "({a} == {b})", "ogt": "({a} > {b})", "oge": "({a} >= {b})", "olt": "({a} < {b})",
-    "ole": "({a} <= {b})", "one": "({a} < {b} || {a} > {b})", "ord": "(!isnan({a}) && !isnan({b}))",
-    "ueq": "!({a} < {b} || {a} > {b})", "ugt": "!({a} <= {b})", "uge": "!({a} < {b})", "ult": "!({a} >= {b})",
-    "ule": "!({a} > {b})", "une": "({a} != {b})", "uno": "(isnan({a}) || isnan({b}))",
-    "false": "0", "true": "1",
-}
-_NAN_MINMAX = {arith.MaximumfOp: ">", arith.MinimumfOp: "<"}
-"""arith.maximumf/minimumf propagate NaN (like numpy), unlike C's fmax/fmin."""
-_COMBINE: dict[str, Callable[[str, str, bool], str]] = {
-    "add": lambda a, b, _f: f"{a} + {b}",
-    "mul": lambda a, b, _f: f"{a} * {b}",
-    "max": lambda a, b, f: f"(isnan({b}) || {b} > {a}) ? {b} : {a}" if f else f"{b} > {a} ? {b} : {a}",
-    "min": lambda a, b, f: f"(isnan({b}) || {b} < {a}) ? {b} : {a}" if f else f"{b} < {a} ? {b} : {a}",
-}
-
-C_PREAMBLE = """\
-static inline long nb_floordiv(long a, long b) { long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
-static inline long nb_ceildiv(long a, long b) { long q = a / b; return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q; }
-"""
-
-
-def type_key(t: Attribute) -> str:
-    if isinstance(t, IndexType):
-        return "index"
-    if isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type | BFloat16Type):
-        return str(t)
-    raise NoDeviceLowering(f"element type {t}")
-
-
-def _unsigned(ctype: str) -> str:
-    """The unsigned C type of an integer type (i1 is already `uchar`)."""
-    return ctype if ctype.startswith("u") else f"u{ctype}"
-
-
-def _is_float(t: Attribute) -> bool:
-    return isinstance(t, Float16Type | Float32Type | Float64Type | BFloat16Type)
-
-
-def _float_literal(value: float, t: Attribute) -> str:
-    if math.isnan(value):
-        return "NAN"
-    if math.isinf(value):
-        return "INFINITY" if value > 0 else "-INFINITY"
-    text = repr(float(value))
-    if "e" not in text and "." not in text:
-        text += ".0"
-    return f"{text}f" if isinstance(t, Float32Type | Float16Type) else text
-
-
 # ---------------------------------------------------------------------------------------
 # The emitter
 
 
-class _Buffer:
+class CBuffer:
     """A buffer in scope: its pointer expression and the C expression of each dim."""
 
     def __init__(self, pointer: str, dims: list[str]):
@@ -245,7 +97,7 @@ class CEmitter:
         self.kernel = kernel
         self.name = kernel.sym_name.data
         self.names: dict[SSAValue, str] = {}
-        self.buffers: dict[SSAValue, _Buffer] = {}
+        self.buffers: dict[SSAValue, CBuffer] = {}
         self.lines: list[str] = []
         self.depth = 1
         self.counter = 0
@@ -311,7 +163,7 @@ class CEmitter:
             if p.kind == "buffer":
                 shape = arg.type.get_shape()
                 dims = [f"{p.name}_d{k}" if d < 0 else str(d) for k, d in enumerate(shape)]
-                self.buffers[arg] = _Buffer(f"({p.name} + {p.name}_off)", dims)
+                self.buffers[arg] = CBuffer(f"({p.name} + {p.name}_off)", dims)
             else:
                 self.names[arg] = p.name
 
@@ -320,27 +172,27 @@ class CEmitter:
         t = p.alloc.memref.type
         sizes = iter(p.alloc.dynamic_sizes)
         dims = [self.v(next(sizes)) if d < 0 else str(d) for d in t.get_shape()]
-        self.buffers[p.alloc.memref] = _Buffer(p.name, dims)
+        self.buffers[p.alloc.memref] = CBuffer(p.name, dims)
 
     def emit(self) -> KernelSource:
         params = self.params()
         block = self.kernel.body.block
         for op in block.ops:
             if isinstance(op, loop.AllocOp) and op.level.data == "dram":
-                if not all(_host_computable(d) for d in op.dynamic_sizes):
+                if not all(host_computable(d) for d in op.dynamic_sizes):
                     raise NoDeviceLowering(f"a staging buffer of @{self.name} sized by values the host cannot compute")
                 params.append(Param("scratch", f"s{len(params)}", self.ctype(op.memref.type.element_type), alloc=op))
         for nest in block.ops:
             if isinstance(nest, loop.ForeachOp):
                 for op in nest.walk():
                     if isinstance(op, loop.AllocOp) and op.level.data == "dram":
-                        if not all(_host_computable(d) for d in op.dynamic_sizes):
+                        if not all(host_computable(d) for d in op.dynamic_sizes):
                             raise NoDeviceLowering(f"a buffer inside a loop of @{self.name} sized by values the host "
                                                    "cannot compute")
                         params.append(Param("scratch", f"s{len(params)}", self.ctype(op.memref.type.element_type),
                                             alloc=op, per_group=True))
         staged = {p.alloc: p for p in params if p.kind == "scratch"}
-        pure = [op for op in block.ops if _is_pure_scalar(op) or op in staged]
+        pure = [op for op in block.ops if is_pure_scalar(op) or op in staged]
         loops = [op for op in block.ops if isinstance(op, loop.ForeachOp)]
         serial = [op for op in block.ops if op not in pure and op not in staged
                   and not isinstance(op, loop.ForeachOp | func.ReturnOp)]
@@ -389,14 +241,14 @@ class CEmitter:
         mapped = self.grid_loops(nest) if nest is not None else []
         if nest is not None and not mapped:
             serial = [nest]
-        grid = [_trip(m) for m in reversed(mapped)]
+        grid = [trip(m) for m in reversed(mapped)]
         if mapped and self.f.group_id is not None and stages_buffers(mapped[-1]):
-            from nimble.lowering.c_groups import group_phase
+            from nimble.lowering.opencl.c_groups import group_phase
 
             allocs = tuple(p.alloc for p in params if p.per_group and p.alloc.parent_op() is mapped[-1])
             body, split = group_phase(self, params, name, mapped)
             return Phase(name, grid, body=body, group=True, allocs=allocs, split=split)
-        if len(mapped) >= 2 and self.f.tile is not None and all(_is_one(m.step) for m in mapped[-2:]):
+        if len(mapped) >= 2 and self.f.tile is not None and all(is_one(m.step) for m in mapped[-2:]):
             tiled = self.tiled_phase(params, name, mapped)
             if tiled is not None:
                 return Phase(name, grid, tile=(self.f.tile[1], self.f.tile[0]), body=tiled)
@@ -512,14 +364,14 @@ class CEmitter:
     def grid_loops(self, nest: loop.ForeachOp) -> list[loop.ForeachOp]:
         """The leading perfectly nested loops of `nest` that go on the grid: each one's
         bounds defined outside the nest, its body pure code around one inner loop."""
-        if not all(_host_computable(v) for v in _trip(nest)):
+        if not all(host_computable(v) for v in trip(nest)):
             return []
         mapped = [nest]
         current = nest
         while len(mapped) < self.f.grid_dims:
             candidate = sole_inner(current)
-            if candidate is None or any(loop.defined_inside(v, nest) or not _host_computable(v)
-                                        for v in _trip(candidate)):
+            if candidate is None or any(loop.defined_inside(v, nest) or not host_computable(v)
+                                        for v in trip(candidate)):
                 break
             mapped.append(candidate)
             current = candidate
@@ -558,7 +410,7 @@ class CEmitter:
     def reduce(self, op: loop.ReduceOp) -> None:
         accs = []
         for init, out in zip(op.inits, op.outs):
-            if not isinstance(init.type, IntegerType | IndexType) and not _is_float(init.type):
+            if not isinstance(init.type, IntegerType | IndexType) and not is_float(init.type):
                 raise NoDeviceLowering(f"a vector accumulator in @{self.name}")
             acc = self.fresh("acc")
             self.line(f"{self.ctype(init.type)} {acc} = {self.v(init)};")
@@ -571,7 +423,7 @@ class CEmitter:
         self.region(op.body.block)
         yielded = op.body.block.last_op
         for acc, kind, value in zip(accs, op.kinds, yielded.values):
-            self.line(f"{acc} = {_COMBINE[kind](acc, self.v(value), _is_float(value.type))};")
+            self.line(f"{acc} = {COMBINE[kind](acc, self.v(value), is_float(value.type))};")
         self.depth -= 1
         self.line("}")
 
@@ -598,7 +450,7 @@ class CEmitter:
         dims = []
         for group in op.reassociation:
             dims.append(" * ".join(f"({buf.dims[a.value.data]})" for a in group) if len(group) else "1")
-        self.buffers[op.result] = _Buffer(buf.pointer, dims)
+        self.buffers[op.result] = CBuffer(buf.pointer, dims)
 
     def alloc(self, op: loop.AllocOp) -> None:
         if op.level.data != "reg":
@@ -607,9 +459,9 @@ class CEmitter:
         name = self.fresh("r")
         size = math.prod(t.get_shape())
         self.line(f"{self.ctype(t.element_type)} {name}[{max(size, 1)}];")
-        self.buffers[op.memref] = _Buffer(name, [str(d) for d in t.get_shape()])
+        self.buffers[op.memref] = CBuffer(name, [str(d) for d in t.get_shape()])
 
-    def buffer(self, value: SSAValue) -> _Buffer:
+    def buffer(self, value: SSAValue) -> CBuffer:
         if value not in self.buffers:
             raise NoDeviceLowering(f"a buffer of @{self.name} that is not an argument or a register buffer")
         return self.buffers[value]
@@ -620,38 +472,38 @@ class CEmitter:
         kind = type(op)
         if isinstance(op, arith.ConstantOp):
             return self.constant(op)
-        if kind in _INFIX:
-            return f"{self.v(op.operands[0])} {_INFIX[kind]} {self.v(op.operands[1])}"
-        if kind in _UNSIGNED_INFIX:
+        if kind in INFIX:
+            return f"{self.v(op.operands[0])} {INFIX[kind]} {self.v(op.operands[1])}"
+        if kind in UNSIGNED_INFIX:
             t = self.ctype(op.results[0].type)
-            return f"({t})((u{t}){self.v(op.operands[0])} {_UNSIGNED_INFIX[kind]} (u{t}){self.v(op.operands[1])})"
-        if kind in _HELPERS:
-            return f"{_HELPERS[kind]}({self.v(op.operands[0])}, {self.v(op.operands[1])})"
+            return f"({t})((u{t}){self.v(op.operands[0])} {UNSIGNED_INFIX[kind]} (u{t}){self.v(op.operands[1])})"
+        if kind in HELPERS:
+            return f"{HELPERS[kind]}({self.v(op.operands[0])}, {self.v(op.operands[1])})"
         if kind in (arith.MaxSIOp, arith.MinSIOp):
             fn = self.f.int_max if kind is arith.MaxSIOp else self.f.int_min
             return f"{fn}({self.v(op.operands[0])}, {self.v(op.operands[1])})"
-        if kind in _NAN_MINMAX:
+        if kind in NAN_MINMAX:
             a, b = self.v(op.operands[0]), self.v(op.operands[1])
-            return f"(isnan({a}) || {a} {_NAN_MINMAX[kind]} {b}) ? {a} : {b}"
+            return f"(isnan({a}) || {a} {NAN_MINMAX[kind]} {b}) ? {a} : {b}"
         if isinstance(op, arith.NegfOp):
             return f"-{self.v(op.operand)}"
-        if isinstance(op, _CASTS):
+        if isinstance(op, CASTS):
             return f"({self.ctype(op.results[0].type)}){self.v(op.operands[0])}"
-        if isinstance(op, _UNSIGNED_CASTS):
+        if isinstance(op, UNSIGNED_CASTS):
             source = self.ctype(op.operands[0].type)
-            return f"({self.ctype(op.results[0].type)})({_unsigned(source)}){self.v(op.operands[0])}"
+            return f"({self.ctype(op.results[0].type)})({unsigned_type(source)}){self.v(op.operands[0])}"
         if isinstance(op, arith.SelectOp):
             return f"{self.v(op.cond)} ? {self.v(op.lhs)} : {self.v(op.rhs)}"
         if isinstance(op, arith.CmpiOp):
             name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
             a, b = self.v(op.lhs), self.v(op.rhs)
             if name.startswith("u"):
-                t = _unsigned(self.ctype(op.lhs.type))
+                t = unsigned_type(self.ctype(op.lhs.type))
                 a, b = f"({t}){a}", f"({t}){b}"
-            return f"{a} {_CMPI[name]} {b}"
+            return f"{a} {CMPI[name]} {b}"
         if isinstance(op, arith.CmpfOp):
             name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
-            return _CMPF[name].format(a=self.v(op.lhs), b=self.v(op.rhs))
+            return CMPF[name].format(a=self.v(op.lhs), b=self.v(op.rhs))
         if kind in self.f.functions:
             args = ", ".join(self.v(o) for o in op.operands)
             return f"{self.f.functions[kind]}({args})"
@@ -662,7 +514,7 @@ class CEmitter:
     def constant(self, op: arith.ConstantOp) -> str:
         value, t = op.value, op.result.type
         if isinstance(value, FloatAttr):
-            return _float_literal(value.value.data, t)
+            return float_literal(value.value.data, t)
         if isinstance(value, IntegerAttr):
             n = value.value.data
             if t == IntegerType(1):
@@ -683,7 +535,7 @@ _STATEMENTS: dict[type[Operation], Callable[[CEmitter, Operation], None]] = {
 }
 
 
-def _is_pure_scalar(op: Operation) -> bool:
+def is_pure_scalar(op: Operation) -> bool:
     """Scalar code with no effects and no regions, safe to repeat in every phase (a load
     repeated in a phase before the one that uses it reads a value nothing uses)."""
     if isinstance(op, memref.DimOp | memref.CollapseShapeOp | arith.ConstantOp | memref.LoadOp):
@@ -692,26 +544,11 @@ def _is_pure_scalar(op: Operation) -> bool:
         and type(op) not in _STATEMENTS and is_side_effect_free(op)
 
 
-def _host_computable(value: SSAValue) -> bool:
-    """Whether `GridEvaluator` can compute `value` from a launch's arguments."""
-    if isinstance(value.owner, Block):
-        return isinstance(value.owner.parent_op(), func.FuncOp) and isinstance(value.type, IndexType)
-    op = value.owner
-    if isinstance(op, arith.ConstantOp):
-        return True
-    if isinstance(op, memref.DimOp):
-        source = loop.viewed_buffer(op.source)
-        return isinstance(source.owner, Block) and isinstance(op.index.owner, arith.ConstantOp)
-    if type(op) in _INDEX_OPS or isinstance(op, arith.CmpiOp):
-        return all(_host_computable(o) for o in op.operands)
-    return False
-
-
 def sole_inner(m: loop.ForeachOp) -> loop.ForeachOp | None:
     """The one loop in `m`'s body if the rest of it is pure scalar code, else None."""
     body = [op for op in m.body.block.ops if not isinstance(op, loop.YieldOp)]
     inner = [op for op in body if isinstance(op, loop.ForeachOp)]
-    if len(inner) != 1 or any(op is not inner[0] and not _is_pure_scalar(op) for op in body):
+    if len(inner) != 1 or any(op is not inner[0] and not is_pure_scalar(op) for op in body):
         return None
     return inner[0]
 
@@ -722,93 +559,13 @@ def stages_buffers(m: loop.ForeachOp) -> bool:
     return any(isinstance(op, loop.AllocOp) and op.level.data != "reg" for op in m.body.block.ops)
 
 
-def _is_one(value: SSAValue) -> bool:
+def is_one(value: SSAValue) -> bool:
     op = value.owner
     return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and op.value.value.data == 1
 
 
-def _trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+def trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
     return (loop_op.lower, loop_op.upper, loop_op.step)
-
-
-# ---------------------------------------------------------------------------------------
-# Grid sizes on the host
-
-
-_INDEX_OPS: dict[type[Operation], Callable[..., int]] = {
-    **INDEX_BINARY,
-    arith.IndexCastOp: lambda a: a, arith.ExtSIOp: lambda a: a,
-    arith.SelectOp: lambda c, a, b: a if c else b,
-}
-
-
-_ITEMSIZE = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "index": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
-
-
-class GridEvaluator:
-    """Evaluates a kernel's top-level index code on a launch's arguments (arrays by
-    shape, ints), to size the grid of each phase."""
-
-    def __init__(self, source: KernelSource):
-        self.kernel = source.kernel
-        self.args = list(self.kernel.args)
-        self.grids = [p.grid for p in source.phases]
-        self.tiles = [p.tile for p in source.phases]
-
-    def __call__(self, args: Sequence[object]) -> list[tuple[int, ...]]:
-        """Per phase, the number of iterations of each mapped loop (at least 1)."""
-        known: dict[SSAValue, object] = {}
-        for value, arg in zip(self.args, args):
-            known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
-        sizes = []
-        for grid, tile in zip(self.grids, self.tiles):
-            trips = []
-            for axis, (lb, ub, step) in enumerate(grid):
-                lo, hi, st = (self.value(v, known) for v in (lb, ub, step))
-                per_thread = tile[axis] if axis < len(tile) else 1
-                trips.append(max(1, ceil_div(ceil_div(hi - lo, st), per_thread)) if st > 0 else 1)
-            sizes.append(tuple(trips) or (1,))
-        return sizes
-
-    def scratch_bytes(self, args: Sequence[object], allocs: Sequence[loop.AllocOp]) -> list[int]:
-        """The size of each staging buffer for a launch on `args`."""
-        known: dict[SSAValue, object] = {}
-        for value, arg in zip(self.args, args):
-            known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
-        out = []
-        for alloc in allocs:
-            sizes = iter(alloc.dynamic_sizes)
-            t = alloc.memref.type
-            n = math.prod(self.value(next(sizes), known) if d < 0 else d for d in t.get_shape())
-            out.append(max(n, 1) * _ITEMSIZE[type_key(t.element_type)])
-        return out
-
-    def value(self, v: SSAValue, known: dict[SSAValue, object]) -> int:
-        if v in known:
-            return known[v]
-        op = v.owner
-        if isinstance(op, arith.ConstantOp):
-            result = op.value.value.data
-        elif isinstance(op, memref.DimOp):
-            result = self.shape(op.source, known)[self.value(op.index, known)]
-        elif isinstance(op, arith.CmpiOp):
-            a, b = self.value(op.lhs, known), self.value(op.rhs, known)
-            result = INDEX_COMPARISONS[op.predicate.value.data](a, b)
-        elif type(op) in _INDEX_OPS:
-            result = _INDEX_OPS[type(op)](*(self.value(o, known) for o in op.operands))
-        else:
-            raise NoDeviceLowering(f"a grid bound computed by '{op.name}'")
-        known[v] = result
-        return result
-
-    def shape(self, buffer: SSAValue, known: dict[SSAValue, object]) -> tuple[int, ...]:
-        if buffer in known:
-            return known[buffer]
-        op = buffer.owner
-        if isinstance(op, memref.CollapseShapeOp):
-            inner = self.shape(op.src, known)
-            return tuple(math.prod(inner[a.value.data] for a in group) for group in op.reassociation)
-        raise NoDeviceLowering("a grid bound reads the dims of a buffer that is not an argument")
 
 
 def emit_kernel(flavor: Flavor, kernel: func.FuncOp) -> KernelSource:

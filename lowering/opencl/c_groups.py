@@ -31,9 +31,10 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType
 
 from nimble.dialects import loop
-from nimble.lowering.c_emitter import (CEmitter, NoDeviceLowering, Param, _Buffer, _is_one, _is_pure_scalar,
-                                      sole_inner)
-from nimble.lowering.c_tiles import NotTileable
+from nimble.dialects import kernel_analysis
+from nimble.lowering.opencl.c_emitter import CBuffer, CEmitter, is_one, is_pure_scalar, sole_inner
+from nimble.lowering.opencl.c_source import NoDeviceLowering, Param
+from nimble.lowering.opencl.c_tiles import NotTileable
 
 
 def group_phase(e: CEmitter, params: list[Param], name: str, mapped: list[loop.ForeachOp]) -> tuple[list[str], bool]:
@@ -51,7 +52,7 @@ def group_phase(e: CEmitter, params: list[Param], name: str, mapped: list[loop.F
                                        "has a size fixed when compiling)")
             local = e.fresh("l")
             e.line(f"{f.local_space} {e.ctype(t.element_type)} {local}[{max(1, math.prod(t.get_shape()))}];")
-            e.buffers[op.memref] = _Buffer(local, [str(d) for d in t.get_shape()])
+            e.buffers[op.memref] = CBuffer(local, [str(d) for d in t.get_shape()])
     group = e.fresh("g")
     axes = range(len(mapped) + (split is not None))
     linear = "0"
@@ -71,14 +72,14 @@ def group_phase(e: CEmitter, params: list[Param], name: str, mapped: list[loop.F
             sizes = iter(op.dynamic_sizes)
             dims = [e.v(next(sizes)) if d < 0 else str(d) for d in t.get_shape()]
             elements = " * ".join(f"({d})" for d in dims) or "1"
-            e.buffers[op.memref] = _Buffer(f"({slices[op].name} + {group} * {elements})", dims)
+            e.buffers[op.memref] = CBuffer(f"({slices[op].name} + {group} * {elements})", dims)
         elif isinstance(op, loop.AllocOp):
             if op.level.data != "sram":
                 e.op(op)  # a register buffer: private to each work-item
         elif isinstance(op, loop.ForeachOp):
             shared_nest(e, op, split)
             e.line(f.barrier)
-        elif _is_pure_scalar(op):
+        elif is_pure_scalar(op):
             e.op(op)
         else:
             raise NoDeviceLowering(f"'{op.name}' between the nests of a work-group phase of @{e.name}")
@@ -99,7 +100,7 @@ def split_axis(e: CEmitter, mapped: list[loop.ForeachOp]) -> int | None:
     own = {op.memref for op in body.ops if isinstance(op, loop.AllocOp)}
     for nest in body.ops:
         if isinstance(nest, loop.ForeachOp) and _tile_pair(nest) is None:
-            stored = {loop.viewed_buffer(op.memref) for op in nest.walk() if isinstance(op, memref.StoreOp)}
+            stored = {kernel_analysis.viewed_buffer(op.memref) for op in nest.walk() if isinstance(op, memref.StoreOp)}
             if not stored <= own:
                 return None
     return len(mapped)
@@ -142,7 +143,7 @@ def _tile_pair(nest: loop.ForeachOp) -> loop.ForeachOp | None:
     """The inner loop of a two-loop nest a register tile can cover: unit steps, pure
     scalar code around the inner loop, whose bounds do not depend on the outer one."""
     m = sole_inner(nest)
-    if m is None or not (_is_one(nest.step) and _is_one(m.step)) or not isinstance(m.lower.type, IndexType):
+    if m is None or not (is_one(nest.step) and is_one(m.step)) or not isinstance(m.lower.type, IndexType):
         return None
     if any(loop.defined_inside(v, nest) for v in (m.lower, m.upper)):
         return None

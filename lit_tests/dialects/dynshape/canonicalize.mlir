@@ -6,7 +6,7 @@
 // CHECK-NEXT: func.return %[[D]] : index
 // CHECK-NEXT: }
 func.func @static_dim(%x: tensor<?x4xf32>) -> index {
-  %d = shape.dim %x, 1 : tensor<?x4xf32>
+  %d = dynshape.dim %x, 1 : tensor<?x4xf32>
   func.return %d : index
 }
 
@@ -14,14 +14,14 @@ func.func @static_dim(%x: tensor<?x4xf32>) -> index {
 
 // CHECK-LABEL: func.func @get_of_known
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>, %[[N:[A-Za-z0-9_$.-]+]]: index) -> (index, index) {
-// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 0 : tensor<?x4xf32>
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 0 : tensor<?x4xf32>
 // CHECK-NEXT: func.return %[[A]], %[[N]] : index, index
 // CHECK-NEXT: }
 func.func @get_of_known(%x: tensor<?x4xf32>, %n: index) -> (index, index) {
-  %s = shape.of %x : tensor<?x4xf32> -> !shape.shape<2>
-  %a = shape.get %s, 0 : !shape.shape<2>
-  %f = shape.from_dims %n, %a : !shape.shape<2>
-  %b = shape.get %f, 0 : !shape.shape<2>
+  %s = dynshape.of %x : tensor<?x4xf32> -> !dynshape.shape<2>
+  %a = dynshape.get %s, 0 : !dynshape.shape<2>
+  %f = dynshape.from_dims %n, %a : !dynshape.shape<2>
+  %b = dynshape.get %f, 0 : !dynshape.shape<2>
   func.return %a, %b : index, index
 }
 
@@ -33,7 +33,7 @@ func.func @get_of_known(%x: tensor<?x4xf32>, %n: index) -> (index, index) {
 // CHECK-NEXT: }
 func.func @true_assert() {
   %t = arith.constant true
-  shape.assert %t, "always holds"
+  dynshape.assert %t, "always holds"
   func.return
 }
 
@@ -42,15 +42,15 @@ func.func @true_assert() {
 // CHECK-LABEL: func.func @named_dim
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?xf32, #nimble.dims<[batch, seq]>>, %[[C:[A-Za-z0-9_$.-]+]]: tensor<f32>) -> (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index) {
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.mul %[[X]], %[[C]] : (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, tensor<f32>) -> tensor<?x?xf32, #nimble.dims<[batch, seq]>>
-// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
-// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = shape.dim %[[X]], 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+// CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = dynshape.dim %[[X]], 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
 // CHECK-NEXT: func.return %[[Y]], %[[N]], %[[M]] : tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index
 // CHECK-NEXT: }
 // A dim that `#nimble.dims` names is read from the first parameter with that name: the
 // scaled tensor is then not kept for its length (the parameter's own dim stays).
 func.func @named_dim(%x: tensor<?x?xf32, #nimble.dims<[batch, seq]>>, %c: tensor<f32>) -> (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index) {
   %y = graph.mul %x, %c : (tensor<?x?xf32, #nimble.dims<[batch, seq]>>, tensor<f32>) -> tensor<?x?xf32, #nimble.dims<[batch, seq]>>
-  %n = shape.dim %y, 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
-  %m = shape.dim %x, 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+  %n = dynshape.dim %y, 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
+  %m = dynshape.dim %x, 1 : tensor<?x?xf32, #nimble.dims<[batch, seq]>>
   func.return %y, %n, %m : tensor<?x?xf32, #nimble.dims<[batch, seq]>>, index, index
 }

@@ -1,0 +1,112 @@
+"""The records the kernel builder keeps (`kernel_builder.py`): dims as index IR emitted at
+the kernel's entry (`KernelDims`), the pixels and the panel of pixels of the current nest,
+an elementwise op's scalar being made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import SSAValue
+
+from nimble.dialects import arith
+from nimble.dialects.shape_functions import ReifyDims, ShapeError
+
+Dim = int | SSAValue
+
+
+class KernelDims(ReifyDims):
+    """Dims as index IR emitted at a kernel's entry; checks are the caller's job."""
+
+    def __init__(self, builder: Builder, known: dict[SSAValue, list[Dim]], scalars: dict[SSAValue, SSAValue],
+                 shapes: dict[SSAValue, list[SSAValue]], no_stretch: bool = False):
+        self.no_stretch = no_stretch
+        self.builder = builder
+        self.known = known
+        self.scalars = scalars
+        self.shapes = shapes
+        self._dim_cache = {}
+        self._const_cache = {}
+        self._same: dict[SSAValue, Dim] = {}
+        """Dims the no-stretch assumption makes equal: a broadcast's `?` dim -> the dim it meets."""
+
+    def canonical(self, d: Dim) -> Dim:
+        """The dim `d` is equal to under the no-stretch assumption (itself otherwise)."""
+        while isinstance(d, SSAValue) and d in self._same:
+            d = self._same[d]
+        return d
+
+    def same_dim(self, a: Dim, b: Dim) -> bool:
+        a, b = self.canonical(a), self.canonical(b)
+        return a is b or (isinstance(a, int) and a == b)
+
+    def index(self, value: SSAValue) -> Dim:
+        known = super().index(value)
+        return self.scalars.get(known, known) if isinstance(known, SSAValue) else known
+
+    def shape(self, value: SSAValue) -> list[Dim]:
+        if value in self.shapes:
+            return list(self.shapes[value])
+        return super().shape(value)
+
+    def equal(self, a: Dim, b: Dim, message: str) -> Dim:
+        if isinstance(a, int) and isinstance(b, int) and a != b:
+            raise ShapeError(f"{message} ({a} vs {b})")
+        return a if isinstance(a, int) else b
+
+    def broadcast(self, a: Dim, b: Dim, message: str) -> Dim:
+        if a == 1 or a is b:
+            return b
+        if b == 1 or isinstance(b, int) and isinstance(a, int):
+            return a
+        if isinstance(a, int):
+            return a
+        if isinstance(b, int):
+            return b
+        if self.no_stretch:  # equal by the variant's assumption (checked before it runs)
+            if self.canonical(b) is not self.canonical(a):
+                self._same[self.canonical(b)] = a
+            return a
+        a_is_1 = self._emit(arith.CmpiOp(a, self.value(1), "eq"))
+        return self._emit(arith.SelectOp(a_is_1, b, a))
+
+
+def memref_of(t: TensorType) -> MemRefType:
+    return MemRefType(t.get_element_type(), t.get_shape())
+
+
+@dataclass
+class Pixels:
+    """The flattened pixel iv of the current nest and the (oh, ow) it stands for; in a
+    nest over panels, also the pixel's column in its panel."""
+
+    p: SSAValue
+    oh: Dim
+    ow: Dim
+    h: Dim
+    w: Dim
+    column: SSAValue | None = None
+
+
+@dataclass
+class Frame:
+    """An elementwise op's scalar being made (`KernelBuilder._elementwise`): the value, its
+    index, its dims, and its operands' scalars so far."""
+
+    value: SSAValue
+    idx: list[Dim]
+    dims: list[Dim]
+    args: list[SSAValue] = field(default_factory=list)
+
+
+@dataclass
+class Panel:
+    """The block of flattened pixels [start, start + count) of image `n` that the current
+    nest computes (see `KernelBuilder.pixel_panels`)."""
+
+    n: SSAValue
+    start: Dim
+    count: Dim
+    pairs: bool = False
+    """Columns of the pair-flattened map (pairs of output rows: `winograd`), not pixels."""
