@@ -17,6 +17,8 @@ device.launch @cell_dense_0 (%x, %w) outs (%h) : (tensor<?x64xf32>, tensor<512x6
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import I64, ArrayAttr, IndexType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1
@@ -34,8 +36,19 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-DEVICES = ("cpu", "opencl")
-"""Devices a value can live on (`opencl` arrives with the OpenCL backend)."""
+class Device(StrEnum):
+    """Where a value lives and a kernel runs, as the IR spells it (`on "cpu"`,
+    `nimble.device = "opencl"`): the one definition of the device names (members compare
+    equal to the strings)."""
+
+    CPU = "cpu"
+    OPENCL = "opencl"
+    SPATIAL = "spatial"
+    """The simulated spatial accelerator: its programs are kernels, not a place for values."""
+
+
+DEVICES = (Device.CPU, Device.OPENCL)
+"""Devices a value can live on."""
 HOST_FUNCTION = "device.host_function"
 """Marks a `func.func` that runs on the host by its reference semantics (a CPU
 fallback op, or a kernel's fusion group: `device.group_of` names the kernel)."""
@@ -89,7 +102,7 @@ class AllocStorageOp(IRDLOperation):
     result = result_def(StorageType)
     assembly_format = "$size `align` $alignment `on` $device attr-dict"
 
-    def __init__(self, size: SSAValue, device: str = "cpu", alignment: int = ALIGNMENT):
+    def __init__(self, size: SSAValue, device: str = Device.CPU, alignment: int = ALIGNMENT):
         super().__init__(operands=[size], result_types=[StorageType()],
                          properties={"alignment": IntegerAttr(alignment, 64), "device": StringAttr(device)})
 
@@ -174,7 +187,7 @@ class LaunchOp(IRDLOperation):
         "`on` $device attr-dict `:` functional-type($inputs, $outputs)"
     )
 
-    def __init__(self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], device: str = "cpu",
+    def __init__(self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], device: str = Device.CPU,
                  variants: Sequence[tuple[str, SSAValue]] = ()):
         properties: dict[str, Attribute] = {"kernel": SymbolRefAttr(kernel), "device": StringAttr(device)}
         if variants:
@@ -234,4 +247,4 @@ class KillOp(IRDLOperation):
         super().__init__(operands=[value])
 
 
-Device = Dialect("device", [AllocStorageOp, AllocTensorOp, ViewOp, LaunchOp, CopyOp, KillOp], [StorageType])
+DeviceDialect = Dialect("device", [AllocStorageOp, AllocTensorOp, ViewOp, LaunchOp, CopyOp, KillOp], [StorageType])

@@ -12,7 +12,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects import arith
 
-from nimble.dialects.loop import COOPERATIVE_MARK, SHARED_BUFFERS, WORK_MARK, AllocOp, ForeachOp, ReduceOp
+from nimble.dialects.loop import COOPERATIVE_MARK, SHARED_BUFFERS, WORK_MARK, AllocOp, ForeachOp, Level, ReduceOp
 
 DYNAMIC_TRIPS = 512
 """What a reduction whose length is known only at run time counts in `reduction_work`
@@ -107,7 +107,7 @@ def can_cooperate(kernel: Operation) -> bool:
     for block in regions:
         for op in block.ops:
             if isinstance(op, AllocOp):
-                if op.level.data != "reg":
+                if op.level.data != Level.REG:
                     shared += 1
                     if block is not regions[0]:
                         return False

@@ -13,6 +13,8 @@ backends read; they never change what a loop computes.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import cache
@@ -40,6 +42,8 @@ from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
+
+from nimble.dialects.device import Device
 
 
 KERNEL_MARK = "nimble.kernel"
@@ -100,7 +104,7 @@ def in_sequential_loop(op: Operation) -> bool:
 def kernel_device(kernel: Operation) -> str:
     """The device a kernel function is compiled for (`cpu` unless marked)."""
     mark = kernel.attributes.get(DEVICE_MARK)
-    return mark.data if isinstance(mark, StringAttr) else "cpu"
+    return mark.data if isinstance(mark, StringAttr) else Device.CPU
 
 
 def _error(op: Operation, message: str) -> VerifyException:
@@ -111,7 +115,18 @@ def _error(op: Operation, message: str) -> VerifyException:
 # Attributes
 
 
-LEVELS = ("dram", "sram", "reg")
+class Level(StrEnum):
+    """A memory level, as `#loop.level<...>` spells it (members compare equal to the strings)."""
+
+    DRAM = "dram"
+    """Main memory (the CPU's heap or stack, a device's global memory)."""
+    SRAM = "sram"
+    """On-chip scratchpad: the spatial accelerator's PMUs, an OpenCL work-group's local memory."""
+    REG = "reg"
+    """Registers: a small buffer of static size (a stack slot on the CPU)."""
+
+
+LEVELS = tuple(Level)
 
 
 @irdl_attr_definition
@@ -125,8 +140,8 @@ class LevelAttr(ParametrizedAttribute):
         super().__init__(StringAttr(level))
 
     @property
-    def data(self) -> str:
-        return self.level.data
+    def data(self) -> Level:
+        return Level(self.level.data)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -141,8 +156,8 @@ class LevelAttr(ParametrizedAttribute):
         printer.print_string(f"<{self.data}>")
 
     def verify(self) -> None:
-        if self.data not in LEVELS:
-            raise VerifyException(f"unknown memory level '{self.data}'")
+        if self.level.data not in LEVELS:
+            raise VerifyException(f"unknown memory level '{self.level.data}'")
 
 
 @dataclass(frozen=True)
@@ -489,7 +504,7 @@ class AllocOp(IRDLOperation):
         if unknown != len(self.dynamic_sizes):
             raise _error(self, f"expected {unknown} dynamic size operands (one per '?'), "
                                f"got {len(self.dynamic_sizes)}")
-        if self.level.data == "reg" and unknown:
+        if self.level.data == Level.REG and unknown:
             raise _error(self, "a reg-level buffer must have a static shape")
 
     def print(self, printer: Printer) -> None:

@@ -30,6 +30,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator, SymbolOpInterface
 
+from nimble.dialects.device import Device
 from nimble.dialects import arith
 from xdsl.utils.exceptions import VerifyException
 
@@ -61,7 +62,7 @@ DIM_NAMES = "vm.dim_names"
 SYMBOL_KINDS = (Kind.FUNC, Kind.KERNEL, Kind.HOST, Kind.CONST, Kind.CTOR)
 DTYPES = ("f32", "f64", "f16", "i64", "i32", "i8", "i1", "index")
 """Element types a VM tensor may have; a dtype's code is its position here."""
-VM_DEVICES = ("cpu", "opencl")
+VM_DEVICES = (Device.CPU, Device.OPENCL)
 
 
 def _reg(v: int) -> str:
@@ -244,7 +245,7 @@ def _parse_field(parser: Parser, kind: Kind) -> Any:
 _EXAMPLE: dict[Kind, Any] = {
     Kind.REG: 1, Kind.REGS: [1, 2], Kind.IMM: 0, Kind.IMMS: [1, -1], Kind.TARGET: 4, Kind.FUNC: "f",
     Kind.KERNEL: "k", Kind.HOST: "h", Kind.CONST: "c0", Kind.CTOR: "Node", Kind.STR: "message",
-    Kind.DTYPE: "f32", Kind.DEVICE: "cpu",
+    Kind.DTYPE: "f32", Kind.DEVICE: Device.CPU,
 }
 
 

@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import device, loop
+from nimble.dialects.device import Device
 from nimble.dialects.graph import ConstantOp, Conv2dOp, FusedOp, GraphOp
 from nimble.dialects.interfaces import FusionKind
 from nimble.lowering import winograd
@@ -112,9 +113,9 @@ def kernel_options(group: FusedOp, where: str) -> dict[str, bool]:
     rows, each panel then a work-group's buffer (`c_groups`) instead of one image-wide
     buffer (other nests over pixels keep the plain grid, whose register tiles cover
     channels x pixels)."""
-    panels = where == "cpu" or any(isinstance(op, Conv2dOp) and op.groups.value.data == 1
+    panels = where == Device.CPU or any(isinstance(op, Conv2dOp) and op.groups.value.data == 1
                                    for op in group.body.block.ops)
-    return {"pixel_panels": panels, "device": where != "cpu"}
+    return {"pixel_panels": panels, "device": where != Device.CPU}
 
 
 def _wants_variant(group: FusedOp) -> bool:
@@ -138,7 +139,7 @@ def _kernel_text(kernel: func.FuncOp) -> str:
 def _insert_kernel(kernel: func.FuncOp, where: str, anchor: Operation) -> func.FuncOp:
     """Mark `kernel` a kernel (for `where`) and put it after `anchor`; the new anchor."""
     kernel.attributes[loop.KERNEL_MARK] = StringAttr(kernel.sym_name.data)
-    if where != "cpu":
+    if where != Device.CPU:
         kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
     Rewriter.insert_op(kernel, InsertPoint.after(anchor))
     return kernel
@@ -168,13 +169,13 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
     then handles it once."""
     anchor: Operation = host
     groups = [g for g in kernel_groups(host) if KERNEL_ATTR not in g.attributes and HOST_ATTR not in g.attributes]
-    on_cpu = [g for g in groups if (device.placement_of(g) or "cpu") == "cpu"]
+    on_cpu = [g for g in groups if (device.placement_of(g) or Device.CPU) == Device.CPU]
     for group in on_cpu:
         winograd.fold_weights(group, folded)
     forms = shared_forms(on_cpu)  # (device kernels keep their sizes: OpenCL's entries take them as they are)
     for group in groups:
         name = _kernel_name(host, group, taken)
-        where = device.placement_of(group) or "cpu"
+        where = device.placement_of(group) or Device.CPU
         options = kernel_options(group, where)
         source = forms.get(group, group)
         try:
@@ -222,7 +223,7 @@ def lower_function(module: ModuleOp, host: func.FuncOp, taken: set[str], built: 
         # would otherwise each recompute every gate); chosen at run time when it holds.
         variant, variant_text = place("_ns", text, no_stretch=True) if wants_variant else (None, text)
         kernels = _Kernels(name, named(variant))
-        if where == "cpu" and winograd.decided_at_run_time(source.body.block.ops):
+        if where == Device.CPU and winograd.decided_at_run_time(source.body.block.ops):
             general, general_text = place("_wg", text, winograd=True)
             special = place("_wg_ns", variant_text, general_text, no_stretch=True, winograd=True)[0] \
                 if variant is not None else None

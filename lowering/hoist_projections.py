@@ -134,7 +134,7 @@ def _hoist(time_loop: scf.ForOp, outer: loop.ForeachOp, inner: loop.ForeachOp, r
     # [step, batch, result, unit]: units last, so the step's gate code reads them as vectors.
     t = MemRefType(red.results[0].type, [DYNAMIC_INDEX, DYNAMIC_INDEX, len(red.results), units])
     sizes = [steps.result, bounds[1]] + ([bounds[3]] if units == DYNAMIC_INDEX else [])
-    buffer = loop.AllocOp("dram", t, sizes)
+    buffer = loop.AllocOp(loop.Level.DRAM, t, sizes)
     buffer.memref.name_hint = "projected"
     Rewriter.insert_op(buffer, before)
 

@@ -104,7 +104,7 @@ def _split(ranges: set[tuple[int, int] | None], cols: int) -> list[tuple[int, in
 def _copy(block: Block, arg: SSAValue, rows: int, lo: int, width: int, pad: int, name: str) -> SSAValue:
     """Emit at the start of `block` a copy of columns [lo, lo + width) of `arg` into a new
     buffer with rows `width + pad` long; return the buffer."""
-    copy = loop.AllocOp("dram", MemRefType(arg.type.get_element_type(), [rows, width + pad]))
+    copy = loop.AllocOp(loop.Level.DRAM, MemRefType(arg.type.get_element_type(), [rows, width + pad]))
     copy.memref.name_hint = name
     consts = {n: arith.ConstantOp(IntegerAttr(n, IndexType())) for n in sorted({0, 1, rows, width, lo})}
     inner = Block(arg_types=[IndexType()])

@@ -44,6 +44,7 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects.device import Device
 from nimble.dialects import arith
 from nimble.dialects import dynshape
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
@@ -162,7 +163,7 @@ def lower_module(module: ModuleOp) -> list[str]:
 
     def lower(rec: Recurrence, step: Step, name: str) -> None:
         _check(rec, step)
-        program, host_values = build_program(rec, step, name, "f32", target="cpu", constant=_is_constant,
+        program, host_values = build_program(rec, step, name, "f32", target=Device.CPU, constant=_is_constant,
                                              lanes=target_of(module).lanes(32))
         module.body.block.add_op(program)
         _wrap(rec, step, name, host_values, _laid_out(rec, program, host_values))

@@ -54,6 +54,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
+from nimble.dialects.device import Device
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects import dynshape
@@ -87,7 +88,7 @@ STACKED_ATTR = "nimble.spatial_stacked"
 """On that `graph.fused`: the carried values that stack each step's rows (their outputs grow)."""
 SKIPPED_ATTR = "nimble.spatial_skipped"
 """On a `graph.while` the lowering does not take: why."""
-SPATIAL_DEVICE = "spatial"
+SPATIAL_DEVICE = Device.SPATIAL
 
 
 class SpatialLoweringError(DiagnosticException):
@@ -346,14 +347,14 @@ def _state_buffers(b: Builder, init_params: list[SSAValue], out_params: list[SSA
             _rows_at(b, p, out, b.insert(arith.MuliOp(steps, count)).result if first else zero, zero, one)
             t = memref_of(step_rows.type)
             out_dims = buffer_dims(b, out)
-            nxt = b.insert(loop.AllocOp("sram", t, [d for d, n in zip(out_dims, t.get_shape()) if n < 0])).memref
+            nxt = b.insert(loop.AllocOp(loop.Level.SRAM, t, [d for d, n in zip(out_dims, t.get_shape()) if n < 0])).memref
             nxt.name_hint = f"{out.name_hint}_rows"
             current.append(None)
             following.append(nxt)
             continue
         dynamic = [d for d, n in zip(dims, p.type.get_shape()) if n < 0]
-        cur = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
-        nxt = b.insert(loop.AllocOp("sram", p.type, dynamic)).memref
+        cur = b.insert(loop.AllocOp(loop.Level.SRAM, p.type, dynamic)).memref
+        nxt = b.insert(loop.AllocOp(loop.Level.SRAM, p.type, dynamic)).memref
         if p.name_hint:
             cur.name_hint, nxt.name_hint = f"{p.name_hint}_state", f"{p.name_hint}_next"
         copy(b, p, cur, dims, zero, one)

@@ -192,7 +192,7 @@ def stage_dram_reads(scope: Operation, dram: set[SSAValue]) -> int:
         dynamic = [lp.upper for lp, d in zip(kept, shape) if d < 0]
         element = load.memref.type.get_element_type()
         b = Builder(InsertPoint.before(outer))
-        buf = b.insert(loop.AllocOp("sram", MemRefType(element, shape), dynamic)).memref
+        buf = b.insert(loop.AllocOp(loop.Level.SRAM, MemRefType(element, shape), dynamic)).memref
         buf.name_hint = f"{load.memref.name_hint}_stage" if load.memref.name_hint else None
         # The copy nest: the same loops (those the read depends on), the same index code.
         env: dict[SSAValue, SSAValue] = {}

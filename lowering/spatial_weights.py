@@ -84,7 +84,7 @@ def make_resident(b: Builder, src: SSAValue, precision: str, zero: SSAValue, one
     dims = buffer_dims(b, src)
     dynamic = [d for d, n in zip(dims, t.get_shape()) if n < 0]
     element = WEIGHT_TYPES[precision] if len(t.get_shape()) >= 2 else f32
-    buf = b.insert(loop.AllocOp("sram", MemRefType(element, t.get_shape()), dynamic)).memref
+    buf = b.insert(loop.AllocOp(loop.Level.SRAM, MemRefType(element, t.get_shape()), dynamic)).memref
     buf.name_hint = f"{src.name_hint}_sram" if src.name_hint else None
     if element == f32:
         copy(b, src, buf, dims, zero, one)
@@ -98,7 +98,7 @@ def make_resident(b: Builder, src: SSAValue, precision: str, zero: SSAValue, one
         return Resident(buf)
     # int8: scale[r] = max |src[r, ...]| / 127 (1 for an all-zero row); q = round(v / scale).
     rows = t.get_shape()[0]
-    scale = b.insert(loop.AllocOp("sram", MemRefType(f32, [rows]), dynamic[:1] if rows < 0 else [])).memref
+    scale = b.insert(loop.AllocOp(loop.Level.SRAM, MemRefType(f32, [rows]), dynamic[:1] if rows < 0 else [])).memref
     scale.name_hint = f"{src.name_hint}_scale" if src.name_hint else None
     rest = dims[1:]
 

@@ -54,7 +54,7 @@ class _Printer:
         t = op.memref.type
         shape = ", ".join(self.bound(s) if d < 0 else str(d) for d, s in zip(
             t.get_shape(), _dynamic_iter(op, t.get_shape())))
-        kind = "SRAM" if op.level.data == "sram" else "DRAM" if op.level.data == "dram" else "Reg"
+        kind = "SRAM" if op.level.data == loop.Level.SRAM else "DRAM" if op.level.data == loop.Level.DRAM else "Reg"
         name = self.name(op.memref)
         used = self.est.buffers.get(op.memref.name_hint or "", None)
         note = f"{used[0]} B, {used[1]} PMU{'s' if used[1] != 1 else ''}" if used and kind == "SRAM" else ""

@@ -228,7 +228,7 @@ def _im2col_panel(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 def dram_buffer(kb: KernelBuilder, dims: list[Dim], t: Attribute) -> SSAValue:
     """A `dram` buffer of `dims` (its dims known to the builder), allocated here."""
     col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
-    buf = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
+    buf = kb.emit(loop.AllocOp(loop.Level.DRAM, col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
     kb.buffer_dims[buf] = dims
     return buf
 
@@ -342,7 +342,7 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     ckk = kb.imul(c_, taps)
     dims = [n_, ckk, oh_, ow_]
     col_type = MemRefType(t, [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
-    col = kb.emit(loop.AllocOp("dram", col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
+    col = kb.emit(loop.AllocOp(loop.Level.DRAM, col_type, [kb.index(d) for d in dims if not isinstance(d, int)]))
     zero = const(kb.emit, 0.0, t)
 
     kb.buffer_dims[col] = dims

@@ -23,6 +23,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import PassPipeline
 
+from nimble.dialects.device import Device
 from nimble.diagnostics import verify_after_pass
 from nimble.dialects import loop
 from nimble.dialects.graph.types import numpy_dtype
@@ -207,7 +208,7 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
     set_target(module, cpu)
 
     def on_kernel(kernel: func.FuncOp) -> None:
-        if loop.kernel_device(kernel) == "cpu":
+        if loop.kernel_device(kernel) == Device.CPU:
             stream.add(kernel)
 
     for stage in TARGETS[target]:
@@ -259,7 +260,7 @@ class KernelFunction:
                               "(NIMBLE_CHECK_BOUNDS: nothing was read or written there)")
 
 
-def compile_kernels(source: Any, devices: Sequence[str] = ("cpu",)) -> dict[str, KernelFunction]:
+def compile_kernels(source: Any, devices: Sequence[str] = (Device.CPU,)) -> dict[str, KernelFunction]:
     """JIT every `nimble.kernel` function for `devices` of a loop-level module (a
     `.nb`/`.mlir` path, text, or a module), realising the schedules written on its loops."""
     from nimble.api import parse

@@ -22,6 +22,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from nimble.dialects.device import Device
 from nimble import __version__
 from nimble.dialects import loop
 from nimble.dialects.target import set_target
@@ -111,7 +112,7 @@ def _emit_opencl(module: ModuleOp, out: IO[str]) -> None:
     functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
     if functions and not any(loop.KERNEL_MARK in f.attributes for f in functions):
         run_stages(module, ["graph", "place", "loops"], TARGET_OPTIONS["opencl"])
-        kernels = loop.kernels_of(module, "opencl")
+        kernels = loop.kernels_of(module, Device.OPENCL)
     else:
         kernels = loop.kernels_of(module)  # a hand-written loop-level module: every kernel
     on_cpu = [k.sym_name.data for k in loop.kernels_of(module) if k not in kernels]

@@ -33,7 +33,7 @@ _BUILTIN_DIALECTS: dict[str, Callable[[], Dialect]] = {
     # xdsl's arith and llvm with the ops MLIR defines on vectors re-declared to take them.
     "arith": _lazy("dialects.arith", "Arith"),
     "llvm": _lazy("dialects.llvm", "LLVM"),
-    "device": _lazy("dialects.device", "Device"),
+    "device": _lazy("dialects.device", "DeviceDialect"),
     "graph": _lazy("dialects.graph", "Graph"),
     "loop": _lazy("dialects.loop", "Loop"),
     "nimble": _lazy("dialects.symbolic", "Nimble"),

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from nimble.dialects.device import Device
 from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
 from nimble.diagnostics import OpError
@@ -146,7 +147,7 @@ def _summary(exe: Executable, args: argparse.Namespace, bytecode: bool, t_compil
     else:
         what = f"compiled {len(exe.kernel_names)} kernels"
     if exe.opencl is not None:
-        on_device = sum(k.device == "opencl" for k in exe.program.kernels)
+        on_device = sum(k.device == Device.OPENCL for k in exe.program.kernels)
         what += f" ({on_device} on OpenCL: {exe.opencl.runtime.description})"
     warm = f", after {args.warmup} untimed" if args.warmup > 0 else ""
     cached = f", {len(exe.code.from_cache)} of them from the kernel cache" if exe.code.from_cache else ""
@@ -286,7 +287,7 @@ def compile_main(argv: Sequence[str] | None = None) -> int:
     except _errors() as e:
         print(f"nimble-compile: error: {_located(e)}", file=sys.stderr)
         return 1
-    on_device = sum(k.device != "cpu" for k in exe.program.kernels)
+    on_device = sum(k.device != Device.CPU for k in exe.program.kernels)
     print(f"wrote {output}: {len(exe.program.functions)} functions, {len(exe.kernel_names)} kernels "
           f"({on_device} OpenCL), {len(exe.program.constants)} constants; CPU code for {exe.code.cpu.describe()}")
     if args.timings:

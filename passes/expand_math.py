@@ -31,6 +31,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
+from nimble.dialects.device import Device
 from nimble.dialects import arith
 from nimble.dialects import loop
 
@@ -143,7 +144,7 @@ class ExpandMathPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         walker = PatternRewriteWalker(GreedyRewritePatternApplier([_Expand()]))
         for f in list(op.body.block.ops):
-            if loop.kernel_device(f) == "cpu":
+            if loop.kernel_device(f) == Device.CPU:
                 for region in f.regions:
                     walker.rewrite_region(region)
 

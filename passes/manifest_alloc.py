@@ -34,6 +34,7 @@ from xdsl.traits import SymbolTable
 from nimble.diagnostics import OpError
 from nimble.dialects import arith
 from nimble.dialects import device, loop, dynshape
+from nimble.dialects.device import Device
 from nimble.dialects.graph import (
     CastOp,
     DynamicReshapeOp,
@@ -137,7 +138,7 @@ def group_device(group: FusedOp) -> str:
     if placed is not None:
         return placed
     pinned = device.pinned_devices(group.body.block.ops)
-    where = pinned.pop() if len(pinned) == 1 else "cpu"
+    where = pinned.pop() if len(pinned) == 1 else Device.CPU
     if pinned or where not in COMPILED_FOR:
         first = next(o for o in group.body.block.ops if device.placement_of(o) is not None)
         raise OpError(first, f"'{first.name}' op is pinned to '{where}', but kernels are compiled only for "
@@ -146,7 +147,7 @@ def group_device(group: FusedOp) -> str:
     return where
 
 
-COMPILED_FOR = ("cpu",)
+COMPILED_FOR = (Device.CPU,)
 """Devices with a kernel backend."""
 
 

@@ -39,6 +39,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import device, loop, dynshape
+from nimble.dialects.device import Device
 from nimble.dialects import kernel_analysis
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.adt import MatchOp
@@ -53,11 +54,11 @@ from nimble.passes.manifest_alloc import is_view_group
 
 FALLBACK_ATTR = "nimble.fallback"
 _SMALL_WORK = "estimated work"
-DEVICE_OPS: dict[type[Operation], tuple[str, ...]] = {NmsOp: ("opencl",)}
+DEVICE_OPS: dict[type[Operation], tuple[str, ...]] = {NmsOp: (Device.OPENCL,)}
 """Ops outside fusion groups that a device runs by an implementation of its own
 (`runtime.opencl_vision`), and the devices that have one."""
 ASSUMED_DIM = 64
-FLAVORS = {"opencl": OPENCL}
+FLAVORS = {Device.OPENCL: OPENCL}
 """The device backends a group can be placed on (beside the CPU)."""
 
 
@@ -81,7 +82,7 @@ def probe(group: FusedOp, where: str) -> tuple[str | None, int]:
             n *= ASSUMED_DIM if d < 0 else d
         elements += n
     work = elements * max(1, kernel_analysis.reduction_work(kernel))
-    if where == "cpu":
+    if where == Device.CPU:
         return None, work
     try:
         emit_kernel(FLAVORS[where], kernel)
@@ -129,7 +130,7 @@ class PlaceDevicesPass(ModulePass):
     """Assign every fusion group a device and insert device copies at domain boundaries."""
 
     name = "place-devices"
-    default: str = "cpu"
+    default: str = Device.CPU
     min_work: int = 0
     half: bool = False
     """Whether the device computes on f16 (OpenCL's `cl_khr_fp16`; `nimble.compile` asks
@@ -137,7 +138,7 @@ class PlaceDevicesPass(ModulePass):
     build there, stays on the CPU."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.default not in ("cpu", *FLAVORS):
+        if self.default not in (Device.CPU, *FLAVORS):
             raise ValueError(f"place-devices: unknown device '{self.default}' (known: cpu, {', '.join(FLAVORS)})")
         functions = {f.sym_name.data: f for f in op.body.block.ops
                      if isinstance(f, func.FuncOp) and f.body.blocks and loop.KERNEL_MARK not in f.attributes}
@@ -162,16 +163,16 @@ class PlaceDevicesPass(ModulePass):
         if len(pinned) > 1:
             raise ValueError("a group holds ops pinned to different devices")
         where = pinned.pop() if pinned else self.default
-        if where != "cpu" and not self.half and _holds_halves(group):
+        if where != Device.CPU and not self.half and _holds_halves(group):
             reason = f"f16 or bf16 values: {where} device without half arithmetic"
             group.attributes[FALLBACK_ATTR] = StringAttr(reason)
-            return "cpu"
+            return Device.CPU
         problem, work = probe(group, where)
-        if problem is None and not pinned and where != "cpu" and work < self.min_work:
+        if problem is None and not pinned and where != Device.CPU and work < self.min_work:
             problem = f"{_SMALL_WORK} {work} below {self.min_work}"
         if problem is not None:
             group.attributes[FALLBACK_ATTR] = StringAttr(problem)
-            return "cpu"
+            return Device.CPU
         return where
 
     def follow_consumers(self, kernels: list[FusedOp]) -> None:
@@ -249,13 +250,13 @@ class PlaceDevicesPass(ModulePass):
         for f in functions.values():
             for user in f.walk():
                 if not isinstance(user, _NEUTRAL) and not isinstance(user.parent_op(), FusedOp):
-                    where = _placed(user) or "cpu"
-                    for v in (*user.operands, *(user.results if where != "cpu" else ())):
+                    where = _placed(user) or Device.CPU
+                    for v in (*user.operands, *(user.results if where != Device.CPU else ())):
                         vote(v, where)
         home: dict[SSAValue, str] = {}
         for root, counts in votes.items():
             best = max(counts.values())
-            home[root] = "cpu" if counts["cpu"] == best else max(counts, key=lambda k: (counts[k], k))
+            home[root] = Device.CPU if counts[Device.CPU] == best else max(counts, key=lambda k: (counts[k], k))
         return _DefaultDict(home)
 
 
@@ -271,7 +272,7 @@ def _placed(op: Operation) -> str | None:
 
 class _DefaultDict(dict):
     def __missing__(self, key: SSAValue) -> str:
-        return "cpu"
+        return Device.CPU
 
 
 class _Copies:
@@ -292,17 +293,17 @@ class _Copies:
         if isinstance(owner, Block):
             parent = owner.parent_op()
             if isinstance(parent, func.FuncOp):
-                return "cpu" if parent in self.entries else self.domain_device(v)
+                return Device.CPU if parent in self.entries else self.domain_device(v)
             if isinstance(parent, WhileOp):
                 return self.domain_device(v)
-            return "cpu"  # match case fields: ADT fields live on the host
+            return Device.CPU  # match case fields: ADT fields live on the host
         if isinstance(owner, FusedOp):
             return device.placement_of(owner)
         if isinstance(owner, WhileOp | IfOp | MatchOp | func.CallOp):
             return self.domain_device(v)
         if isinstance(owner, device.CopyOp):
             return owner.dst_device.data
-        return _placed(owner) or "cpu"
+        return _placed(owner) or Device.CPU
 
     def needs(self, user: Operation, index: int, v: SSAValue) -> str | None:
         """The device the use of `v` as operand `index` of `user` needs it on (None:
@@ -315,8 +316,8 @@ class _Copies:
             return self.domain_device(v)
         if isinstance(user, func.ReturnOp):
             function = user.parent_op()
-            return "cpu" if function in self.entries else self.domain_device(v)
-        return _placed(user) or "cpu"
+            return Device.CPU if function in self.entries else self.domain_device(v)
+        return _placed(user) or Device.CPU
 
     def insert(self, functions) -> None:
         for f in functions:

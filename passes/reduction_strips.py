@@ -71,7 +71,7 @@ def distribute(foreach: loop.ForeachOp, columns: int, lanes: int) -> list[loop.F
     zero, one = const(0), const(1)
     buffers: dict[SSAValue, SSAValue] = {}
     for result in (v for r in reduces for v in r.results):
-        buffers[result] = ob.insert(loop.AllocOp("reg", MemRefType(result.type, [strip]))).memref
+        buffers[result] = ob.insert(loop.AllocOp(loop.Level.REG, MemRefType(result.type, [strip]))).memref
 
     def strip_loop(ops: Sequence[Operation], finish, sched: loop.Schedule) -> loop.ForeachOp:
         block = Block(arg_types=[IndexType()])

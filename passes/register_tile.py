@@ -114,7 +114,7 @@ class Tile:
         for v, t in zip(per_copy, types):  # one slot per copy: [n] or [n, lanes]
             shape = [n, *t.get_shape()] if isinstance(t, VectorType) else [n]
             element = t.get_element_type() if isinstance(t, VectorType) else t
-            slots.append(e.emit(loop.AllocOp("reg", MemRefType(element, shape))).memref)
+            slots.append(e.emit(loop.AllocOp(loop.Level.REG, MemRefType(element, shape))).memref)
         for index, copy in enumerate(copies):
             at = e.const_index(index)
             for v, t, slot in zip(per_copy, types, slots):

@@ -175,7 +175,7 @@ class _LaneNest:
         if key in self.panels:
             return
         t = MemRefType(ld.res.type, [DYNAMIC_INDEX, DYNAMIC_INDEX, width])
-        panel = self.panels[key] = e.emit(loop.AllocOp("dram", t, [self.total, k_upper])).memref
+        panel = self.panels[key] = e.emit(loop.AllocOp(loop.Level.DRAM, t, [self.total, k_upper])).memref
 
         def whole(b: SSAValue) -> None:
             i0 = e.emit(arith.MuliOp(b, e.const_index(width))).result
@@ -201,7 +201,7 @@ class _LaneTile:
         self.first = j0 if nest.offset is None else e.emit(arith.AddiOp(j0, nest.offset)).result
         for w in nest.weights if nest.stage else []:
             t = MemRefType(w.type.element_type, [width, DYNAMIC_INDEX])
-            self.staged[w] = e.emit(loop.AllocOp("dram", t, [nest.stride])).memref
+            self.staged[w] = e.emit(loop.AllocOp(loop.Level.DRAM, t, [nest.stride])).memref
             nest.foreach(e.const_index(0), e.const_index(width), 1, None,
                          lambda r, w=w: _copy_row(e, nest.foreach, w,
                                                   e.emit(arith.AddiOp(self.first, r)).result,
@@ -211,7 +211,7 @@ class _LaneTile:
         # / 2 accumulators: per step 2 vectors of rows and V / 2 broadcasts, not 1 and V),
         # an odd last one alone; their sums gathered by column, then per panel transposed
         # and the epilogue run along the columns V wide.
-        self.gathered = e.emit(loop.AllocOp("dram", MemRefType(nest.element, [width, DYNAMIC_INDEX]),
+        self.gathered = e.emit(loop.AllocOp(loop.Level.DRAM, MemRefType(nest.element, [width, DYNAMIC_INDEX]),
                                             [nest.main_m])).memref
 
     def run(self) -> None:
@@ -261,7 +261,7 @@ class _LaneTile:
         n, e, width = self.nest, self.nest.e, self.nest.width
         (i0,), (sums,) = self.rows([b])
         sums = transpose_block(e, sums)
-        block = e.emit(loop.AllocOp("reg", MemRefType(n.element, [width, width]))).memref
+        block = e.emit(loop.AllocOp(loop.Level.REG, MemRefType(n.element, [width, width]))).memref
         for r, v in enumerate(sums):
             e.emit(vector.StoreOp(v, block, [e.const_index(r), e.const_index(0)]))
 

@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from nimble.dialects.device import Device
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects import kernel_analysis
@@ -473,7 +474,7 @@ class ScheduleLoopsPass(ModulePass):
         cpu = target_of(op)
         for kernel in op.body.block.ops:
             if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes \
-                    or loop.kernel_device(kernel) != "cpu":
+                    or loop.kernel_device(kernel) != Device.CPU:
                 continue  # device kernels keep their loops for the device emitter
             self._schedule_kernel(kernel, cpu)
 
@@ -557,6 +558,6 @@ class ScheduleLoopsPass(ModulePass):
         for nest in top:  # loops holding deeper nests: the outermost one runs in parallel
             if nest.schedule is None and self.parallel:
                 nest.schedule = loop.ScheduleAttr(Schedule(parallel=True))
-        staged = any(isinstance(o, loop.AllocOp) and o.level.data != "reg" for o in kernel.body.block.ops)
+        staged = any(isinstance(o, loop.AllocOp) and o.level.data != loop.Level.REG for o in kernel.body.block.ops)
         if self.parallel and staged and not sequential and top:
             kernel.attributes[loop.COOPERATIVE_MARK] = UnitAttr()

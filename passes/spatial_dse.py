@@ -97,7 +97,7 @@ def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 
     smallest: Estimate | None = None
     for dram in itertools.product((False, True), repeat=len(weights)):
         for alloc, moved in zip(weights, dram):
-            alloc.level = LevelAttr("dram" if moved else "sram")
+            alloc.level = LevelAttr(loop.Level.DRAM if moved else loop.Level.SRAM)
         for pars in itertools.product(*choices):
             for op, p in zip(searched, pars):
                 op.schedule = _searched_schedule(op, p)
@@ -114,7 +114,7 @@ def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 
     best = min(points, key=lambda p: p.key)
     front = pareto(points)
     for alloc, moved in zip(weights, best.dram):
-        alloc.level = LevelAttr("dram" if moved else "sram")
+        alloc.level = LevelAttr(loop.Level.DRAM if moved else loop.Level.SRAM)
     for op, p in zip(searched, best.pars):
         op.schedule = _searched_schedule(op, p)
     labels = [_label(plan, op) for op in searched]

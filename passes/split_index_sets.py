@@ -18,6 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from nimble.dialects.device import Device
 from nimble.dialects import loop
 from nimble.lowering.index_set_split import split_loops
 from nimble.passes.int_range_optimizations import fold_index_ranges
@@ -30,6 +31,6 @@ class SplitIndexSetsPass(ModulePass):
     name = "split-index-sets"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in loop.kernels_of(op, "cpu"):
+        for kernel in loop.kernels_of(op, Device.CPU):
             if split_loops(kernel):
                 fold_index_ranges(kernel)

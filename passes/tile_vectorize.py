@@ -232,7 +232,7 @@ class _NestTiler:
             key = (ld.memref, tuple(ld.indices))
             if key not in panels:
                 t = MemRefType(ld.res.type, [DYNAMIC_INDEX, panel_width])
-                panels[key] = self.e.emit(loop.AllocOp("dram", t, [k_upper])).memref
+                panels[key] = self.e.emit(loop.AllocOp(loop.Level.DRAM, t, [k_upper])).memref
 
                 copy_panel(self.e, lambda lo, hi, step, f: self.e.foreach(lo, hi, step, None, f), ld, red.iv,
                            panels[key], j0, k_upper, self.width, self.cols * tiles,
@@ -392,7 +392,7 @@ def leftover_dots(e: Emitter, outer: loop.ForeachOp, inner: loop.ForeachOp, body
             offset = column_offset(ld, inner, red)
             first = start if offset is None else e.emit(arith.AddiOp(start, offset)).result
             t = MemRefType(ld.res.type, [width, DYNAMIC_INDEX if k_static is None else k_static])
-            buf = e.emit(loop.AllocOp("dram", t, [k_upper] if k_static is None else [])).memref
+            buf = e.emit(loop.AllocOp(loop.Level.DRAM, t, [k_upper] if k_static is None else [])).memref
             staged[key] = buf, first
 
             def copy(k: SSAValue, c: SSAValue, ld=ld, buf=buf, first=first) -> None:

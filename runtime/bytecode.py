@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr
 
 from nimble.dialects import device, loop, vm
+from nimble.dialects.device import Device
 from nimble.dialects import kernel_analysis
 from nimble.dialects.graph.adt import AdtOp
 from nimble.dialects.graph.creation import ConstantOp
@@ -75,7 +76,7 @@ class Kernel:
     """The compiled arguments: (dtype, dims with -1 for `?`) per buffer, None per index.
     The VM checks it against the group's types: the shapes a launch is checked with are
     the shapes the machine code was compiled for."""
-    device: str = "cpu"  # `cpu`: in the object code; otherwise in `Program.device_kernels`
+    device: str = Device.CPU  # `cpu`: in the object code; otherwise in `Program.device_kernels`
     code: int = 0  # a CPU kernel's object in `Program.object_code`
 
 
@@ -187,7 +188,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
     host_module = ModuleOp([op.clone() for op in adts] + [h.clone() for h in hosts] + _signatures(functions))
     from nimble import __version__
 
-    on_devices = [kernel_funcs[k.name].clone() for k in kernels if k.device != "cpu"]
+    on_devices = [kernel_funcs[k.name].clone() for k in kernels if k.device != Device.CPU]
     return Program(program_functions, arrays, kernels, [h.sym_name.data for h in hosts],
                    str(host_module), constructors, strings, b"", f"nimble {__version__}",
                    str(ModuleOp(on_devices)) if on_devices else "", host_module=host_module)
@@ -542,7 +543,7 @@ def decode(data: bytes) -> Program:
         group, parallel, variant, device_code, work, held_in = r.get("IBBHQI")
         if device_code >= len(vm.VM_DEVICES):
             raise BytecodeError(f"kernel '{name}': unknown device code {device_code}")
-        if device_code == vm.VM_DEVICES.index("cpu") and held_in >= len(object_code):
+        if device_code == vm.VM_DEVICES.index(Device.CPU) and held_in >= len(object_code):
             raise BytecodeError(f"kernel '{name}': object {held_in} is not in the kernels section")
         abi: list[tuple[str, tuple[int, ...]] | None] = []
         for _ in range(r.one("H")):

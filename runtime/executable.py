@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from nimble.dialects import loop
-from nimble.dialects.device import GROUP_OF, HOST_FUNCTION
+from nimble.dialects.device import Device, GROUP_OF, HOST_FUNCTION
 from nimble.dialects.target import target_of
 from nimble.reference import InterpreterError
 from nimble.runtime import cpu_target
@@ -85,7 +85,7 @@ class Executable:
         from nimble.lowering.llvm.loops_to_llvm import lower_kernels
         from nimble.runtime.llvm_jit import KernelCode
 
-        used = {k.name for k in program.kernels if k.device == "cpu"}
+        used = {k.name for k in program.kernels if k.device == Device.CPU}
         code = KernelCode([f for f in loop.kernels_of(module) if f.sym_name.data in used], lower_kernels,
                           target_of(module))  # (the module's own kernels: each compile lowers a copy)
         names = [f.name for f in program.functions]
@@ -159,7 +159,7 @@ class Executable:
         self.program.cpu, self.program.cpu_features = self.code.cpu.cpu, self.code.cpu.features
         holder = {name: i for i, (names, _data) in enumerate(objects) for name in names}
         for k in self.program.kernels:
-            if k.device == "cpu":
+            if k.device == Device.CPU:
                 k.code = holder[k.name]
         return encode(self.program)
 
@@ -190,7 +190,7 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
     except TargetError as e:
         raise BytecodeError(f"the kernels' target: {e}") from None
     if not trust_object_code:
-        if not any(k.device == "cpu" for k in program.kernels):
+        if not any(k.device == Device.CPU for k in program.kernels):
             code = KernelCode.from_objects([], cpu_target.host())  # (no CPU kernel: nothing to compile)
         elif not program.cpu_kernels:
             raise BytecodeError("the module holds no loop-level IR to compile its kernels from (it was written "
@@ -198,7 +198,7 @@ def load(path_or_bytes: str | os.PathLike[str] | bytes, threads: int | None = No
         else:
             code = _compiled_here(program, cpu_target.host())
     else:
-        objects = [([k.name for k in program.kernels if k.device == "cpu" and k.code == i], blob)
+        objects = [([k.name for k in program.kernels if k.device == Device.CPU and k.code == i], blob)
                    for i, blob in enumerate(program.object_code)]
         for i, (_names, blob) in enumerate(objects):
             try:
@@ -235,7 +235,7 @@ def _compiled_here(program: Program, host: CpuTarget) -> KernelCode:
         module = parse(program.cpu_kernels)
     except Exception as e:  # noqa: BLE001 (a damaged text fails to parse in many ways)
         raise BytecodeError(f"the loop-level CPU kernels: {type(e).__name__}: {e}") from None
-    used = {k.name for k in program.kernels if k.device == "cpu"}
+    used = {k.name for k in program.kernels if k.device == Device.CPU}
     kernels = [f.clone() for f in loop.kernels_of(module) if f.sym_name.data in used]
     missing = used - {f.sym_name.data for f in kernels}
     if missing:

@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import SSAValue
 
+from nimble.dialects.device import Device
 from nimble.dialects.graph import ConcatOp, GraphOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.dynshape import ShapeType
@@ -115,7 +116,7 @@ def _clamps_reads(block: Any, outputs: Sequence[SSAValue]) -> bool:
 class KernelEntry:
     """One compiled kernel and the fusion group (a host function) it computes."""
 
-    device = "cpu"
+    device = Device.CPU
     min_work = PARALLEL_MIN_WORK
     """Output elements x work per element from which launches are split."""
     min_bytes = PARALLEL_MIN_BYTES
@@ -151,7 +152,7 @@ class KernelEntry:
         self._plans: dict[tuple, _Plan] = {}
         self._fast: _Fast | None = None
         """The last checked launch, if it can take the fast path (CPU, arrays)."""
-        self._fast_path = LAUNCH is not None and self.device == "cpu"
+        self._fast_path = LAUNCH is not None and self.device == Device.CPU
         self._statics = [i for i, k in enumerate(self.kinds) if k is not Arg.TENSOR]
 
     def ready(self) -> None:

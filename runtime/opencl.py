@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 
+from nimble.dialects.device import Device
 from nimble.runtime.allocator import check_size, max_bytes, size_class
 from nimble.runtime.kernels import Arg, KernelEntry
 
@@ -286,7 +287,7 @@ class OpenCLRuntime:
 class OpenCLKernelEntry(KernelEntry):
     """A kernel compiled to OpenCL: checked like a CPU kernel, launched phase by phase."""
 
-    device = "opencl"
+    device = Device.OPENCL
     tensor_class = ClTensor
 
     def __init__(self, name: str, runtime: OpenCLRuntime, program: Any, source: Any, group: func.FuncOp,

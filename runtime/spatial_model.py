@@ -381,7 +381,7 @@ class _Costing:
         self.m = machine
         self.est = Estimate(machine, plan.sizes.describe())
         self.demand: dict[SSAValue, float] = {}  # buffer -> bytes per cycle at its busiest
-        self.dram = plan.params | {a.memref for a, _ in plan.allocs if a.level.data == "dram"}
+        self.dram = plan.params | {a.memref for a, _ in plan.allocs if a.level.data == loop.Level.DRAM}
         self.dram_bytes = 0
 
     def run(self) -> Estimate:
@@ -392,7 +392,7 @@ class _Costing:
             else:
                 self.est.run_cycles += cost.cycles
         for alloc, nbytes in self.plan.allocs:
-            if alloc.level.data != "sram":
+            if alloc.level.data != loop.Level.SRAM:
                 continue
             bandwidth = self.demand.get(alloc.memref, 0) / (self.m.banks * 4)
             units = max(1, math.ceil(nbytes / self.m.pmu_bytes), math.ceil(bandwidth))

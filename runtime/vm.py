@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
+from nimble.dialects.device import Device
 from nimble.dialects import vm
 from nimble.runtime.allocator import StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program
@@ -172,7 +173,7 @@ class VirtualMachine(Steps):
                 raise BytecodeError(f"host function '{name}' is not in the host functions section")
             self.host_functions.append(function)
         for k in program.kernels:
-            if k.device == "opencl":
+            if k.device == Device.OPENCL:
                 if self.opencl is None or k.name not in self.opencl.sources:
                     raise BytecodeError(f"OpenCL kernel '{k.name}' is not in the device kernels")
                 entry = self.opencl.entry(k.name, self.host_functions[k.group], k.variant, k.work)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from nimble.dialects import vm
+from nimble.dialects.device import Device
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
 from nimble.dialects.dynshape import failure_message
@@ -106,13 +107,13 @@ def native_op(function: Any) -> tuple[str, Any, Any] | None:
     op = outlined_op(function)
     if op is None:
         return None
-    where = placement_of(op) or "cpu"
+    where = placement_of(op) or Device.CPU
     run = None
-    if where == "opencl":
+    if where == Device.OPENCL:
         from nimble.runtime.opencl_vision import device_ops
 
         run = device_ops().get(type(op))
-    elif where == "cpu":
+    elif where == Device.CPU:
         from nimble.runtime.cpu_vision import cpu_op
 
         run = cpu_op(op)
@@ -144,7 +145,7 @@ class Steps:
                 return after
             r[dst] = (local.pool or shared).private(np.empty(shape, dt), n)
             return after
-        return step if device == "cpu" and nbytes <= PRIVATE_MAX_BYTES else storage
+        return step if device == Device.CPU and nbytes <= PRIVATE_MAX_BYTES else storage
 
     def _alloc_private_reg(self, storage_fields: tuple, tensor_fields: tuple, after: int):
         """`_alloc_private` for a tensor whose dims are registers (`alloc_tensor_reg` at a
@@ -176,7 +177,7 @@ class Steps:
                 storage(r)
                 tensor(r)
             return after
-        return step if device == "cpu" else storage
+        return step if device == Device.CPU else storage
 
     def _step(self, opcode: int, values: tuple[Any, ...]) -> Callable[[list[Any]], int | None]:
         """The closure running one instruction (`_i_<mnemonic>` makes it)."""
@@ -243,13 +244,13 @@ class Steps:
             which the recording checks is this launch's)."""
             ins, outs = [r[i] for i in inputs], [r[o] for o in outputs]
             entry.launch(ins, outs, self.threads, self.pool, host)
-            local.recording.launched(entry._fast if entry.device == "cpu" else None, ins, outs, self.threads)
+            local.recording.launched(entry._fast if entry.device == Device.CPU else None, ins, outs, self.threads)
         return step
 
     def _i_invoke_host(self, dsts, host, args):
         function = self.host_functions[host]
         native = native_op(function)
-        if native is not None and native[0] == "opencl":
+        if native is not None and native[0] == Device.OPENCL:
             _, op, run = native
             runtime = self.device_runtime()
 
@@ -290,7 +291,7 @@ class Steps:
 
     def _i_alloc_storage(self, dst, size, alignment, device):
         shared, local = self.storage, self.per_thread
-        if device != "cpu":
+        if device != Device.CPU:
             opencl = self.device_runtime()
 
             def on_device(r):
@@ -466,7 +467,7 @@ class Steps:
         def step(r):
             t = time.perf_counter() if self.profile is not None else 0.0
             v = r[src]
-            if dst_device == "cpu":
+            if dst_device == Device.CPU:
                 if not isinstance(v, ClTensor):
                     raise Fatal(f"device_copy from {src_device}: r{src} is not in {src_device} memory")
                 out = opencl.to_host(v)

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from nimble.dialects.device import Device
 from nimble.dialects import llvm
 from nimble.dialects import loop
 from nimble.lowering.llvm.common import PTR, llvm_function
@@ -55,7 +56,7 @@ def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
 
 
 
-def lower_kernels(module: ModuleOp, devices: Sequence[str] = ("cpu",),
+def lower_kernels(module: ModuleOp, devices: Sequence[str] = (Device.CPU,),
                   check_bounds: bool | None = None) -> ModuleOp:
     """A new module of `llvm` functions: one wrapper + body per kernel of `module` for
     `devices` (spatial programs run on the CPU for functional execution); every access

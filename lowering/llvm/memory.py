@@ -203,7 +203,7 @@ class MemoryLowering(LoweringBase):
         faulted in again: a conv's 147 KB im2col panels, 49 per call, took 0.75 ms more
         per 2.4 ms call when the kernel's previous call had other sizes."""
         for op in nest.walk():
-            if isinstance(op, loop.AllocOp) and op.level.data != "reg" and on_heap(op) \
+            if isinstance(op, loop.AllocOp) and op.level.data != loop.Level.REG and on_heap(op) \
                     and not any(loop.defined_inside(s, nest) for s in op.dynamic_sizes):
                 saved = self.block
                 self.block = self.entry
@@ -224,7 +224,7 @@ class MemoryLowering(LoweringBase):
         count: SSAValue = self.const(1, i64)
         for d in dims:
             count = self.mul(count, d)
-        shared = op.level.data != "reg" and op.parent_block() is self.kernel.body.block and bool(self.regions)
+        shared = op.level.data != loop.Level.REG and op.parent_block() is self.kernel.body.block and bool(self.regions)
         if shared:  # chunk 0 allocates it for all
             nbytes = self.mul(count, self.const(byte_size(element), i64))
             name = self.external("nimble_shared_alloc", PTR, [PTR, i64, i64, i64, i64])

@@ -178,14 +178,14 @@ class CEmitter:
         params = self.params()
         block = self.kernel.body.block
         for op in block.ops:
-            if isinstance(op, loop.AllocOp) and op.level.data == "dram":
+            if isinstance(op, loop.AllocOp) and op.level.data == loop.Level.DRAM:
                 if not all(host_computable(d) for d in op.dynamic_sizes):
                     raise NoDeviceLowering(f"a staging buffer of @{self.name} sized by values the host cannot compute")
                 params.append(Param("scratch", f"s{len(params)}", self.ctype(op.memref.type.element_type), alloc=op))
         for nest in block.ops:
             if isinstance(nest, loop.ForeachOp):
                 for op in nest.walk():
-                    if isinstance(op, loop.AllocOp) and op.level.data == "dram":
+                    if isinstance(op, loop.AllocOp) and op.level.data == loop.Level.DRAM:
                         if not all(host_computable(d) for d in op.dynamic_sizes):
                             raise NoDeviceLowering(f"a buffer inside a loop of @{self.name} sized by values the host "
                                                    "cannot compute")
@@ -453,7 +453,7 @@ class CEmitter:
         self.buffers[op.result] = CBuffer(buf.pointer, dims)
 
     def alloc(self, op: loop.AllocOp) -> None:
-        if op.level.data != "reg":
+        if op.level.data != loop.Level.REG:
             raise NoDeviceLowering(f"a {op.level.data}-level buffer inside @{self.name}")
         t = op.memref.type
         name = self.fresh("r")
@@ -556,7 +556,7 @@ def sole_inner(m: loop.ForeachOp) -> loop.ForeachOp | None:
 def stages_buffers(m: loop.ForeachOp) -> bool:
     """Whether each iteration of `m` allocates buffers (not registers) its nests share:
     a work-group phase (`c_groups`)."""
-    return any(isinstance(op, loop.AllocOp) and op.level.data != "reg" for op in m.body.block.ops)
+    return any(isinstance(op, loop.AllocOp) and op.level.data != loop.Level.REG for op in m.body.block.ops)
 
 
 def is_one(value: SSAValue) -> bool:

@@ -45,7 +45,7 @@ def group_phase(e: CEmitter, params: list[Param], name: str, mapped: list[loop.F
     body = [op for op in mapped[-1].body.block.ops if not isinstance(op, loop.YieldOp)]
     split = split_axis(e, mapped)
     for op in body:
-        if isinstance(op, loop.AllocOp) and op.level.data == "sram":
+        if isinstance(op, loop.AllocOp) and op.level.data == loop.Level.SRAM:
             t = op.memref.type
             if any(d < 0 for d in t.get_shape()):
                 raise NoDeviceLowering(f"a sram-level buffer of @{e.name} with a `?` dim (work-group memory "
@@ -74,7 +74,7 @@ def group_phase(e: CEmitter, params: list[Param], name: str, mapped: list[loop.F
             elements = " * ".join(f"({d})" for d in dims) or "1"
             e.buffers[op.memref] = CBuffer(f"({slices[op].name} + {group} * {elements})", dims)
         elif isinstance(op, loop.AllocOp):
-            if op.level.data != "sram":
+            if op.level.data != loop.Level.SRAM:
                 e.op(op)  # a register buffer: private to each work-item
         elif isinstance(op, loop.ForeachOp):
             shared_nest(e, op, split)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from xdsl.dialects import func
 from xdsl.dialects import math as xmath
 
+from nimble.dialects.device import Device
 from nimble.lowering.opencl.c_emitter import emit_kernel
 from nimble.lowering.opencl.c_source import C_PREAMBLE, Flavor, KernelSource
 
 OPENCL = Flavor(
-    name="opencl",
+    name=Device.OPENCL,
     kernel="__kernel",
     global_space="__global",
     restrict=" restrict",
