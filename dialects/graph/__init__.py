@@ -14,6 +14,7 @@ from nimble.dialects.graph.control import (
     YieldOp,
 )
 from nimble.dialects.graph.creation import (
+    GraphConstantMaterialization,
     ArangeOp,
     ConstantOp,
     ExternalConstantOp,
@@ -59,7 +60,6 @@ from nimble.dialects.graph.elementwise import (
 )
 from nimble.dialects.graph.power import PowOp
 from nimble.dialects.graph.float_class import FLOAT_CLASS_OPS, IsInfOp, IsNanOp
-from nimble.dialects.graph.folding import GraphConstantMaterialization
 from nimble.dialects.graph.fusion import FusedOp
 from nimble.dialects.graph.layout import (
     BroadcastToOp,

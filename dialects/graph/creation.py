@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -259,3 +260,12 @@ class FromElementsOp(GraphOp):
 
     def reference(self, *values: int) -> Sequence[Any]:
         return [as_tensor(np.array(values, dtype=np.int64), self.result.type.element_type)]
+
+
+class GraphConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become `graph.constant` ops."""
+
+    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation | None:
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.type == type:
+            return ConstantOp(value)
+        return None

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.dialects.builtin import AnyFloat, BytesAttr, DenseIntOrFPElementsAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import ConstantLike, HasFolder
@@ -107,14 +106,3 @@ class GraphFolder(HasFolder):
         except Exception:  # whatever fails at compile time fails again, as it should, at run time
             return None
         return [array_to_dense(v, t) for v, t in zip(values, types, strict=True)]
-
-
-class GraphConstantMaterialization(ConstantMaterializationInterface):
-    """Folded values become `graph.constant` ops."""
-
-    def materialize_constant(self, value: Attribute, type: Attribute) -> Operation | None:
-        from nimble.dialects.graph.creation import ConstantOp
-
-        if isinstance(value, DenseIntOrFPElementsAttr) and value.type == type:
-            return ConstantOp(value)
-        return None

@@ -305,7 +305,7 @@ def _dead_code(module: Any) -> None:
 # -- the campaign -------------------------------------------------------------------------
 
 def _bindings(seed: int) -> list[dict[str, int]]:
-    from nimble.fuzz.generate import SYMBOLS
+    from nimble.fuzz.values import SYMBOLS
 
     rng = np.random.default_rng([seed, 1])
     first = {s: int(rng.choice(SIZES)) for s in SYMBOLS}

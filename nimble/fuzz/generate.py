@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
-    AnyFloat,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
@@ -38,13 +37,8 @@ from nimble.dialects import graph, dynshape
 from nimble.dialects.dim_expr import symbol
 from nimble.dialects.graph.types import tensor
 from nimble.dialects.shape_functions import ConcreteDims, symbolic_dims
-
-SYMBOLS = ("n", "m")
-STATIC_SIZES = (1, 2, 3, 4, 5, 7, 8, 16)
-
-
-class Reject(Exception):
-    """This choice of op, operands or properties is not legal here: draw another."""
+from nimble.fuzz.samplers import SAMPLERS
+from nimble.fuzz.values import STATIC_SIZES, SYMBOLS, Reject, value_dims, is_tensor
 
 
 @dataclass
@@ -58,33 +52,12 @@ class Program:
         return str(self.module)
 
 
-def _dims(value: SSAValue) -> list[Any]:
-    return symbolic_dims(value.type)
-
-
-def _is_tensor(value: SSAValue, element: Attribute | None = None) -> bool:
-    t = value.type
-    return isinstance(t, TensorType) and (element is None or t.element_type == element)
-
-
-def _float(value: SSAValue) -> bool:
-    return isinstance(value.type, TensorType) and isinstance(value.type.element_type, AnyFloat)
-
-
-def _bool(value: SSAValue) -> bool:
-    return _is_tensor(value, i1)
-
-
 def _known(types: Sequence[Attribute]) -> bool:
     """Every dim of every tensor type static or named (no anonymous `?`)."""
     for t in types:
         if isinstance(t, TensorType) and any(d is None for d in symbolic_dims(t)):
             return False
     return True
-
-
-def _static(d: Any) -> bool:
-    return isinstance(d, int)
 
 
 PROBES = ({"n": 1, "m": 1}, {"n": 2, "m": 3}, {"n": 3, "m": 2}, {"n": 5, "m": 5})
@@ -155,8 +128,6 @@ class ProgramGenerator:
         return int(self.rng.choice(STATIC_SIZES))
 
     def _fill(self, count: int) -> None:
-        from nimble.fuzz.samplers import SAMPLERS
-
         names = list(SAMPLERS)
         made = tries = 0
         while made < count and tries < 40 * count:
@@ -174,12 +145,12 @@ class ProgramGenerator:
 
     def _outputs(self) -> list[SSAValue]:
         """The function's results: the last (up to 3) values nothing uses, so that few ops are dead."""
-        tensors = [v for v in self.pool if _is_tensor(v)]
+        tensors = [v for v in self.pool if is_tensor(v)]
         unused = [v for v in tensors if not v.uses and not isinstance(v.owner, Block)]
         return unused[-3:] or tensors[-1:]
 
     # -- helpers the samplers use -----------------------------------------------------
-    def pick(self, predicate: Callable[[SSAValue], bool] = _is_tensor) -> SSAValue:
+    def pick(self, predicate: Callable[[SSAValue], bool] = is_tensor) -> SSAValue:
         options = [v for v in self.pool if predicate(v)]
         if not options:
             raise Reject
@@ -232,7 +203,7 @@ class ProgramGenerator:
         return self.constant(np.abs(array) + np.float32(0.5) if positive else array)
 
     def axis(self, value: SSAValue) -> int:
-        rank = len(_dims(value))
+        rank = len(value_dims(value))
         if rank == 0:
             raise Reject
         return int(self.rng.integers(-rank, rank))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import arith
@@ -15,30 +15,24 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from nimble.dialects import graph, dynshape
 from nimble.dialects.graph.base import bool_attr, i64_array, i64_attr
-from nimble.fuzz.generate import (
-    STATIC_SIZES,
-    ProgramGenerator,
-    Reject,
-    _bool,
-    _dims,
-    _float,
-    _is_tensor,
-    _static,
-)
+from nimble.fuzz.values import STATIC_SIZES, Reject, is_bool, value_dims, is_float, is_tensor, is_static
+
+if TYPE_CHECKING:
+    from nimble.fuzz.generate import ProgramGenerator
 
 
 def _unary(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
     def sample(g: ProgramGenerator) -> None:
-        g.make(cls, [g.pick(_float)])
+        g.make(cls, [g.pick(is_float)])
     return sample
 
 
-def _binary(cls: type[Operation], operand: Callable[[SSAValue], bool] = _float) -> Callable[[ProgramGenerator], None]:
+def _binary(cls: type[Operation], operand: Callable[[SSAValue], bool] = is_float) -> Callable[[ProgramGenerator], None]:
     def sample(g: ProgramGenerator) -> None:
         lhs = g.pick(operand)
         if g.rng.random() < 0.3:  # a constant broadcast along some axes
-            dims = [d if _static(d) and g.rng.random() < 0.6 else 1 for d in _dims(lhs)]
-            rhs = g.weights(*dims[int(g.rng.integers(0, len(dims) + 1)):]) if operand is _float else g.pick(operand)
+            dims = [d if is_static(d) and g.rng.random() < 0.6 else 1 for d in value_dims(lhs)]
+            rhs = g.weights(*dims[int(g.rng.integers(0, len(dims) + 1)):]) if operand is is_float else g.pick(operand)
         else:
             rhs = g.pick(operand)
         if g.rng.random() < 0.5:
@@ -52,53 +46,53 @@ def _compare(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
 
 
 def _logical(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
-    return _binary(cls, _bool)
+    return _binary(cls, is_bool)
 
 
 def _not(g: ProgramGenerator) -> None:
-    g.make(graph.NotOp, [g.pick(_bool)])
+    g.make(graph.NotOp, [g.pick(is_bool)])
 
 
 def _where(g: ProgramGenerator) -> None:
-    g.make(graph.WhereOp, [g.pick(_bool), g.pick(_float), g.pick(_float)])
+    g.make(graph.WhereOp, [g.pick(is_bool), g.pick(is_float), g.pick(is_float)])
 
 
 def _clip(g: ProgramGenerator) -> None:
     low = float(g.rng.uniform(-1.5, 0.5))
-    g.make(graph.ClipOp, [g.pick(_float)], {"min": FloatAttr(low, f32), "max": FloatAttr(low + float(g.rng.uniform(0.1, 2)), f32)})
+    g.make(graph.ClipOp, [g.pick(is_float)], {"min": FloatAttr(low, f32), "max": FloatAttr(low + float(g.rng.uniform(0.1, 2)), f32)})
 
 
 def _is_inf(g: ProgramGenerator) -> None:
-    g.make(graph.IsInfOp, [g.pick(_float)], {"detect_positive": bool_attr(bool(g.rng.random() < 0.7)),
+    g.make(graph.IsInfOp, [g.pick(is_float)], {"detect_positive": bool_attr(bool(g.rng.random() < 0.7)),
                                              "detect_negative": bool_attr(bool(g.rng.random() < 0.7))})
 
 
 def _cast(g: ProgramGenerator) -> None:
     value = g.pick()
-    element = f32 if not _float(value) else [i32, i64, i1, f32][int(g.rng.integers(4))]
+    element = f32 if not is_float(value) else [i32, i64, i1, f32][int(g.rng.integers(4))]
     g.make(graph.CastOp, [value], element=element)
 
 
 def _softmax(g: ProgramGenerator) -> None:
-    x = g.pick(_float)
+    x = g.pick(is_float)
     g.make(graph.SoftmaxOp, [x], {"axis": i64_attr(g.axis(x))})
 
 
 def _cumsum(g: ProgramGenerator) -> None:
-    x = g.pick(_float)
+    x = g.pick(is_float)
     g.make(graph.CumSumOp, [x], {"axis": i64_attr(g.axis(x)), "exclusive": bool_attr(bool(g.rng.random() < 0.5)),
                                  "reverse": bool_attr(bool(g.rng.random() < 0.5))})
 
 
 def _argmax(g: ProgramGenerator) -> None:
-    x = g.pick(_float)
+    x = g.pick(is_float)
     g.make(graph.ArgmaxOp, [x], {"axis": i64_attr(g.axis(x)), "keepdims": bool_attr(bool(g.rng.random() < 0.5))})
 
 
 def _reduce(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
     def sample(g: ProgramGenerator) -> None:
-        x = g.pick(_float)
-        rank = len(_dims(x))
+        x = g.pick(is_float)
+        rank = len(value_dims(x))
         if rank == 0:
             raise Reject
         axes = sorted(g.rng.choice(rank, int(g.rng.integers(1, rank + 1)), replace=False).tolist())
@@ -108,15 +102,15 @@ def _reduce(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
 
 def _transpose(g: ProgramGenerator) -> None:
     x = g.pick()
-    g.make(graph.TransposeOp, [x], {"perm": i64_array(g.rng.permutation(len(_dims(x))).tolist())})
+    g.make(graph.TransposeOp, [x], {"perm": i64_array(g.rng.permutation(len(value_dims(x))).tolist())})
 
 
 def _reshape(g: ProgramGenerator) -> None:
     x = g.pick()
-    dims = _dims(x)
+    dims = value_dims(x)
     cut = int(g.rng.integers(0, len(dims) + 1))
     tail = dims[cut:]
-    if not all(_static(d) for d in tail):
+    if not all(is_static(d) for d in tail):
         raise Reject
     size = int(np.prod(tail, dtype=np.int64))
     factors = [f for f in range(2, size) if size % f == 0]
@@ -130,7 +124,7 @@ def _reshape(g: ProgramGenerator) -> None:
 
 def _squeeze(g: ProgramGenerator) -> None:
     x = g.pick()
-    ones = [i for i, d in enumerate(_dims(x)) if d == 1]
+    ones = [i for i, d in enumerate(value_dims(x)) if d == 1]
     if not ones:
         raise Reject
     g.make(graph.SqueezeOp, [x], {"axes": i64_array(ones[:int(g.rng.integers(1, len(ones) + 1))])})
@@ -138,25 +132,25 @@ def _squeeze(g: ProgramGenerator) -> None:
 
 def _unsqueeze(g: ProgramGenerator) -> None:
     x = g.pick()
-    if len(_dims(x)) >= 4:
+    if len(value_dims(x)) >= 4:
         raise Reject
-    g.make(graph.UnsqueezeOp, [x], {"axes": i64_array([int(g.rng.integers(0, len(_dims(x)) + 1))])})
+    g.make(graph.UnsqueezeOp, [x], {"axes": i64_array([int(g.rng.integers(0, len(value_dims(x)) + 1))])})
 
 
 def _concat(g: ProgramGenerator) -> None:
     x = g.pick()
     axis = g.axis(x)
-    a = axis % len(_dims(x))
-    others = [v for v in g.pool if v.type != x.type and _is_tensor(v, x.type.element_type)
-              and len(_dims(v)) == len(_dims(x)) and all(p == q for i, (p, q) in enumerate(zip(_dims(v), _dims(x))) if i != a)]
+    a = axis % len(value_dims(x))
+    others = [v for v in g.pool if v.type != x.type and is_tensor(v, x.type.element_type)
+              and len(value_dims(v)) == len(value_dims(x)) and all(p == q for i, (p, q) in enumerate(zip(value_dims(v), value_dims(x))) if i != a)]
     inputs = [x, *(others[int(g.rng.integers(len(others)))] for _ in range(int(g.rng.integers(0, 2))) if others), x]
     g.make(graph.ConcatOp, g.rng.permutation(np.array(inputs, dtype=object)).tolist(), {"axis": i64_attr(axis)})
 
 
 def _split(g: ProgramGenerator) -> None:
     x = g.pick()
-    dims = _dims(x)
-    axes = [i for i, d in enumerate(dims) if _static(d) and d >= 2]
+    dims = value_dims(x)
+    axes = [i for i, d in enumerate(dims) if is_static(d) and d >= 2]
     if not axes:
         raise Reject
     axis = axes[int(g.rng.integers(len(axes)))]
@@ -173,8 +167,8 @@ def _split(g: ProgramGenerator) -> None:
 def _slice(g: ProgramGenerator) -> None:
     x = g.pick()
     starts, ends, steps = [], [], []
-    for d in _dims(x):
-        if _static(d) and d > 1 and g.rng.random() < 0.7:
+    for d in value_dims(x):
+        if is_static(d) and d > 1 and g.rng.random() < 0.7:
             start = int(g.rng.integers(0, d))
             starts.append(start), ends.append(int(g.rng.integers(start + 1, d + 1))), steps.append(int(g.rng.integers(1, 3)))
         else:
@@ -185,8 +179,8 @@ def _slice(g: ProgramGenerator) -> None:
 
 def _gather(g: ProgramGenerator) -> None:
     x = g.pick()
-    dims = _dims(x)
-    axes = [i for i, d in enumerate(dims) if _static(d)]
+    dims = value_dims(x)
+    axes = [i for i, d in enumerate(dims) if is_static(d)]
     if not axes:
         raise Reject
     axis = axes[int(g.rng.integers(len(axes)))]
@@ -197,8 +191,8 @@ def _gather(g: ProgramGenerator) -> None:
 
 def _gather_elements(g: ProgramGenerator) -> None:
     x = g.pick()
-    dims = _dims(x)
-    if not dims or not all(_static(d) for d in dims):
+    dims = value_dims(x)
+    if not dims or not all(is_static(d) for d in dims):
         raise Reject
     axis = int(g.rng.integers(len(dims)))
     shape = [int(g.rng.integers(1, d + 1)) if i != axis else int(g.rng.integers(1, 4)) for i, d in enumerate(dims)]
@@ -207,43 +201,43 @@ def _gather_elements(g: ProgramGenerator) -> None:
 
 
 def _matmul(g: ProgramGenerator) -> None:
-    lhs = g.pick(_float)
-    dims = _dims(lhs)
-    if not dims or not _static(dims[-1]) or len(dims) > 3:
+    lhs = g.pick(is_float)
+    dims = value_dims(lhs)
+    if not dims or not is_static(dims[-1]) or len(dims) > 3:
         raise Reject
     if g.rng.random() < 0.5:
         rhs = g.weights(dims[-1], int(g.rng.choice(STATIC_SIZES)))
     else:
-        rhs = g.pick(_float)
+        rhs = g.pick(is_float)
     g.make(graph.MatmulOp, [lhs, rhs])
 
 
 def _dense(g: ProgramGenerator) -> None:
-    x = g.pick(_float)
-    dims = _dims(x)
-    if not dims or not _static(dims[-1]):
+    x = g.pick(is_float)
+    dims = value_dims(x)
+    if not dims or not is_static(dims[-1]):
         raise Reject
     out = int(g.rng.choice(STATIC_SIZES))
     g.make(graph.DenseOp, [x, g.weights(out, dims[-1]), g.weights(out)])
 
 
 def _layer_norm(g: ProgramGenerator) -> None:
-    x = g.pick(_float)
-    dims = _dims(x)
+    x = g.pick(is_float)
+    dims = value_dims(x)
     axis = g.axis(x) % len(dims)
-    if not all(_static(d) for d in dims[axis:]):
+    if not all(is_static(d) for d in dims[axis:]):
         raise Reject
     g.make(graph.LayerNormOp, [x, g.weights(*dims[axis:]), g.weights(*dims[axis:])],
            {"axis": i64_attr(axis), "epsilon": FloatAttr(1e-5, f32)})
 
 
 def _image(g: ProgramGenerator) -> SSAValue:
-    return g.pick(lambda v: _float(v) and len(_dims(v)) == 4 and _static(_dims(v)[1]))
+    return g.pick(lambda v: is_float(v) and len(value_dims(v)) == 4 and is_static(value_dims(v)[1]))
 
 
 def _batch_norm(g: ProgramGenerator) -> None:
-    x = g.pick(lambda v: _float(v) and len(_dims(v)) >= 2 and _static(_dims(v)[1]))
-    c = _dims(x)[1]
+    x = g.pick(lambda v: is_float(v) and len(value_dims(v)) >= 2 and is_static(value_dims(v)[1]))
+    c = value_dims(x)[1]
     g.make(graph.BatchNormOp, [x, g.weights(c), g.weights(c), g.weights(c), g.weights(c, positive=True)],
            {"epsilon": FloatAttr(1e-5, f32)})
 
@@ -253,21 +247,21 @@ def _window(g: ProgramGenerator, x: SSAValue) -> dict[str, Attribute]:
     props = {"kernel": i64_array(kernel), "strides": i64_array([int(s) for s in g.rng.integers(1, 3, 2)]),
              "padding": i64_array([int(min(p, k - 1)) for p, k in zip(g.rng.integers(0, 2, 4), kernel * 2)]),
              "dilations": i64_array([int(d) for d in g.rng.integers(1, 3, 2)])}
-    for d, k, dil in zip(_dims(x)[2:], kernel, [1, 1]):
-        if not _static(d) or d < dil * (k - 1) + 1:
+    for d, k, dil in zip(value_dims(x)[2:], kernel, [1, 1]):
+        if not is_static(d) or d < dil * (k - 1) + 1:
             raise Reject
     return props
 
 
 def _conv2d(g: ProgramGenerator) -> None:
     x = _image(g)
-    c = _dims(x)[1]
+    c = value_dims(x)[1]
     groups = int(g.rng.choice([k for k in range(1, c + 1) if c % k == 0]))
     out = groups * int(g.rng.integers(1, 4))
     props = _window(g, x)
     kh, kw = props.pop("kernel").get_values()
     props["groups"] = i64_attr(groups)
-    if any(d < dil * (k - 1) + 1 for d, k, dil in zip(_dims(x)[2:], (kh, kw), props["dilations"].get_values())):
+    if any(d < dil * (k - 1) + 1 for d, k, dil in zip(value_dims(x)[2:], (kh, kw), props["dilations"].get_values())):
         raise Reject
     bias = g.weights(out) if g.rng.random() < 0.7 else None
     operands = [x, g.weights(out, c // groups, kh, kw), *([bias] if bias is not None else [])]
@@ -279,7 +273,7 @@ def _pool(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
         x = _image(g)
         props = _window(g, x)
         kernel = props["kernel"].get_values()
-        if any(d < dil * (k - 1) + 1 for d, k, dil in zip(_dims(x)[2:], kernel, props["dilations"].get_values())):
+        if any(d < dil * (k - 1) + 1 for d, k, dil in zip(value_dims(x)[2:], kernel, props["dilations"].get_values())):
             raise Reject
         if cls is graph.AvgPool2dOp:
             props["count_include_pad"] = bool_attr(bool(g.rng.random() < 0.5))
@@ -306,14 +300,14 @@ def _fill(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
 
 def _broadcast_to(g: ProgramGenerator) -> None:
     target = g.pick()
-    dims = _dims(target)
-    x = g.pick(lambda v: _is_tensor(v) and len(_dims(v)) <= len(dims))
+    dims = value_dims(target)
+    x = g.pick(lambda v: is_tensor(v) and len(value_dims(v)) <= len(dims))
     g.make(graph.BroadcastToOp, [x, _shape_of(g, target)])
 
 
 def _dynamic_reshape(g: ProgramGenerator) -> None:
     x = g.pick()
-    like = [v for v in g.pool if _is_tensor(v) and v is not x and _same_size(_dims(v), _dims(x))]
+    like = [v for v in g.pool if is_tensor(v) and v is not x and _same_size(value_dims(v), value_dims(x))]
     if not like:
         raise Reject
     g.make(graph.DynamicReshapeOp, [x, _shape_of(g, like[int(g.rng.integers(len(like)))])])
@@ -328,7 +322,7 @@ def _same_size(a: list[Any], b: list[Any]) -> bool:
 
 def _dim_of(g: ProgramGenerator) -> SSAValue:
     x = g.pick()
-    dims = _dims(x)
+    dims = value_dims(x)
     if not dims:
         raise Reject
     axis = int(g.rng.integers(len(dims)))
@@ -359,8 +353,8 @@ def _tuple(g: ProgramGenerator) -> None:
 
 def _condition(g: ProgramGenerator) -> SSAValue:
     """A scalar i1 computed from a value in scope (any of its elements true)."""
-    flag = g.make(graph.CastOp, [g.pick(_bool if g.rng.random() < 0.5 else _float)], element=i1).results[0]
-    rank = len(_dims(flag))
+    flag = g.make(graph.CastOp, [g.pick(is_bool if g.rng.random() < 0.5 else is_float)], element=i1).results[0]
+    rank = len(value_dims(flag))
     if rank:
         flag = g.make(graph.ReduceMaxOp, [flag], {"axes": i64_array(list(range(rank))),
                                                  "keepdims": bool_attr(False)}).results[0]
@@ -376,7 +370,7 @@ def _if(g: ProgramGenerator) -> None:
 
 
 def _while(g: ProgramGenerator) -> None:
-    x = g.pick(_float)
+    x = g.pick(is_float)
     trips = g.index(int(g.rng.integers(0, 4)))
     counter = g.index(0)
 
@@ -419,7 +413,7 @@ def _nms(g: ProgramGenerator) -> None:
     count = int(g.rng.integers(1, 9))
     corners = g.rng.uniform(0, 10, (count, 2)).astype(np.float32)
     boxes = np.concatenate([corners, corners + g.rng.uniform(0.5, 4, (count, 2)).astype(np.float32)], axis=1)
-    scores = g.pick(lambda v: _float(v) and len(_dims(v)) == 1 and _dims(v)[0] == count) \
+    scores = g.pick(lambda v: is_float(v) and len(value_dims(v)) == 1 and value_dims(v)[0] == count) \
         if g.rng.random() < 0.5 else g.constant(g.rng.permutation(count).astype(np.float32) / count)
     g.make(graph.NmsOp, [g.constant(boxes), scores],
            {"iou_threshold": FloatAttr(float(g.rng.uniform(0.2, 0.8)), f32),
@@ -428,13 +422,13 @@ def _nms(g: ProgramGenerator) -> None:
 
 
 def _roi_align(g: ProgramGenerator) -> None:
-    x = g.pick(lambda v: _float(v) and len(_dims(v)) == 4 and all(_static(d) for d in _dims(v)[1:]))
-    h, w = _dims(x)[2:]
+    x = g.pick(lambda v: is_float(v) and len(value_dims(v)) == 4 and all(is_static(d) for d in value_dims(v)[1:]))
+    h, w = value_dims(x)[2:]
     count = int(g.rng.integers(1, 4))
     low = g.rng.uniform(0, [w - 1, h - 1], (count, 2))
     rois = np.concatenate([low, low + g.rng.uniform(0.5, 3, (count, 2))], axis=1).astype(np.float32)
-    batch = _dims(x)[0]
-    if not _static(batch):
+    batch = value_dims(x)[0]
+    if not is_static(batch):
         raise Reject
     g.make(graph.RoiAlignOp, [x, g.constant(rois), g.constant(g.rng.integers(0, batch, count).astype(np.int64))],
            {"output_height": i64_attr(int(g.rng.integers(1, 4))), "output_width": i64_attr(int(g.rng.integers(1, 4))),
