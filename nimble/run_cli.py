@@ -188,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="untimed runs first (the first run builds each kernel's launch plan and may start the "
                         "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
+    p.add_argument("--trace", metavar="FILE.json",
+                   help="write a trace of one more call, after the timed ones, for https://ui.perfetto.dev or "
+                        "chrome://tracing: each VM instruction, kernel launch, allocation and device copy")
     p.add_argument("--threads", type=_at_least(1, MAX_THREADS))
     p.add_argument("--check", action="store_true",
                    help="compare with the reference interpreter; exit 1 if a result differs beyond --rtol/--atol")
@@ -222,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             start = time.perf_counter()
             results = exe.run(*values)
             times.append(time.perf_counter() - start)
+        if args.trace:
+            exe.run(*values, trace=args.trace)
         if args.check:
             if bytecode:
                 raise ValueError("--check needs the model's source (.nb or .mlir), not a bytecode module")

@@ -135,15 +135,22 @@ class Executable:
             raise ValueError("this executable runs no kernel on an OpenCL device")
         return self.opencl.runtime.to_device(np.asarray(array))
 
-    def run(self, *args: Any, entry: str | None = None) -> list[Any]:
-        """All results of function `entry` (default: the compiled entry), as a list."""
+    def run(self, *args: Any, entry: str | None = None, trace: str | os.PathLike[str] | None = None) -> list[Any]:
+        """All results of function `entry` (default: the compiled entry), as a list.
+        `trace`: write a Chrome / Perfetto trace of this call there (runtime/trace.py)."""
         name = entry or self.entry
         values = [np.asarray(a) if isinstance(a, list | float) else a for a in args]
         self.vm.check_arguments(name, values)
+        if trace is not None:
+            self.vm.start_trace()
         try:
             results = self.vm.invoke(name, values)
         except VMError as e:
             raise InterpreterError(str(e)) from None
+        finally:
+            tracer = self.vm.stop_trace() if trace is not None else None
+        if tracer is not None:
+            tracer.write(trace)
         return [r.to_host() if isinstance(r, ClTensor) else r for r in results]
 
     def __call__(self, *args: Any) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,6 +33,7 @@ from nimble.runtime.opencl import ClTensor
 from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 from nimble.runtime.replay import NotReplayable, Recording, Replays
 from nimble.runtime.workers import current as current_workers
+from nimble.runtime.trace import Tracer
 from nimble.runtime.vm_steps import CALLEE, RESULTS, RETURN, Fatal, Steps, VMError
 from nimble.runtime.workers import workers
 
@@ -131,6 +133,8 @@ class VirtualMachine(Steps):
         self.split_last_run = False
         """Whether the last run split a launch: the next one wakes the workers first."""
         self.profile: dict[str, list[float]] | None = None
+        self.tracer: Tracer | None = None
+        """Records every instruction while set (`start_trace`, runtime/trace.py)."""
         self.steps = 0
         self.max_steps: int | None = None
         self.entries: list[tuple[list[Callable[[list[Any]], int | None]], list[Any], list[int]]] = []
@@ -138,6 +142,9 @@ class VirtualMachine(Steps):
         file a call starts from (constants in place) and its parameters' registers."""
         self.origins: list[list[int]] = []
         """Per function, each step's instruction (its position in the function's code)."""
+        self.fused: list[set[int]] = []
+        """Per function, the instructions (`alloc_storage`) whose step runs the next one too
+        (`_alloc_private`, `_alloc_private_reg`)."""
         for f in program.functions:
             steps, registers, origins = self._decode(f)
             self.entries.append((steps, registers, list(f.params)))
@@ -216,8 +223,8 @@ class VirtualMachine(Steps):
         if index is None:
             raise VMError(f"the module has no function @{name}")
         args = list(args)
-        if self.profile is None and self.max_steps is None and self.per_thread.recording is None \
-                and not self.checked:  # (a replayed run skips the bounds checks)
+        if self.profile is None and self.tracer is None and self.max_steps is None \
+                and self.per_thread.recording is None and not self.checked:  # (a replayed run skips the bounds checks)
             key, trace = self.replays.lookup(index, args)
             if trace is not None and (trace.workers is None or trace.workers is current_workers()) \
                     and trace.lock.acquire(blocking=False):
@@ -277,7 +284,10 @@ class VirtualMachine(Steps):
         code, regs = entries[index][0], self._frame(index, args, depth)
         pc = 0
         counting = self.max_steps is not None
+        tracer = self.tracer
         deepest = MAX_DEPTH - depth
+        if tracer is not None:
+            tracer.enter(index)
         try:
             while True:
                 step = code[pc]
@@ -287,7 +297,12 @@ class VirtualMachine(Steps):
                         if self.steps > self.max_steps:
                             raise VMError(f"@{self.program.functions[index].name}: stopped after {self.max_steps} "
                                           f"instructions")
-                        nxt = step(regs)
+                        if tracer is None:
+                            nxt = step(regs)
+                        else:
+                            start = time.perf_counter_ns()
+                            nxt = step(regs)
+                            tracer.step(index, pc, start, time.perf_counter_ns())
                         if nxt is None:
                             pc += 1
                         elif nxt < 0:
@@ -306,6 +321,8 @@ class VirtualMachine(Steps):
                             pc = nxt
                         step = code[pc]
                 if nxt == RETURN:
+                    if tracer is not None:
+                        tracer.leave()
                     if not frames:
                         return regs[RESULTS]
                     results = regs[RESULTS]
@@ -326,19 +343,23 @@ class VirtualMachine(Steps):
                     for r, a in zip(params, callee_args):
                         regs[r] = a
                     index, pc = callee, 0
+                    if tracer is not None:
+                        tracer.enter(index)
         except VMError:
             raise
-        except Fatal as e:
-            at = self.origins[index][pc]
-            f = self.program.functions[index]
-            raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {e}") from None
-        except LaunchError as e:
-            raise VMError(str(e)) from None
-        except (TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError, RecursionError,
-                MemoryError) as e:
-            at = self.origins[index][pc]
-            f = self.program.functions[index]
-            raise VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {type(e).__name__}: {e}") from None
+        except (Fatal, LaunchError, TypeError, ValueError, IndexError, AttributeError, KeyError, ArithmeticError,
+                RecursionError, MemoryError) as e:
+            raise self._error(e, index, pc) from None
+
+    def _error(self, e: Exception, index: int, pc: int) -> VMError:
+        """The VMError of an exception in step `pc` of function `index`, naming the
+        function and the instruction (a launch's error names its kernel already)."""
+        if isinstance(e, LaunchError):
+            return VMError(str(e))
+        at = self.origins[index][pc]
+        f = self.program.functions[index]
+        what = str(e) if isinstance(e, Fatal) else f"{type(e).__name__}: {e}"
+        return VMError(f"@{f.name} instruction {at} ({vm.INSTRUCTIONS[f.code[at][0]][0]}): {what}")
 
     def _frame(self, index: int, args: list[Any], depth: int) -> list[Any]:
         """The registers of a call of function `index` on `args`, `depth` calls deep;
@@ -360,6 +381,18 @@ class VirtualMachine(Steps):
         self.steps = 0
         self.max_steps = 1 << 62  # the counting dispatch loop
         return self.profile
+
+    def start_trace(self) -> Tracer:
+        """Record every instruction of the calls from now on (`stop_trace` ends it)."""
+        self.tracer = Tracer(self)
+        self._untraced_steps = self.max_steps
+        self.max_steps = self.max_steps or 1 << 62  # the counting dispatch loop
+        return self.tracer
+
+    def stop_trace(self) -> Tracer:
+        tracer, self.tracer = self.tracer, None
+        self.max_steps = self._untraced_steps
+        return tracer
 
     def profile_report(self, profile: dict[str, list[float]], total: float) -> str:
         """Time per kernel (and device copy, and op run by its own implementation), and
@@ -408,6 +441,7 @@ class VirtualMachine(Steps):
         zeros = {r for r, v in enumerate(registers) if v.__class__ is int and v == 0}
         private = set(private_tensor_storages(f.code, vm.OPCODES["alloc_storage"], vm.OPCODES["alloc_tensor"],
                                               vm.OPCODES["alloc_tensor_reg"], zeros))
+        self.fused.append(private)
         tensor_ops = (vm.OPCODES["alloc_tensor"], vm.OPCODES["alloc_tensor_reg"])
         self._holders: dict[int, list[tuple[int, tuple]]] = {}
         """Per storage register of the function being decoded, the tensors made in it
