@@ -5,13 +5,11 @@ be split into chunks."""
 
 from __future__ import annotations
 
-
 from xdsl.dialects import memref, scf, vector
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects import arith
-
 from nimble.dialects.loop import COOPERATIVE_MARK, SHARED_BUFFERS, WORK_MARK, AllocOp, ForeachOp, Level, ReduceOp
 
 DYNAMIC_TRIPS = 512

@@ -50,8 +50,6 @@ class Scope:
         return None
 
 
-
-
 def is_number(node: Tree) -> bool:
     """A number literal, possibly negated: typed by the context it appears in."""
     return node.data == "number" or (node.data == "neg" and is_number(node.children[0]))

@@ -38,7 +38,6 @@ from nimble.lowering.kernel_parts import Dim, Frame, KernelDims, Panel, Pixels, 
 from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
 
 
-
 class NoLoopLowering(Exception):
     """A group member has no loop lowering (it stays on the host, run by the reference)."""
 

@@ -16,8 +16,8 @@ from xdsl.ir import Operation, SSAValue
 from nimble.dialects import arith
 from nimble.dialects import graph, loop
 from nimble.lowering.kernel_builder import Dim, KernelBuilder
-from nimble.lowering.window_rules import dram_buffer
 from nimble.lowering.scalar import const, convert
+from nimble.lowering.window_rules import dram_buffer
 
 
 DEVICE_TABLE_GRID = 16

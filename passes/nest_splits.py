@@ -18,7 +18,7 @@ from nimble.dialects.shape_functions import constant_index
 
 
 def split_nest(outer: loop.ForeachOp, inner: loop.ForeachOp, rows: bool,
-           cut_of: Callable[[Builder, SSAValue], SSAValue]) -> tuple[loop.ForeachOp, loop.ForeachOp] | None:
+               cut_of: Callable[[Builder, SSAValue], SSAValue]) -> tuple[loop.ForeachOp, loop.ForeachOp] | None:
     """Split the nest's rows (`rows`) or columns at `cut_of(builder, rows)` (built before
     the nest). The nest keeps [0, cut) and returns a copy for [cut, n) (its iv counts from
     0; the body sees cut + iv). None if the bounds are computed inside the nest.

@@ -22,7 +22,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
-
 from nimble.passes.tile_emitter import (
     Copy,
     Emitter,

@@ -281,7 +281,6 @@ def test_reductions(n, rng, run):
     np.testing.assert_array_equal(i, x.argmax(2))
 
 
-
 @pytest.mark.parametrize("n", SIZES)
 def test_cumsum_forms(n, rng, run):
     """Every (exclusive, reverse) form along an axis of `?` length, floats and ints."""

@@ -27,7 +27,6 @@ from nimble.lowering.llvm.common import PTR, Buffer, llvm_function, llvm_type, t
 _PROPERTIES: dict[tuple, dict[str, Attribute]] = {}  # (see `LoweringBase.made`)
 
 
-
 class LoweringBase:
     """Translates one kernel `func.func` into an `llvm.func` (with its CFG): the state."""
 

@@ -44,14 +44,12 @@ def llvm_type(t: Attribute) -> Attribute:
     return t
 
 
-
 def type_suffix(t: Attribute) -> str:
     if isinstance(t, VectorType):
         return f"v{t.get_shape()[0]}{type_suffix(t.get_element_type())}"
     if isinstance(t, AnyFloat):
         return f"f{t.bitwidth}"
     return f"i{t.width.data}"
-
 
 
 @dataclass
@@ -72,13 +70,11 @@ class LazyBuffer:
     slot: SSAValue
 
 
-
 def llvm_function(name: str, t: llvm.LLVMFunctionType, linkage: str, body: Region | None = None) -> llvm.FuncOp:
     """An `llvm.func` with the properties xdsl's parser gives one (`unnamed_addr` 0, which
     its printer leaves out), so that the printed IR parses back to the same module."""
     return llvm.FuncOp(name, t, linkage=llvm.LinkageAttr(linkage), body=body,
                        other_props={"unnamed_addr": IntegerAttr(0, 64)})
-
 
 
 def bytes_of(t: VectorType) -> VectorType:

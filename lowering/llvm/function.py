@@ -239,7 +239,6 @@ SHORT_REDUCTION = 16
 """Steps below which a reduction loop sums in order (`_fewer_steps_than`)."""
 
 
-
 def _fewer_steps_than(op: loop.ReduceOp, n: int) -> bool:
     """Whether the loop runs from `upper - upper % c` to `upper` by 1, c <= n: fewer than
     n steps."""
@@ -249,7 +248,6 @@ def _fewer_steps_than(op: loop.ReduceOp, n: int) -> bool:
     rem = lower.rhs.owner
     c = constant_index(rem.rhs) if isinstance(rem, arith.RemSIOp) and rem.lhs is op.upper else None
     return c is not None and 0 < c <= n
-
 
 
 _HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] = {

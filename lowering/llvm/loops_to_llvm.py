@@ -55,7 +55,6 @@ def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
     return llvm_function(kernel.sym_name.data, llvm.LLVMFunctionType([PTR]), "external", Region(entry))
 
 
-
 def lower_kernels(module: ModuleOp, devices: Sequence[str] = (Device.CPU,),
                   check_bounds: bool | None = None) -> ModuleOp:
     """A new module of `llvm` functions: one wrapper + body per kernel of `module` for
@@ -69,7 +68,6 @@ def lower_kernels(module: ModuleOp, devices: Sequence[str] = (Device.CPU,),
         body = FunctionLowering(kernel, externals, check).run()
         functions += [body, _wrapper(kernel, body)]
     return ModuleOp([*externals.values(), *functions])
-
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,10 @@ STACK_LIMIT = 1 << 16
 a weight matrix) come from the heap."""
 
 
-
 def on_heap(op: loop.AllocOp) -> bool:
     """Whether a buffer is malloc'd (sized at run time, or over STACK_LIMIT), not a stack slot."""
     t = op.memref.type
     return bool(op.dynamic_sizes) or product(t.get_shape()) * byte_size(t.get_element_type()) > STACK_LIMIT
-
 
 
 class MemoryLowering(LoweringBase):

@@ -3,7 +3,6 @@ arguments (`GridEvaluator`), and which values it can compute (`host_computable`)
 
 from __future__ import annotations
 
-
 import math
 from collections.abc import Callable, Sequence
 
@@ -17,8 +16,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from nimble.dialects import arith
 from nimble.dialects import kernel_analysis, loop
 from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS, ceil_div
-
-
 from nimble.lowering.opencl.c_source import KernelSource, NoDeviceLowering, type_key
 
 

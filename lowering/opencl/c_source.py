@@ -3,7 +3,6 @@ emitted kernel's `Param`s and `Phase`s, and the scalar expression tables."""
 
 from __future__ import annotations
 
-
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from nimble.dialects import arith
 from nimble.dialects import loop
-
 
 
 class NoDeviceLowering(Exception):
