@@ -12,9 +12,9 @@ import types
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Executable", "compile", "interpret", "load", "parse", "__version__"]
+__all__ = ["Executable", "compile", "interpret", "load", "parse", "visualize", "__version__"]
 
-_WHERE = {"interpret": "nimble.api", "parse": "nimble.api", "compile": "nimble.compile",
+_WHERE = {"interpret": "nimble.api", "parse": "nimble.api", "visualize": "nimble.api", "compile": "nimble.compile",
           "Executable": "nimble.runtime.executable", "load": "nimble.runtime.executable"}
 
 

@@ -55,3 +55,14 @@ def _read(source: str | os.PathLike[str], name: str | None) -> tuple[str, str]:
 def interpret(module: ModuleOp, *args: Any, entry: str = "main", base_dir: str = ".") -> list[Any]:
     """Run `entry` in the reference interpreter (the meaning every backend must match)."""
     return _run(module, *args, entry=entry, base_dir=base_dir)
+
+
+def visualize(module: ModuleOp | str | os.PathLike[str], path: str | os.PathLike[str],
+              function: str | None = None) -> Any:
+    """Draw the module's functions (or `function`) to `path` (.svg, .png, .pdf, or .dot
+    for Graphviz's text): ops as nodes, values as edges with their types, regions as
+    clusters, devices as colours (`nimble/op_graph.py`). A model's path is parsed first;
+    a module is drawn at whatever stage it is."""
+    from nimble.op_graph import visualize as draw
+
+    return draw(module if isinstance(module, ModuleOp) else parse(module), path, function)

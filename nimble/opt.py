@@ -22,9 +22,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from nimble.dialects.device import Device
 from nimble import __version__
 from nimble.dialects import loop
+from nimble.dialects.device import Device
 from nimble.dialects.target import set_target
 from nimble.diagnostics import (
     Diagnostic,
@@ -135,6 +135,13 @@ def _emit_spatial(module: ModuleOp, out: IO[str]) -> None:
     out.write(spatial_listing(module))
 
 
+def _emit_dot(module: ModuleOp, out: IO[str]) -> None:
+    """The module as a Graphviz graph (`--view-op-graph`, `nimble/op_graph.py`)."""
+    from nimble.op_graph import op_graph
+
+    out.write(op_graph(module))
+
+
 def _emit_vm_asm(module: ModuleOp, out: IO[str]) -> None:
     """The VM listing; a module above the VM level is first compiled to it."""
     from nimble.compile import to_vm
@@ -170,6 +177,7 @@ class NimbleOptMain(xDSLOptMain):
         self.available_targets["opencl"] = _emit_opencl
         self.available_targets["spatial"] = _emit_spatial
         self.available_targets["vm"] = self._emit_bytecode
+        self.available_targets["dot"] = _emit_dot
 
     def _emit_bytecode(self, module: ModuleOp, out: IO[str]) -> None:
         """`-t vm -o model.nbc`: the bytecode module (binary, so `-o` is required)."""
@@ -194,6 +202,10 @@ class NimbleOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
             "--list-passes", action="store_true", help="List every pass with its summary and options"
+        )
+        arg_parser.add_argument(
+            "--view-op-graph", action="store_true",
+            help="Print the module after the passes as a Graphviz graph (the same as -t dot)"
         )
         arg_parser.add_argument(
             "--traceback", action="store_true", help="Show Python tracebacks of internal errors"
@@ -242,6 +254,8 @@ class NimbleOptMain(xDSLOptMain):
 
     # -- running ------------------------------------------------------------------------
     def run(self) -> int:  # type: ignore[override]
+        if self.args.view_op_graph:
+            self.args.target = "dot"
         if self.args.list_passes:
             print("Available passes:")
             for name in sorted(self.available_passes):
