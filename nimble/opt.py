@@ -11,7 +11,7 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from io import BytesIO
 from typing import IO, Any
 
@@ -42,7 +42,7 @@ from nimble.frontend import parse_nb
 from nimble.frontend.errors import FrontendError
 from nimble.frontend.printer import PrintError, print_nb
 from nimble.parser import parse_mlir
-from nimble.registry import all_dialects, all_passes
+from nimble.registry import all_dialects, all_passes, registry
 from nimble.runtime import cpu_target
 from nimble.runtime.cpu_target import TargetError
 
@@ -150,6 +150,24 @@ def _emit_vm_asm(module: ModuleOp, out: IO[str]) -> None:
     out.write(listing(to_vm(module)))
 
 
+class ToolError(Exception):
+    """A use of the tool that cannot work (a target that does not take Nimble's IR, a
+    binary target without `-o`): `nimble-opt: error: ...`, exit status 1."""
+
+
+NIMBLE_TARGETS = ("mlir", "nb", "dot", "llvm", "vm-asm", "vm", "opencl", "spatial")
+"""The targets that take Nimble's IR (`-t`); xdsl's others are for its own dialects."""
+GENERIC_PASSES = ("canonicalize", "cse", "dce")
+"""xdsl's passes that work on any dialect's IR, listed with Nimble's (`--help`, `--list-passes`)."""
+
+
+def _foreign_target(name: str) -> Callable[[ModuleOp, IO[str]], None]:
+    def refuse(module: ModuleOp, out: IO[str]) -> None:
+        raise ToolError(f"target '{name}' is xdsl's, for IR of its own dialects, not Nimble's; Nimble's targets: "
+                        f"{', '.join(NIMBLE_TARGETS)}")
+    return refuse
+
+
 class NimbleOptMain(xDSLOptMain):
     """The `nimble-opt` tool."""
 
@@ -178,6 +196,9 @@ class NimbleOptMain(xDSLOptMain):
         self.available_targets["spatial"] = _emit_spatial
         self.available_targets["vm"] = self._emit_bytecode
         self.available_targets["dot"] = _emit_dot
+        for name in self.available_targets:
+            if name not in NIMBLE_TARGETS:
+                self.available_targets[name] = _foreign_target(name)
 
     def _emit_bytecode(self, module: ModuleOp, out: IO[str]) -> None:
         """`-t vm -o model.nbc`: the bytecode module (binary, so `-o` is required)."""
@@ -185,7 +206,7 @@ class NimbleOptMain(xDSLOptMain):
         from nimble.runtime.bytecode import program_from_module
 
         if self.args.output_file is None:
-            raise ValueError("-t vm writes a binary bytecode module: give the file with -o")
+            raise ToolError("-t vm writes a binary bytecode module: give the file with -o")
         to_vm(module)
         exe = Executable.from_program(program_from_module(module, self._base_dir()), module)
         exe.save(self.args.output_file)
@@ -201,8 +222,10 @@ class NimbleOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
-            "--list-passes", action="store_true", help="List every pass with its summary and options"
+            "--list-passes", action="store_true",
+            help="List Nimble's passes (and xdsl's that work on any IR) with their summaries and options"
         )
+        arg_parser.add_argument("--all", action="store_true", help="With --list-passes: xdsl's other passes too")
         arg_parser.add_argument(
             "--view-op-graph", action="store_true",
             help="Print the module after the passes as a Graphviz graph (the same as -t dot)"
@@ -225,7 +248,14 @@ class NimbleOptMain(xDSLOptMain):
             help="Feature overrides for --cpu (`-avx512f,+fma`)",
         )
         for action in arg_parser._actions:
-            if action.dest == "verify_diagnostics":
+            if action.dest == "passes":
+                action.help = (f"Comma-separated passes, options in braces (`place-devices{{default=opencl}}`): "
+                               f"{', '.join(sorted(registry().passes))}, and xdsl's {', '.join(GENERIC_PASSES)} "
+                               f"(`--list-passes` describes them; `--list-passes --all` lists xdsl's others)")
+            elif action.dest == "target":
+                action.help = (f"Output: {', '.join(NIMBLE_TARGETS)} (mlir by default; vm, a bytecode "
+                               f"module, needs -o; dot is --view-op-graph)")
+            elif action.dest == "verify_diagnostics":
                 action.help = (
                     "Check the diagnostics against `expected-error/warning/note` comments "
                     "in the input; exit 1 on any mismatch"
@@ -257,8 +287,11 @@ class NimbleOptMain(xDSLOptMain):
         if self.args.view_op_graph:
             self.args.target = "dot"
         if self.args.list_passes:
-            print("Available passes:")
-            for name in sorted(self.available_passes):
+            shown = [n for n in sorted(self.available_passes)
+                     if self.args.all or n in registry().passes or n in GENERIC_PASSES]
+            print("Available passes:" if self.args.all else "Nimble's passes (and xdsl's that work on any IR; "
+                  "--all lists xdsl's others):")
+            for name in shown:
                 print(pass_summary(self.available_passes[name]()))
             return 0
         name = self.args.input_file or "<stdin>"
@@ -396,6 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (KeyboardInterrupt, SystemExit):
         raise
+    except ToolError as e:
+        print(f"nimble-opt: error: {e}", file=sys.stderr)
+        return 1
     except BaseException as e:
         if show_traceback:
             traceback.print_exc()

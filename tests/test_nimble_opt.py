@@ -161,3 +161,25 @@ def test_large_hex_constant_parses():
 def test_unterminated_string_is_a_located_error(tmp_path, capsys):
     code, _, err = run([], tmp_path, 'func.func @f() attributes {s = "abc\\"d\n  func.return\n}\n', capsys)
     assert code == 1 and "in.mlir:1:" in err and "closing string literal" in err
+
+
+def test_list_passes_shows_nimbles_and_all_shows_xdsls_others(capsys):
+    assert main(["--list-passes"]) == 0
+    short = capsys.readouterr().out
+    assert "  tile-vectorize " in short and "  place-devices " in short
+    assert "convert-arith-to-riscv" not in short
+    assert main(["--list-passes", "--all"]) == 0
+    assert "convert-arith-to-riscv" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("target", ["x86-asm", "wgsl", "riscv-asm"])
+def test_a_target_for_xdsls_own_dialects_is_refused_in_one_line(target, tmp_path, capsys):
+    code, out, err = run(["-t", target], tmp_path, "func.func @f() {\n  func.return\n}\n", capsys)
+    assert code == 1 and not out
+    assert err.strip() == (f"nimble-opt: error: target '{target}' is xdsl's, for IR of its own dialects, not "
+                           f"Nimble's; Nimble's targets: mlir, nb, dot, llvm, vm-asm, vm, opencl, spatial")
+
+
+def test_bytecode_target_without_an_output_file_is_a_usage_error(tmp_path, capsys):
+    code, _, err = run(["-t", "vm"], tmp_path, "func.func @f() {\n  func.return\n}\n", capsys)
+    assert code == 1 and "give the file with -o" in err and "internal error" not in err
