@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from nimble import __version__
 from nimble.api import parse
 from nimble.frontend.errors import FrontendError
 from nimble.dialects.graph.types import dims, is_bool, is_float, numpy_dtype
@@ -53,6 +54,7 @@ def random_value(t: Attribute, size: int, rng: np.random.Generator, sizes: Seque
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-interpret", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("file")
     p.add_argument("--entry", default="main")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")

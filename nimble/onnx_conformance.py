@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from nimble import __version__
 from nimble.frontend.onnx import NeedsConstant, OnnxImportError, import_onnx
 
 @dataclass
@@ -136,6 +137,7 @@ def table(results: list[Result]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-onnx-conformance", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--target", default="llvm")
     p.add_argument("--filter", help="only cases whose name contains this")
     p.add_argument("--write", help="write the names of the passing cases to this file")

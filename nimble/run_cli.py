@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from nimble import __version__
 from nimble.dialects.device import Device
 from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
@@ -175,6 +176,7 @@ def _compile_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
     _compile_options(p)
     p.add_argument("--entry", default="main")
@@ -278,6 +280,7 @@ def check_results(results: Sequence[Any], expected: Sequence[Any], rtol: float, 
 def compile_main(argv: Sequence[str] | None = None) -> int:
     """nimble-compile: compile a model into one bytecode file."""
     p = argparse.ArgumentParser(prog="nimble-compile", description="Compile a model into a bytecode module (.nbc).")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("file")
     p.add_argument("-o", "--output", help="output path (default: the model's name with .nbc)")
     _compile_options(p)

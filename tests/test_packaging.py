@@ -4,6 +4,8 @@
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -55,3 +57,20 @@ def test_every_module_imports_on_its_own():
     with ThreadPoolExecutor(4) as pool:
         failures = [f for f in pool.map(imports, names) if f is not None]
     assert len(names) > 100 and not failures, "\n".join(failures)
+
+
+
+SCRIPTS = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]["scripts"]
+
+
+@pytest.mark.parametrize("prog", sorted(SCRIPTS))
+def test_every_tool_says_its_version(prog, capsys):
+    """`--version` prints the package's one version (nimble-opt's adds xdsl's)."""
+    import importlib
+
+    import nimble
+
+    module, name = SCRIPTS[prog].split(":")
+    with pytest.raises(SystemExit) as stop:
+        getattr(importlib.import_module(module), name)(["--version"])
+    assert stop.value.code in (0, None) and capsys.readouterr().out.startswith(f"{prog} {nimble.__version__}")

@@ -25,6 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from nimble import __version__
+
+
 def _checkout(given: str | None = None) -> Path:
     """The source checkout whose examples and lit inputs seed the corpora: `--checkout`,
     the current directory, or the one this module was installed from (editable)."""
@@ -207,6 +210,7 @@ TARGETS: dict[str, Target] = {
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-fuzz-coverage", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("target", choices=sorted(TARGETS))
     p.add_argument("--runs", type=int, default=-1, help="inputs to run (default: until --time)")
     p.add_argument("--time", type=int, default=60, help="seconds to run (default 60)")

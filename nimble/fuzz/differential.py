@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from nimble import __version__
+
 SIZES = (1, 2, 3, 5, 8, 17)
 RTOL, ATOL = 1e-3, 1e-3
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -391,6 +393,7 @@ class _Worker:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="nimble-fuzz-differential", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--count", type=int, help="programs to run (default: until --time)")
     p.add_argument("--time", type=float, default=60.0, help="seconds to run (default 60)")
     p.add_argument("--seed", type=int, default=0, help="the first program's seed")
