@@ -13,6 +13,7 @@ worker threads, which a steady state does not pay).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -190,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="untimed runs first (the first run builds each kernel's launch plan and may start the "
                         "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
+    p.add_argument("--output-dir", metavar="DIR",
+                   help="write each result as DIR/result_<i>.npy (a scalar as a 0-d array)")
     p.add_argument("--trace", metavar="FILE.json",
                    help="write a trace of one more call, after the timed ones, for https://ui.perfetto.dev or "
                         "chrome://tracing: each VM instruction, kernel launch, allocation and device copy")
@@ -239,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nimble-run: error: {_located(e)}", file=sys.stderr)
         return 1
     print_results(results)
+    if args.output_dir:
+        problem = save_results(results, args.output_dir)
+        if problem is not None:
+            print(f"nimble-run: error: {problem}", file=sys.stderr)
+            return 1
     print(_summary(exe, args, bytecode, t_compile, times))
     if args.timings and exe.stats is not None:
         print("compile steps:\n" + exe.stats.report(exe.code))
@@ -253,6 +261,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"nimble-run: check failed: {problem}", file=sys.stderr)
             return 1
     return 0
+
+
+def save_results(results: Sequence[Any], folder: str) -> str | None:
+    """Each result as `folder/result_<i>.npy` (the folder made if needed); why not, if
+    one is not an array or a number (an ADT value, a tuple), or the folder cannot be
+    written (None: all written)."""
+    arrays = []
+    for i, r in enumerate(results):
+        if not isinstance(r, np.ndarray | int | float | np.generic):
+            return f"result #{i} is a {type(r).__name__}, not an array: --output-dir writes arrays only"
+        arrays.append(np.asarray(r))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for i, a in enumerate(arrays):
+            np.save(os.path.join(folder, f"result_{i}.npy"), a, allow_pickle=False)
+    except OSError as e:
+        return f"cannot write the results to {folder}: {e.strerror}"
+    return None
 
 
 def check_results(results: Sequence[Any], expected: Sequence[Any], rtol: float, atol: float) -> str | None:

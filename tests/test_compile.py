@@ -471,3 +471,34 @@ def test_identical_groups_share_one_kernel(rng, tmp_path):
             h = np.maximum(h @ w.T + b, 0)
         for e in (exe, loaded):
             np.testing.assert_allclose(e(x, *params, w4), h @ w4.T, rtol=1e-4, atol=1e-4)
+
+
+def test_nimble_run_runs_a_saved_module_on_npy_inputs_and_writes_npy_outputs(tmp_path, capsys):
+    """The user's loop: compile once to a .nbc, then run it on arrays from files and keep
+    the results as files (the same values `Executable.run` gives)."""
+    from nimble.run_cli import compile_main, main
+
+    module = tmp_path / "mlp.nbc"
+    assert compile_main([str(ROOT / "examples/mlp.mlir"), "-o", str(module), "--quiet"]) == 0
+    exe = nimble.load(module)
+    rng = np.random.default_rng(3)
+    names, inputs = exe.vm.signatures[exe.entry][1], []
+    for name, t in zip(names, exe.vm.signatures[exe.entry][0].inputs.data):
+        shape = [5 if d < 0 else d for d in t.get_shape()]
+        inputs.append(rng.standard_normal(shape).astype(np.float32))
+        np.save(tmp_path / f"{name}.npy", inputs[-1])
+    feeds = [f"--input={name}={tmp_path / f'{name}.npy'}" for name in names]
+    assert main([str(module), *feeds, "--output-dir", str(tmp_path / "out"), "--quiet"]) == 0
+    expected = exe.run(*inputs)
+    written = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in written] == [f"result_{i}.npy" for i in range(len(expected))]
+    for path, want in zip(written, expected):
+        np.testing.assert_array_equal(np.load(path), want)
+
+
+def test_nimble_run_output_dir_refuses_what_is_not_an_array(tmp_path, capsys):
+    from nimble.run_cli import save_results
+
+    assert "result #1 is a tuple" in save_results([np.zeros(2), (1, 2)], str(tmp_path / "out"))
+    assert save_results([np.zeros(2), 3], str(tmp_path / "out")) is None
+    assert np.load(tmp_path / "out" / "result_1.npy") == 3
