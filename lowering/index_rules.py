@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ShapedType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import arith
@@ -52,7 +52,7 @@ def numpy_broadcast(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim],
 
 def broadcast_index(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim], idx: Sequence[Dim],
                     op: Operation) -> list[Dim]:
-    if not hasattr(value.type, "get_shape"):
+    if not isinstance(value.type, ShapedType):
         return []
     if isinstance(op, graph.BatchNormOp) and value is not op.input:
         return [idx[1]]  # per-channel parameters

@@ -33,7 +33,7 @@ from collections.abc import Collection
 
 import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import FixedBitwidthType, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -72,7 +72,7 @@ def padded_constant(value: SSAValue, shape: tuple[int, int]) -> ConstantOp:
 
 def _element_bytes(t: MemRefType) -> int:
     element = t.get_element_type()
-    return element.bitwidth // 8 if hasattr(element, "bitwidth") else 0
+    return element.bitwidth // 8 if isinstance(element, FixedBitwidthType) else 0
 
 
 def _aliases(rows: int, cols: int, width: int) -> bool:

@@ -29,6 +29,7 @@ from nimble.dialects import vm
 from nimble.runtime.allocator import StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program
 from nimble.runtime.kernels import KernelEntry, LaunchError, check_launches
+from nimble.runtime.llvm_jit import KernelCode
 from nimble.runtime.opencl import ClTensor
 from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 from nimble.runtime.replay import NotReplayable, Recording, Replays
@@ -102,7 +103,7 @@ class VirtualMachine(Steps):
 
         self.program = program
         self.code = code  # the CPU kernels' machine code (`llvm_jit.KernelCode`), alive as long as the VM
-        self.checked = bool(getattr(code, "checked", False))  # (compiled with bounds checks; tests pass dicts)
+        self.checked = isinstance(code, KernelCode) and code.checked  # (compiled with bounds checks)
         self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
         self.pool = ThreadPoolExecutor(max_workers=self.threads - 1) if self.threads > 1 else None
         self.storage = StoragePool()
