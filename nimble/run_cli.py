@@ -175,7 +175,8 @@ def _compile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line while kernels compile")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _run_parser() -> argparse.ArgumentParser:
+    """nimble-run's options."""
     p = argparse.ArgumentParser(prog="nimble-run", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
@@ -209,7 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--jit", choices=JIT_MODES, default="eager",
                    help="eager: compile every kernel before the first run, on every core (the default); lazy: "
                         "each kernel at its first launch")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _run_parser().parse_args(argv)
     if args.dynamic_size is not None:
         args.dim.insert(0, str(args.dynamic_size))
     try:
