@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +19,10 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from nimble.dialects import loop
-from nimble.dialects.device import Device, GROUP_OF, HOST_FUNCTION
+from nimble.dialects.device import GROUP_OF, HOST_FUNCTION, Device
 from nimble.dialects.target import target_of
 from nimble.reference import InterpreterError
-from nimble.runtime import cpu_target
+from nimble.runtime import cpu_target, signature
 from nimble.runtime.bytecode import BytecodeError, Program, decode, encode
 from nimble.runtime.cpu_target import CpuTarget, TargetError, TargetWarning
 from nimble.runtime.opencl import ClTensor
@@ -139,6 +140,11 @@ class Executable:
         """All results of function `entry` (default: the compiled entry), as a list.
         `trace`: write a Chrome / Perfetto trace of this call there (runtime/trace.py)."""
         name = entry or self.entry
+        if len(args) == 1 and isinstance(args[0], Mapping):  # inputs by name
+            try:
+                args = tuple(signature.feeds_in_order(args[0], self._signature(name)[1], name))
+            except ValueError as e:
+                raise InterpreterError(str(e)) from None
         values = [np.asarray(a) if isinstance(a, list | float) else a for a in args]
         self.vm.check_arguments(name, values)
         if trace is not None:
@@ -152,6 +158,20 @@ class Executable:
         if tracer is not None:
             tracer.write(trace)
         return [r.to_host() if isinstance(r, ClTensor) else r for r in results]
+
+    def inputs(self, entry: str | None = None) -> list[signature.ValueInfo]:
+        """The entry's parameters: name, element type, dims (named dims by name, None for
+        an unnamed `?`), as ONNX Runtime's `get_inputs()`."""
+        return signature.inputs(*self._signature(entry or self.entry))
+
+    def outputs(self, entry: str | None = None) -> list[signature.ValueInfo]:
+        """The entry's results (`result_<i>`), as `get_outputs()`."""
+        return signature.outputs(self._signature(entry or self.entry)[0])
+
+    def _signature(self, entry: str) -> tuple[Any, list[str], dict[str, str]]:
+        if entry not in self.vm.signatures:
+            raise InterpreterError(f"the module has no entry @{entry} with a signature")
+        return self.vm.signatures[entry]
 
     def __call__(self, *args: Any) -> Any:
         results = self.run(*args)
