@@ -7,7 +7,7 @@ or a section outside the file is an assertion failure or a wild write, not an er
 refuses (`ElfError`) anything out of bounds or of a kind Nimble's own objects never hold
 (x86-64 `ET_REL` objects as LLVM emits them: code, read-only data, string and symbol
 tables, RELA relocations, unwind tables). What the code then does is not checked: object
-code is code (see README, "Trust").
+code is code (see docs/reliability.md, "Trust").
 """
 
 from __future__ import annotations

@@ -106,8 +106,8 @@ def test_programs_the_fuzzer_found_wrong_are_right(path):
 
 @pytest.mark.parametrize("target", ["nb", "mlir", "onnx", "nbc", "kernel-cache"])
 def test_coverage_guided_smoke_run(target, tmp_path):
-    """CI's short run of each atheris target (the long, instrumented runs: README,
-    Reliability): its seeds and a few hundred mutations, every one handled (a clear
+    """CI's short run of each atheris target (the long, instrumented runs:
+    docs/reliability.md): its seeds and a few hundred mutations, every one handled (a clear
     error counts)."""
     pytest.importorskip("atheris")
     checkout = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""What is thread-safe (README, Reliability): one compiled model may be called from many
+"""What is thread-safe (docs/reliability.md): one compiled model may be called from many
 Python threads at once, at different shapes, cold (no call recorded yet) or warm, and
 several models at once; each call's results are bit-for-bit those of serial calls.
 (Processes sharing the kernel and program caches: test_kernel_cache.py and

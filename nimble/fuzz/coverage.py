@@ -137,7 +137,7 @@ def _onnx_seeds() -> list[bytes]:
 
 _TRUSTED: list[list[bytes]] = []
 """The seeds' object code: the VM runs a module only when its code is one of these
-(object code is code: a mutated one may do anything; see README, Trust)."""
+(object code is code: a mutated one may do anything; see docs/reliability.md, Trust)."""
 
 
 def _nbc(data: bytes) -> None:
