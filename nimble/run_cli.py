@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -76,7 +77,7 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     signature, names, dim_names = exe.signatures[entry]
     for item in args.input:
         if "=" not in item or item.startswith("="):
-            raise ValueError(f"--input takes NAME=FILE.npy, not '{item}'")
+            raise ValueError(f"--input takes NAME=FILE.npy or NAME=SHAPExTYPE[=VALUES], not '{item}'")
     given = dict(item.split("=", 1) for item in args.input)
     default, sized = _dims(args.dim)
     ranks = [len(getattr(t, "get_shape", lambda: [])()) for t in signature.inputs.data]
@@ -90,13 +91,47 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     values = []
     for i, (t, name, rank) in enumerate(zip(signature.inputs.data, names, ranks)):
         if name in given:
-            values.append(np.load(given.pop(name)))
+            values.append(input_value(name, given.pop(name)))
             continue
         sizes = [sized.get(dim_names.get(f"{i}.{a}", ""), sized.get(f"{name}.{a}", default)) for a in range(rank)]
         values.append(random_value(t, default, rng, sizes))
     if given:
         raise InterpreterError(f"@{entry} has no parameter named {', '.join(given)}")
     return values
+
+
+INPUT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8,
+               "i32": np.int32, "i64": np.int64}
+"""Element types an inline `--input` names (as iree-run-module spells them)."""
+INLINE = re.compile(r"^((?:\d+x)*)(" + "|".join(INPUT_TYPES) + r")(?:=(.*))?$")
+
+
+def input_value(name: str, spec: str) -> Any:
+    """An `--input NAME=...` value: a `.npy` file; `SHAPExTYPE[=VALUES]` written inline as
+    iree-run-module takes it (`2x3xf32=1,2,3,4,5,6`, `4x8xf32=0.5` fills, `4xi64` zeros,
+    `f32=2` a 0-d array); or an integer (an index parameter)."""
+    m = INLINE.match(spec)
+    if m is None:
+        if re.fullmatch(r"-?\d+", spec):
+            return int(spec)
+        if not os.path.isfile(spec):
+            raise ValueError(f"--input {name}: '{spec}' is neither a .npy file, nor SHAPExTYPE[=VALUES] "
+                             f"(types: {', '.join(INPUT_TYPES)}), nor an integer")
+        return np.load(spec, allow_pickle=False)
+    shape = tuple(int(d) for d in m.group(1).split("x") if d)
+    dtype = INPUT_TYPES[m.group(2)]
+    if m.group(3) is None:
+        return np.zeros(shape, dtype)
+    try:
+        items = [float(v) for v in m.group(3).split(",")]
+    except ValueError:
+        raise ValueError(f"--input {name}: the values '{m.group(3)}' are not numbers") from None
+    count = int(np.prod(shape, dtype=np.int64))
+    if len(items) == 1:
+        return np.full(shape, items[0], dtype)
+    if len(items) != count:
+        raise ValueError(f"--input {name}: {len(items)} values for shape {list(shape)} ({count} elements)")
+    return np.array(items).astype(dtype).reshape(shape)
 
 
 def progress_line(quiet: bool) -> Callable[[int, int], None] | None:
@@ -182,7 +217,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a model (.nb, .mlir, .onnx) or a bytecode module (.nbc)")
     _compile_options(p)
     p.add_argument("--entry", default="main")
-    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy|SHAPExTYPE[=VALUES]",
+                   help="a parameter from a .npy file, or inline as iree-run-module takes it: 2x3xf32=1,2,3,4,5,6, "
+                        "4x8xf32=0.5 (filled), 4xi64 (zeros), or an integer")
     p.add_argument("--random-inputs", action="store_true", help="random values for inputs not given (the default)")
     p.add_argument("--dim", action="append", default=[], metavar="[NAME=]N", help="size of ? dims of random inputs")
     p.add_argument("--dynamic-size", type=_at_least(0), help="same as --dim N")

@@ -3,6 +3,7 @@ stored machine code, threads, and the nimble-run / nimble-opt -t llvm tools."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -305,7 +306,7 @@ def test_nimble_run_rejects_a_dim_name_it_does_not_know():
     (["--threads", "100000"], "argument --threads: 100000 is out of range"),
     (["--dim", "=5"], "--dim takes N or NAME=N (N at least 0), not '=5'"),
     (["--dim", "n=-3"], "--dim takes N or NAME=N (N at least 0), not 'n=-3'"),
-    (["--input", "xs"], "--input takes NAME=FILE.npy, not 'xs'"),
+    (["--input", "xs"], "--input takes NAME=FILE.npy or NAME=SHAPExTYPE[=VALUES], not 'xs'"),
     (["--dim", "n=1000000000000"], "more than 268,435,456: give smaller sizes"),
 ])
 def test_nimble_run_refuses_bad_options(args, message, capsys):
@@ -502,3 +503,22 @@ def test_nimble_run_output_dir_refuses_what_is_not_an_array(tmp_path, capsys):
     assert "result #1 is a tuple" in save_results([np.zeros(2), (1, 2)], str(tmp_path / "out"))
     assert save_results([np.zeros(2), 3], str(tmp_path / "out")) is None
     assert np.load(tmp_path / "out" / "result_1.npy") == 3
+
+
+def test_nimble_run_takes_inputs_inline_as_iree_run_module_does(tmp_path, capsys):
+    """`--input NAME=SHAPExTYPE=VALUES` (listed, or one value filling the tensor),
+    `SHAPExTYPE` (zeros), an integer; a wrong spec is an error that says what is wrong."""
+    from nimble.run_cli import input_value, main
+
+    np.testing.assert_array_equal(input_value("x", "2x3xf32=1,2,3,4,5,6"),
+                                  np.arange(1, 7, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(input_value("x", "2x2xf16=0.5"), np.full((2, 2), 0.5, np.float16))
+    assert input_value("x", "4xi64").dtype == np.int64 and not input_value("x", "4xi64").any()
+    assert input_value("k", "7") == 7 and input_value("s", "f32=2").shape == ()
+    for bad, message in [("2x3xf32=1,2", "2 values for shape [2, 3]"), ("2xf32=a", "not numbers"),
+                         ("missing.npy", "neither a .npy file")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            input_value("x", bad)
+    assert main([str(ROOT / "examples/mlp.mlir"), "--input=x=3x64xf32=0.25", "--output-dir", str(tmp_path / "out"),
+                 "--quiet"]) == 0
+    assert np.load(tmp_path / "out" / "result_0.npy").shape[0] == 3
