@@ -63,7 +63,8 @@ class Tracer:
 
     def _event(self, name: str, category: str, start: int, end: int, args: dict[str, Any]) -> None:
         tid = threading.get_ident()
-        self.threads.setdefault(tid, threading.current_thread().name)
+        if tid not in self.threads:  # (named once, not per event)
+            self.threads[tid] = threading.current_thread().name
         self.events.append({"name": name, "cat": category, "ph": "X", "ts": (start - self.origin) / 1e3,
                             "dur": (end - start) / 1e3, "pid": os.getpid(), "tid": tid, "args": args})
 

@@ -1,12 +1,13 @@
 """The Nimble virtual machine: a register machine running a bytecode `Program`.
 
 Loading pre-decodes every instruction into a Python closure over its fields (made by
-`runtime/vm_steps.py`, one method per mnemonic), so the dispatch loop is `next = code[pc](regs)`: a closure returns None to fall through, a
-jump target, `RETURN` or `CALL`. Calls are frames on a list, not Python frames
+`runtime/vm_steps.py`, one method per mnemonic), so the dispatch loop is
+`next = code[pc](regs)`: a closure returns None to fall through, a jump target,
+`RETURN` or `CALL`. Calls are frames on a list, not Python frames
 (`MAX_DEPTH` deep at most). Values in registers are numpy arrays (tensors), ints and
 bools (index, i1), tuples (shapes, tuples), `AdtValue`s, `Closure`s and `Storage`s.
-Kernels run through `KernelEntry` (checked launches); host functions (CPU fallbacks, and a kernel's group when its
-inputs are empty) through the reference interpreter.
+Kernels run through `KernelEntry` (checked launches); host functions (CPU fallbacks, and
+a kernel's group when its inputs are empty) through the reference interpreter.
 
 Errors in a running program (a failed shape check, a kernel launch with bad shapes, a
 wrong value in a register of a hand-written module) raise `VMError` naming the
@@ -136,6 +137,7 @@ class VirtualMachine(Steps):
         self.profile: dict[str, list[float]] | None = None
         self.tracer: Tracer | None = None
         """Records every instruction while set (`start_trace`, runtime/trace.py)."""
+        self._untraced_steps: int | None = None  # `max_steps` before the trace (restored after)
         self.steps = 0
         self.max_steps: int | None = None
         self.entries: list[tuple[list[Callable[[list[Any]], int | None]], list[Any], list[int]]] = []
