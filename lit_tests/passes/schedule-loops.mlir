@@ -29,7 +29,7 @@
 // CHECK-NEXT: loop.foreach %[[V16:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V4]] step %[[V5]] schedule #loop.schedule<unroll = 6, parallel> {
 // CHECK-NEXT: loop.foreach %[[V17:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V14]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack, dots> {
 // CHECK-NEXT: %[[V18:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V18]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V19:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V18]]) : f32 {
 // CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V16]], %[[V20]]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V20]], %[[V17]]] : memref<64x?xf32>
 // CHECK-NEXT: %[[V23:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V21]], %[[V22]] : f32
@@ -44,7 +44,7 @@
 // CHECK-NEXT: loop.foreach %[[V25:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V15]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, dots> {
 // CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.addi %[[V14]], %[[V25]] : index
 // CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V29:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V27]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V29:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V27]]) : f32 {
 // CHECK-NEXT: %[[V30:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V24]], %[[V29]]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V31:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V29]], %[[V26]]] : memref<64x?xf32>
 // CHECK-NEXT: %[[V32:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V30]], %[[V31]] : f32
@@ -99,7 +99,7 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 // CHECK-NEXT: loop.foreach %[[V19:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V17]] step %[[V5]] schedule #loop.schedule<vector = 16, parallel> {
 // CHECK-NEXT: loop.foreach %[[V20:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 16> {
 // CHECK-NEXT: %[[V21:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V23:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V21]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V22:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V23:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V21]]) : f32 {
 // CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V19]], %[[V23]]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V20]], %[[V23]]] : memref<32x64xf32>
 // CHECK-NEXT: %[[V26:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V24]], %[[V25]] : f32
@@ -168,7 +168,7 @@ func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> t
 // CHECK-NEXT: loop.foreach %[[V22:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V20]] step %[[V5]] schedule #loop.schedule<vector = 16, parallel> {
 // CHECK-NEXT: loop.foreach %[[V23:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V6]] step %[[V5]] schedule #loop.schedule<unroll = 16> {
 // CHECK-NEXT: %[[V24:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V26:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V24]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V25:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V26:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V24]]) : f32 {
 // CHECK-NEXT: %[[V27:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V22]], %[[V26]]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V28:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V23]], %[[V26]]] : memref<128x64xf32>
 // CHECK-NEXT: %[[V29:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V27]], %[[V28]] : f32
@@ -192,7 +192,7 @@ func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> t
 // CHECK-NEXT: %[[V40:[A-Za-z0-9_$.-]+]] = arith.addi %[[V20]], %[[V39]] : index
 // CHECK-NEXT: loop.foreach %[[V41:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V33]] step %[[V5]] schedule #loop.schedule<vector = 16, unroll = 4, pack, dots> {
 // CHECK-NEXT: %[[V42:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V44:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V42]]) : f32 schedule #loop.schedule<unroll = 4> {
+// CHECK-NEXT: %[[V43:[A-Za-z0-9_$.-]+]] = loop.reduce %[[V44:[A-Za-z0-9_$.-]+]] = %[[V3]] to %[[V7]] step %[[V5]] combine(add) init(%[[V42]]) : f32 {
 // CHECK-NEXT: %[[V45:[A-Za-z0-9_$.-]+]] = memref.load %[[V0]][%[[V40]], %[[V44]]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V46:[A-Za-z0-9_$.-]+]] = memref.load %[[V1]][%[[V41]], %[[V44]]] : memref<128x64xf32>
 // CHECK-NEXT: %[[V47:[A-Za-z0-9_$.-]+]] = arith.mulf %[[V45]], %[[V46]] : f32
