@@ -21,6 +21,7 @@ one at a time.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -209,6 +210,9 @@ def _child(compile_one: Job, jobs: list[tuple[int, str]], folder: str) -> None:
     claimed, each result in a file of its own (what a child that dies did is kept), then
     exit (never returning into the parent's code)."""
     code = 1
+    # The parent's objects (the module's IR) out of the child's collections: scanning them
+    # copied their pages too. ResNet-18 cold, 3 runs each: 3.23-3.31 s against 3.33-3.46.
+    gc.freeze()
     try:
         for number, name in jobs:
             if not _claim(folder, number):
