@@ -6,7 +6,7 @@ MODEL: a `.nb`, `.mlir` or `.onnx` file, or `tv:NAME` (torchvision's model NAME,
 `torchvision_models.py`). Compiles the model's passes, then each CPU kernel alone, in
 this process, one after the other (no cache, no workers), timing the steps of
 `runtime/llvm_jit.py`: `lower` (loop-level IR to xdsl's `llvm` dialect), `convert`
-(to llvmlite's IR and its text), `opt` (LLVM parses and optimises it at O3) and
+(to llvmlite's IR and its text), `opt` (LLVM parses and optimises it at O2) and
 `codegen` (object code). Sizes: the kernel's loop-level ops, its register tiles (reduce
 loops carrying two or more vector accumulators: one per remainder variant of a
 micro-kernel), LLVM instructions before and after optimisation, object bytes. Prints
