@@ -10,7 +10,7 @@ STAGES: dict[str, list[str]] = {
     "layout": ["pad-weight-rows"],
     "place": ["place-devices"],
     "loops": ["lower-graph-to-loops", "expand-math", "hoist-invariant", "split-index-sets", "canonicalize", "cse",
-              "schedule-loops", "tile-vectorize", "canonicalize", "cse", "share-packs", "int-range-optimizations"],
+              "schedule-loops", "tile-vectorize", "cse", "share-packs", "int-range-optimizations"],
     "memory": ["manifest-alloc", "simplify-host{cse=true}", "int-range-optimizations{kernels=false}", "simplify-host",
                "host-licm", "plan-memory", "simplify-host", "verify-memory-plan"],
     "vm": ["lower-to-vm"],
