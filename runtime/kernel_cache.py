@@ -34,6 +34,7 @@ import threading
 import warnings
 import zlib
 from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
 
 from nimble.runtime.cpu_target import CpuTarget
@@ -53,20 +54,22 @@ class KernelCacheWarning(UserWarning):
     """The kernel cache cannot be used; compiling goes on without it."""
 
 
+PACKAGES = ("nimble", "nimble.dialects", "nimble.frontend", "nimble.lowering", "nimble.passes", "nimble.runtime")
+"""Nimble's packages, whose sources `code_digest` covers."""
+
+
 @cache
 def code_digest() -> bytes:
     """A digest of Nimble's sources (every `.py` and `.lark` file of its packages,
-    subpackages included: `frontend/onnx`, `dialects/graph`) and of LLVM's versions."""
+    subpackages included: `frontend/onnx`, `dialects/graph`) and of LLVM's versions. The
+    packages are found, not imported (the runtime imports no compiler package)."""
     import llvmlite
     import llvmlite.binding as llvm
 
-    import nimble
-    from nimble import dialects, frontend, lowering, passes, runtime
-
     h = hashlib.sha256(f"llvm {llvm.llvm_version_info} llvmlite {llvmlite.__version__} "
                        f"triple {llvm.get_process_triple()}".encode())
-    for package in (nimble, dialects, frontend, lowering, passes, runtime):
-        root = Path(package.__file__).parent
+    for package in PACKAGES:
+        root = Path(find_spec(package).submodule_search_locations[0])
         for path in sorted([*root.rglob("*.py"), *root.rglob("*.lark")]):
             h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
