@@ -54,6 +54,9 @@ HOST_FUNCTION = "device.host_function"
 fallback op, or a kernel's fusion group: `device.group_of` names the kernel)."""
 GROUP_OF = "device.group_of"
 """On a host function holding a kernel's fusion group: the kernels it checks shapes for."""
+NATIVE_KERNEL = "device.native_kernel"
+"""On a host function outlining one op that is not a loop nest (`graph.nms`): the kernel
+that implements the op on the CPU (`lowering/native_kernels.py`), which the VM calls."""
 PLACEMENT = "device.placement"
 """On a graph op: the device the user pinned it to (`let %y = ... on cpu` in `.nb`); on a
 fusion group or an op outside groups: the device `place-devices` chose."""

@@ -42,6 +42,7 @@ from nimble.dialects.graph.adt import ConstructOp, MatchOp, find_adt
 from nimble.dialects.graph.control import ConditionOp, GetItemOp, IfOp, MakeTupleOp, WhileOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.frontend.printer import named_dim_checks
+from nimble.lowering import native_kernels
 from nimble.passes.plan_memory import PLAN_ATTR
 from nimble.reference import INDEX_COMPARISONS, where
 
@@ -344,7 +345,8 @@ class VmLowering:
         return name
 
     def host_function(self, op: Operation) -> str:
-        """Outline `op` into a host function taking its operands, returning its results."""
+        """Outline `op` into a host function taking its operands, returning its results
+        (with its CPU kernel, where it has one: `native_kernels.attach`)."""
         name = f"host_{self.host_count}"
         self.host_count += 1
         block = Block(arg_types=[v.type for v in op.operands])
@@ -353,6 +355,7 @@ class VmLowering:
         function = func.FuncOp(name, FunctionType.from_lists([v.type for v in op.operands], [r.type for r in op.results]),
                                Region(block), visibility="private")
         function.attributes[HOST_FUNCTION] = StringAttr(op.name)
+        native_kernels.attach(self.module, function, clone)
         self.new_ops.append(function)
         return name
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr, SymbolRefAttr
 
 from nimble.dialects import device, loop, vm
 from nimble.dialects.device import Device
@@ -35,7 +35,7 @@ from nimble.dialects.graph.folding import dense_to_array
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 HEADER = struct.Struct("<8sII16s32s")  # magic, version, sections, producer, SHA-256 of the rest
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -183,6 +183,12 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                 values.append(value)
             code.append((vm.OPCODES[op.MNEMONIC], tuple(values)))
         program_functions.append(Function(f.sym_name.data, f.num_regs.value.data, f.param_regs(), _results_of(f), code))
+    for i, h in enumerate(hosts):  # the kernels of host ops (`device.NATIVE_KERNEL`), called by the VM, not launched
+        native = h.attributes.get(device.NATIVE_KERNEL)
+        if isinstance(native, SymbolRefAttr) and native.root_reference.data not in kernel_index:
+            kfunc = kernel_funcs[native.root_reference.data]
+            kernel_index[kfunc.sym_name.data] = len(kernels)
+            kernels.append(Kernel(kfunc.sym_name.data, i, False, False, 0, kernel_abi(kfunc)))
     interpreter = Interpreter(ModuleOp([]), base_dir)
     arrays = [aligned(_constant_value(c.body.block.first_op, interpreter)) for c in constants]
     host_module = ModuleOp([op.clone() for op in adts] + [h.clone() for h in hosts] + _signatures(functions))

@@ -126,7 +126,7 @@ class Executable:
         from nimble.runtime.vm_steps import native_op
 
         return [f"{f.sym_name.data}: {f.attributes[HOST_FUNCTION].data}" for f in self.vm.host_functions
-                if GROUP_OF not in f.attributes and native_op(f) is None]
+                if GROUP_OF not in f.attributes and native_op(f, self.vm.native_kernels) is None]
 
     def to_device(self, array: Any) -> ClTensor:
         """`array` copied to this executable's OpenCL device, to pass as an argument of

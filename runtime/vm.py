@@ -25,10 +25,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
-from nimble.dialects.device import Device
+from nimble.dialects.device import HOST_FUNCTION, Device
 from nimble.dialects import vm
 from nimble.runtime.allocator import StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program
+from nimble.runtime.cpu_vision import NativeKernel
 from nimble.runtime.kernels import KernelEntry, LaunchError, check_launches
 from nimble.runtime.llvm_jit import KernelCode
 from nimble.runtime.opencl import ClTensor
@@ -36,7 +37,7 @@ from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 from nimble.runtime.replay import NotReplayable, Recording, Replays
 from nimble.runtime.workers import current as current_workers
 from nimble.runtime.trace import Tracer
-from nimble.runtime.vm_steps import CALLEE, RESULTS, RETURN, Fatal, Steps, VMError
+from nimble.runtime.vm_steps import CALLEE, RESULTS, RETURN, Fatal, Steps, VMError, native_kernel_of
 from nimble.runtime.workers import workers
 
 MAX_DEPTH = 100_000
@@ -121,7 +122,9 @@ class VirtualMachine(Steps):
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
         self.argument_checks: dict[str, Any] = {}  # SignatureCheck per entry, built on first call
-        self.kernels: list[KernelEntry] = []
+        self.kernels: list[KernelEntry | None] = []
+        self.native_kernels: dict[str, NativeKernel] = {}
+        """The kernels of host ops (`device.NATIVE_KERNEL`) by name."""
         self.tags = {name: tag for name, tag in program.constructors}
         self.index = {f.name: i for i, f in enumerate(program.functions)}
         try:
@@ -130,7 +133,7 @@ class VirtualMachine(Steps):
             raise
         except Exception as e:  # noqa: BLE001 (whatever a malformed section makes fail)
             raise BytecodeError(f"host functions section: {type(e).__name__}: {e}") from None
-        self.splits = self.threads > 1 and any(k.parallel for k in self.kernels)
+        self.splits = self.threads > 1 and any(k is not None and k.parallel for k in self.kernels)
         """Whether a launch may run in chunks on the workers (held awake during a run)."""
         self.split_last_run = False
         """Whether the last run split a launch: the next one wakes the workers first."""
@@ -194,6 +197,13 @@ class VirtualMachine(Steps):
             if k.name not in code:
                 raise BytecodeError(f"kernel '{k.name}' is not in the object code")
             group = self.host_functions[k.group]
+            if native_kernel_of(group) == k.name:  # a host op's kernel: called by its host function's step
+                native = NativeKernel(k, functools.partial(code.address, k.name), code.checked)
+                if not native.fits(group.attributes[HOST_FUNCTION].data):
+                    raise BytecodeError(f"kernel '{k.name}' does not take the arguments of its host function's op")
+                self.native_kernels[k.name] = native
+                self.kernels.append(None)  # (not launched: an instruction naming it is refused)
+                continue
             kind = RecurrenceEntry if holds_recurrence(group) else KernelEntry
             entry = kind(k.name, functools.partial(code.address, k.name), group, k.parallel, k.variant, k.work)
             if not entry.fit(k.abi):

@@ -97,10 +97,20 @@ def outlined_op(function: Any) -> Any | None:
     return op
 
 
-def native_op(function: Any) -> tuple[str, Any, Any] | None:
+def native_kernel_of(function: Any) -> str | None:
+    """The kernel a host function's op runs on the CPU (`device.NATIVE_KERNEL`), if any."""
+    from xdsl.dialects.builtin import SymbolRefAttr
+
+    from nimble.dialects.device import NATIVE_KERNEL
+
+    attr = function.attributes.get(NATIVE_KERNEL)
+    return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
+
+
+def native_op(function: Any, kernels: dict[str, Any]) -> tuple[str, Any, Any] | None:
     """(device, op, run) when a host function outlines one op with an implementation of
     its own where it is placed: on OpenCL (`runtime.opencl_vision`: `run(runtime, op,
-    args)`) or on the CPU for the operand types it takes (`runtime.cpu_vision`: `run(op,
+    args)`) or on the CPU by its kernel, of `kernels` (`runtime.cpu_vision`: `run(op,
     args)`); None otherwise, when the reference runs it."""
     from nimble.dialects.device import placement_of
 
@@ -116,7 +126,7 @@ def native_op(function: Any) -> tuple[str, Any, Any] | None:
     elif where == Device.CPU:
         from nimble.runtime.cpu_vision import cpu_op
 
-        run = cpu_op(op)
+        run = cpu_op(op, kernels.get(native_kernel_of(function)))
     return (where, op, run) if run is not None else None
 
 
@@ -222,6 +232,8 @@ class Steps:
 
     def _i_invoke_kernel(self, kernel, inputs, outputs):
         entry = self.kernels[kernel]
+        if entry is None:
+            raise BytecodeError(f"kernel '{self.program.kernels[kernel].name}' implements a host op: it is not launched")
         if len(inputs) + len(outputs) != entry.arity:
             raise BytecodeError(f"kernel '{entry.name}' takes {entry.arity} arguments, got {len(inputs) + len(outputs)}")
         host = self.run_host
@@ -249,7 +261,7 @@ class Steps:
 
     def _i_invoke_host(self, dsts, host, args):
         function = self.host_functions[host]
-        native = native_op(function)
+        native = native_op(function, self.native_kernels)
         if native is not None and native[0] == Device.OPENCL:
             _, op, run = native
             runtime = self.device_runtime()

@@ -30,9 +30,32 @@ def test_compiled_nms_matches_the_reference_and_numpy(n, iou, score_threshold, m
 
 
 def test_compiled_nms_on_many_boxes(rng):
+    from nimble.compile import compile_kernels
+    from nimble.lowering.native_kernels import NMS_KERNEL
+
+    kernel = compile_kernels(NMS_KERNEL)["nms_cpu"]
     boxes, scores = _detections(rng, 5000)
     expected = numpy_nms(boxes, scores, 0.5, 0.05, 300)
-    np.testing.assert_array_equal(cpu_vision.nms(boxes, scores, 0.5, 0.05, 300), expected)
+    np.testing.assert_array_equal(cpu_vision.nms(kernel, boxes, scores, 0.5, 0.05, 300), expected)
+
+
+def test_the_kernel_is_part_of_the_module(tmp_path, rng, monkeypatch):
+    """Compiled with the module's kernels and saved with them: a loaded module runs it
+    without LLVM optimising anything."""
+    from nimble.runtime import llvm_jit
+
+    text = nms_text(0.5, 0.05, 10)
+    exe = nimble.compile(text, target="llvm")
+    assert [k.name for k in exe.program.kernels] == ["nms_cpu"] and exe.vm.native_kernels["nms_cpu"].fits("graph.nms")
+    exe.save(tmp_path / "nms.nbc")
+    boxes, scores = _detections(rng, 200)
+    compiled = []
+    original = llvm_jit.optimise
+    monkeypatch.setattr(llvm_jit, "optimise", lambda *a, **k: compiled.append(1) or original(*a, **k))
+    loaded = nimble.load(tmp_path / "nms.nbc")
+    got = loaded(boxes, scores)
+    assert not loaded.fallbacks and compiled == []
+    np.testing.assert_array_equal(got, numpy_nms(boxes, scores, 0.5, 0.05, 10))
 
 
 def test_other_dtypes_run_the_reference(rng):

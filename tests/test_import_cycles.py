@@ -19,9 +19,6 @@ KNOWN_CYCLES = {
     frozenset({"nimble.lowering.opencl.c_emitter", "nimble.lowering.opencl.c_groups"}),
     frozenset({"nimble.lowering.grouped_conv", "nimble.lowering.index_rules", "nimble.lowering.kernel_builder",
                "nimble.lowering.roi_align_rules", "nimble.lowering.window_rules", "nimble.lowering.winograd"}),
-    # The runtime's CPU NMS JIT-compiles its kernel with `nimble.compile`.
-    frozenset({"nimble.compile", "nimble.runtime.cpu_vision", "nimble.runtime.executable", "nimble.runtime.vm",
-               "nimble.runtime.vm_steps"}),
 }
 
 

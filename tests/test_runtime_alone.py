@@ -44,6 +44,29 @@ def test_a_saved_model_runs_without_importing_the_compiler(tmp_path):
     assert result.stdout.strip() == "", f"imported: {result.stdout.strip()}"
 
 
+def test_a_saved_model_runs_its_host_ops_kernels_without_the_compiler(tmp_path):
+    """`graph.nms` on the CPU runs its kernel (`lowering/native_kernels.py`), compiled
+    with the module and saved in it: loading and running needs no compiler."""
+    from conftest import nms_text
+
+    nimble.compile(nms_text(0.5, 0.05, 10)).save(tmp_path / "nms.nbc")
+    script = textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        import nimble.runtime
+
+        exe = nimble.runtime.load({str(tmp_path / "nms.nbc")!r})
+        corners = np.random.default_rng(0).random((40, 2)).astype(np.float32)
+        (keep,) = exe.run(np.concatenate([corners, corners + 0.2], 1), np.linspace(1, 0, 40, dtype=np.float32))
+        assert keep[0] == 0 and 1 <= len(keep) <= 10 and exe.fallbacks == []
+        print(" ".join(m for m in sorted(sys.modules) if m.startswith({COMPILER!r})))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "", f"imported: {result.stdout.strip()}"
+
+
 def test_the_package_names_still_resolve():
     import nimble.compile  # noqa: F401 (the module of the same name as the function)
 
