@@ -6,14 +6,19 @@ along a vector of pixels. Other convs take `window_rules.conv2d`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from xdsl.dialects import memref
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph
-from nimble.lowering import window_rules
-from nimble.lowering.kernel_builder import Dim, KernelBuilder
+from nimble.lowering import window_rules, winograd
+from nimble.lowering.kernel_parts import Dim
 from nimble.lowering.scalar import const, is_float
 from nimble.lowering.window_rules import dram_buffer
+
+if TYPE_CHECKING:
+    from nimble.lowering.kernel_builder import KernelBuilder
 
 GROUP_TAPS = 144
 """Most taps (input channels of a group x window cells) a grouped conv's pixel takes
@@ -103,8 +108,11 @@ def conv2d_into(kb: KernelBuilder, op: graph.Conv2dOp, buffer: SSAValue) -> bool
 
 
 def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSAValue:
-    """The conv2d index rule: a narrow grouped conv from its staged rows, any other as
-    `window_rules.conv2d` computes it."""
+    """The conv2d index rule: a narrow grouped conv from its staged rows, one in the
+    Winograd form as `winograd.conv2d` computes it, any other as `window_rules.conv2d`
+    does."""
     if narrow_groups(kb, op):
         return kb.load_buffer(kb.staged(("grouped", op), lambda: _grouped_rows(kb, op)), idx)
+    if winograd.at_pair_panel(kb, op, idx):
+        return winograd.conv2d(kb, op, idx)
     return window_rules.conv2d(kb, op, r, idx)

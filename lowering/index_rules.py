@@ -14,21 +14,24 @@ Elementwise ops are in `scalar.SCALAR`; the operand index of an elementwise op i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ShapedType
 from xdsl.ir import Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import graph
+from nimble.dialects import arith, graph
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
-from nimble.lowering.kernel_builder import Dim, KernelBuilder, NoLoopLowering
-from nimble.lowering.scalar import const, is_float
 from nimble.lowering.grouped_conv import conv2d, conv2d_into
+from nimble.lowering.kernel_parts import Dim, NoLoopLowering
 from nimble.lowering.roi_align_rules import roi_align
+from nimble.lowering.scalar import const, is_float
 from nimble.lowering.window_rules import max_pool_into, pool
 
-Rule = Callable[[KernelBuilder, Operation, int, list[Dim]], SSAValue]
+if TYPE_CHECKING:
+    from nimble.lowering.kernel_builder import KernelBuilder
+
+Rule = Callable[["KernelBuilder", Operation, int, list[Dim]], SSAValue]
 
 
 # ------------------------------------------------------------------------------------

@@ -27,19 +27,17 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, Integer
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.dim_expr import Expr
+from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import symbolic_dims
-from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.shape_functions import INT_BINARY
-from nimble.lowering.kernel_parts import Dim, Frame, KernelDims, Panel, Pixels, memref_of
+from nimble.lowering import winograd
+from nimble.lowering.index_rules import FLATTEN_PIXELS, INDEX_RULES, INTO_OUTPUT, broadcast_index
+from nimble.lowering.kernel_parts import Dim, Frame, KernelDims, NoLoopLowering, Panel, Pixels, memref_of
 from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
-
-
-class NoLoopLowering(Exception):
-    """A group member has no loop lowering (it stays on the host, run by the reference)."""
+from nimble.lowering.window_rules import PANEL_PIXELS, panel_rows
 
 
 class KernelBuilder:
@@ -290,8 +288,6 @@ class KernelBuilder:
         """An elementwise op's scalar from its operands', made in the order a recursion
         would make them but with a stack of its own: a chain of thousands of elementwise
         ops fused into one nest does not reach Python's recursion limit."""
-        from nimble.lowering.index_rules import broadcast_index
-
         frames = [Frame(value, idx, self.dims(value))]
         while True:
             frame = frames[-1]
@@ -316,8 +312,6 @@ class KernelBuilder:
             frames[-1].args.append(result)
 
     def _compute(self, value: SSAValue, idx: list[Dim]) -> SSAValue:
-        from nimble.lowering.index_rules import INDEX_RULES
-
         op = value.owner
         index_rule = INDEX_RULES.get(type(op))
         if index_rule is None:
@@ -326,8 +320,6 @@ class KernelBuilder:
 
     # -- the kernel ---------------------------------------------------------------------
     def build(self) -> func.FuncOp:
-        from nimble.lowering.index_rules import INTO_OUTPUT
-
         for out in self.outputs:
             self.dims(out)
         nests: list[tuple[list[Dim], list[int]]] = []
@@ -368,8 +360,6 @@ class KernelBuilder:
     def _flatten_pixels(self, dims: list[Dim]) -> bool:
         """Nest over (n, c, pixels) when a member asks for it (conv: the pixels of a small
         feature map fill the vector lanes) and produces exactly these dims."""
-        from nimble.lowering.index_rules import FLATTEN_PIXELS
-
         for op in self.block.ops:
             if type(op) in FLATTEN_PIXELS and len(dims) == 4:
                 out = self.dims(op.results[0])
@@ -420,8 +410,6 @@ class KernelBuilder:
         """`foreach n { foreach panel { staging; foreach c { body(n, c) } } }` over
         `columns` (pixels, or the pair-flattened map's columns) in panels of
         `PANEL_PIXELS`, the buffers staged for a panel made at its start."""
-        from nimble.lowering.window_rules import PANEL_PIXELS
-
         def panel(n: SSAValue, start: SSAValue) -> None:
             count = self.ibinary("min", self.ibinary("sub", columns, start), PANEL_PIXELS)
             self.panel = Panel(n, start, count, pairs)
@@ -442,8 +430,6 @@ class KernelBuilder:
         """Whether the nest's one conv takes the Winograd form (`winograd.wanted`, or
         `self.winograd` where run-time sizes decide): its panels are then panels of pairs
         of rows."""
-        from nimble.lowering import winograd
-
         convs = [op for op in self.block.ops if isinstance(op, Conv2dOp)]
         if len(convs) != 1 or \
                 not all(a is b or (isinstance(a, int) and a == b) for a, b in zip(self.dims(convs[0].result), dims)):
@@ -458,8 +444,6 @@ class KernelBuilder:
         `PANEL_PIXELS` columns (pair r, column ow) -> r * W + ow; the output nest of a
         panel runs, per channel, over each pair it spans, its one or two rows, the pair's
         columns in the panel (contiguous: a pixel's column `dest + ow`)."""
-        from nimble.lowering.window_rules import panel_rows
-
         h, w = dims[-2], dims[-1]
         columns = self.imul(self.ibinary("div", self.iadd(h, 1), 2), w)
         order = list(range(4))

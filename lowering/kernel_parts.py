@@ -76,6 +76,11 @@ def memref_of(t: TensorType) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
+
+class NoLoopLowering(Exception):
+    """A group member has no loop lowering (it stays on the host, run by the reference)."""
+
+
 @dataclass
 class Pixels:
     """The flattened pixel iv of the current nest and the (oh, ow) it stands for; in a

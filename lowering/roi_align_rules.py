@@ -8,16 +8,19 @@ staged in tables read by every channel (a device kernel's tables hold
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import graph, loop
-from nimble.lowering.kernel_builder import Dim, KernelBuilder
+from nimble.dialects import arith, graph, loop
+from nimble.lowering.kernel_parts import Dim
 from nimble.lowering.scalar import const, convert
 from nimble.lowering.window_rules import dram_buffer
+
+if TYPE_CHECKING:
+    from nimble.lowering.kernel_builder import KernelBuilder
 
 
 DEVICE_TABLE_GRID = 16

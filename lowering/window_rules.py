@@ -16,15 +16,18 @@ cost ~0.25 ms to write and ~0.15 ms to pack again per 64 columns, of ~2.5 ms.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import graph, loop
-from nimble.lowering.kernel_builder import Dim, KernelBuilder
+from nimble.dialects import arith, graph, loop
+from nimble.lowering.kernel_parts import Dim
 from nimble.lowering.scalar import const
+
+if TYPE_CHECKING:
+    from nimble.lowering.kernel_builder import KernelBuilder
 
 
 def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],
@@ -318,7 +321,7 @@ def _shifted_rows(kb: KernelBuilder, op: graph.Conv2dOp, store: Callable[[Dim, D
     return True
 
 
-def _panel_of(kb: KernelBuilder, op: graph.Conv2dOp, idx: list[Dim]) -> bool:
+def at_panel(kb: KernelBuilder, op: graph.Conv2dOp, idx: list[Dim]) -> bool:
     """Whether the conv is wanted at the current panel's own pixels (then it reads a
     panel of im2col rows; a consumer reading it elsewhere, a transpose, gets the
     image-wide buffer)."""
@@ -367,11 +370,8 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
     if op.groups.value.data == 1 and op.weight in kb.buffers:
         # im2col: a staged patch buffer, then a matrix product over (c, kh, kw), which
         # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
-        in_panel = _panel_of(kb, op, idx)
-        if in_panel and kb.panel.pairs:  # a panel of pairs of rows: the Winograd form
-            from nimble.lowering import winograd  # (which builds on this module's helpers)
-
-            return winograd.conv2d(kb, op, idx)
+        in_panel = at_panel(kb, op, idx)
+        assert not (in_panel and kb.panel.pairs), "a panel of pairs of rows takes winograd.conv2d"
         n, o, oh, ow = idx
         weights = kb.collapsed(op.weight, [[0], [1, 2, 3]])
         _o, c_, kh_, kw_ = kb.dims(op.weight)

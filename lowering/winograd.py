@@ -33,7 +33,7 @@ width, min ms), 1 thread: 64 channels 56 x 56 0.773 vs 1.022 (PyTorch 1.067), 12
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from xdsl.dialects import memref
@@ -41,13 +41,15 @@ from xdsl.dialects.builtin import AnyFloat, IntegerAttr, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import arith
-from nimble.dialects import graph
+from nimble.dialects import arith, graph
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import ReifyDims
-from nimble.lowering.kernel_builder import Dim, KernelBuilder
+from nimble.lowering.kernel_parts import Dim
 from nimble.lowering.scalar import const
-from nimble.lowering.window_rules import PANEL_PIXELS, dram_buffer, inside_range, panel_rows
+from nimble.lowering.window_rules import PANEL_PIXELS, at_panel, dram_buffer, inside_range, panel_rows
+
+if TYPE_CHECKING:
+    from nimble.lowering.kernel_builder import KernelBuilder
 
 T = TypeVar("T")
 
@@ -274,6 +276,14 @@ def _products(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
     kb.foreach(4, product)
     return m
+
+
+
+def at_pair_panel(kb: KernelBuilder, op: graph.Conv2dOp, idx: list[Dim]) -> bool:
+    """Whether the conv is computed here in the Winograd form: an ungrouped conv of
+    staged weights wanted at its panel's own pixels, the panel one of pairs of rows."""
+    return (op.groups.value.data == 1 and op.weight in kb.buffers and at_panel(kb, op, idx)
+            and kb.panel.pairs)
 
 
 def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, idx: list[Dim]) -> SSAValue:

@@ -36,14 +36,15 @@ from xdsl.dialects.builtin import (
     NoneAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.traits import is_side_effect_free
 
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.lowering.opencl.c_grid import host_computable
+from nimble.lowering.opencl.c_groups import group_phase
 from nimble.lowering.opencl.c_source import (
     C_PREAMBLE,
     CASTS,
+    CBuffer,
     CMPF,
     CMPI,
     COMBINE,
@@ -59,6 +60,11 @@ from nimble.lowering.opencl.c_source import (
     Phase,
     float_literal,
     is_float,
+    is_one,
+    is_pure_scalar,
+    sole_inner,
+    stages_buffers,
+    trip,
     type_key,
     unsigned_type,
 )
@@ -71,22 +77,6 @@ REMAINDER_WIDTH = 4
 
 # ---------------------------------------------------------------------------------------
 # The emitter
-
-
-class CBuffer:
-    """A buffer in scope: its pointer expression and the C expression of each dim."""
-
-    def __init__(self, pointer: str, dims: list[str]):
-        self.pointer = pointer
-        self.dims = dims
-
-    def offset(self, indices: Sequence[str]) -> str:
-        if not indices:
-            return "0"
-        expr = indices[0]
-        for dim, i in zip(self.dims[1:], indices[1:]):
-            expr = f"({expr}) * {dim} + {i}"
-        return expr
 
 
 class CEmitter:
@@ -243,8 +233,6 @@ class CEmitter:
             serial = [nest]
         grid = [trip(m) for m in reversed(mapped)]
         if mapped and self.f.group_id is not None and stages_buffers(mapped[-1]):
-            from nimble.lowering.opencl.c_groups import group_phase
-
             allocs = tuple(p.alloc for p in params if p.per_group and p.alloc.parent_op() is mapped[-1])
             body, split = group_phase(self, params, name, mapped)
             return Phase(name, grid, body=body, group=True, allocs=allocs, split=split)
@@ -533,39 +521,6 @@ _STATEMENTS: dict[type[Operation], Callable[[CEmitter, Operation], None]] = {
     memref.DimOp: CEmitter.dim,
     memref.CollapseShapeOp: CEmitter.collapse,
 }
-
-
-def is_pure_scalar(op: Operation) -> bool:
-    """Scalar code with no effects and no regions, safe to repeat in every phase (a load
-    repeated in a phase before the one that uses it reads a value nothing uses)."""
-    if isinstance(op, memref.DimOp | memref.CollapseShapeOp | arith.ConstantOp | memref.LoadOp):
-        return True
-    return not op.regions and len(op.results) == 1 and not isinstance(op.results[0].type, MemRefType) \
-        and type(op) not in _STATEMENTS and is_side_effect_free(op)
-
-
-def sole_inner(m: loop.ForeachOp) -> loop.ForeachOp | None:
-    """The one loop in `m`'s body if the rest of it is pure scalar code, else None."""
-    body = [op for op in m.body.block.ops if not isinstance(op, loop.YieldOp)]
-    inner = [op for op in body if isinstance(op, loop.ForeachOp)]
-    if len(inner) != 1 or any(op is not inner[0] and not is_pure_scalar(op) for op in body):
-        return None
-    return inner[0]
-
-
-def stages_buffers(m: loop.ForeachOp) -> bool:
-    """Whether each iteration of `m` allocates buffers (not registers) its nests share:
-    a work-group phase (`c_groups`)."""
-    return any(isinstance(op, loop.AllocOp) and op.level.data != loop.Level.REG for op in m.body.block.ops)
-
-
-def is_one(value: SSAValue) -> bool:
-    op = value.owner
-    return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and op.value.value.data == 1
-
-
-def trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
-    return (loop_op.lower, loop_op.upper, loop_op.step)
 
 
 def emit_kernel(flavor: Flavor, kernel: func.FuncOp) -> KernelSource:

@@ -26,15 +26,18 @@ memory and read back).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType
 
 from nimble.dialects import loop
 from nimble.dialects import kernel_analysis
-from nimble.lowering.opencl.c_emitter import CBuffer, CEmitter, is_one, is_pure_scalar, sole_inner
-from nimble.lowering.opencl.c_source import NoDeviceLowering, Param
+from nimble.lowering.opencl.c_source import CBuffer, NoDeviceLowering, Param, is_one, is_pure_scalar, sole_inner
 from nimble.lowering.opencl.c_tiles import NotTileable
+
+if TYPE_CHECKING:
+    from nimble.lowering.opencl.c_emitter import CEmitter
 
 
 def group_phase(e: CEmitter, params: list[Param], name: str, mapped: list[loop.ForeachOp]) -> tuple[list[str], bool]:

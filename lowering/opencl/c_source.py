@@ -4,19 +4,22 @@ emitted kernel's `Param`s and `Phase`s, and the scalar expression tables."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
+    MemRefType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import is_side_effect_free
 
 from nimble.dialects import arith
 from nimble.dialects import loop
@@ -186,3 +189,51 @@ def float_literal(value: float, t: Attribute) -> str:
     return f"{text}f" if isinstance(t, Float32Type | Float16Type) else text
 
 
+class CBuffer:
+    """A buffer in scope: its pointer expression and the C expression of each dim."""
+
+    def __init__(self, pointer: str, dims: list[str]):
+        self.pointer = pointer
+        self.dims = dims
+
+    def offset(self, indices: Sequence[str]) -> str:
+        if not indices:
+            return "0"
+        expr = indices[0]
+        for dim, i in zip(self.dims[1:], indices[1:]):
+            expr = f"({expr}) * {dim} + {i}"
+        return expr
+
+
+def is_pure_scalar(op: Operation) -> bool:
+    """Scalar code with no effects and no regions, safe to repeat in every phase (a load
+    repeated in a phase before the one that uses it reads a value nothing uses; loops,
+    allocations, stores and prefetches have regions, a buffer or no result)."""
+    if isinstance(op, memref.DimOp | memref.CollapseShapeOp | arith.ConstantOp | memref.LoadOp):
+        return True
+    return not op.regions and len(op.results) == 1 and not isinstance(op.results[0].type, MemRefType) \
+        and is_side_effect_free(op)
+
+
+def sole_inner(m: loop.ForeachOp) -> loop.ForeachOp | None:
+    """The one loop in `m`'s body if the rest of it is pure scalar code, else None."""
+    body = [op for op in m.body.block.ops if not isinstance(op, loop.YieldOp)]
+    inner = [op for op in body if isinstance(op, loop.ForeachOp)]
+    if len(inner) != 1 or any(op is not inner[0] and not is_pure_scalar(op) for op in body):
+        return None
+    return inner[0]
+
+
+def stages_buffers(m: loop.ForeachOp) -> bool:
+    """Whether each iteration of `m` allocates buffers (not registers) its nests share:
+    a work-group phase (`c_groups`)."""
+    return any(isinstance(op, loop.AllocOp) and op.level.data != loop.Level.REG for op in m.body.block.ops)
+
+
+def is_one(value: SSAValue) -> bool:
+    op = value.owner
+    return isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) and op.value.value.data == 1
+
+
+def trip(loop_op: loop.ForeachOp) -> tuple[SSAValue, SSAValue, SSAValue]:
+    return (loop_op.lower, loop_op.upper, loop_op.step)
