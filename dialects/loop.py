@@ -20,7 +20,8 @@ from dataclasses import dataclass, fields
 from functools import cache
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, StringAttr, VectorType
+from xdsl.dialects.builtin import (ArrayAttr, IndexType, IntAttr, IntegerAttr, IntegerType, MemRefType, StringAttr,
+                                   VectorType)
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -254,7 +255,29 @@ class ScheduleAttr(ParametrizedAttribute):
 # Loops
 
 
-COMBINERS = ("add", "mul", "max", "min")
+class Combiner(StrEnum):
+    """How a `loop.reduce` combines its iterations' values (`combine(add, max)`): the one
+    definition of the names (members compare equal to the strings)."""
+
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+    def identity(self, t: Attribute) -> int | float:
+        """The value combining leaves unchanged, for elements of type `t`: for floats 0,
+        1, -inf and inf; for integers the type's extremes for max and min; for bools (i1:
+        add and max are `or`, mul and min `and`) 0 or 1."""
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            return int(self in (Combiner.MUL, Combiner.MIN))
+        if isinstance(t, IntegerType | IndexType):
+            bits = t.width.data if isinstance(t, IntegerType) else 64
+            return {Combiner.ADD: 0, Combiner.MUL: 1, Combiner.MAX: -(2 ** (bits - 1)),
+                    Combiner.MIN: 2 ** (bits - 1) - 1}[self]
+        return {Combiner.ADD: 0.0, Combiner.MUL: 1.0, Combiner.MAX: float("-inf"), Combiner.MIN: float("inf")}[self]
+
+
+COMBINERS = tuple(c.value for c in Combiner)
 
 
 @irdl_op_definition
@@ -431,8 +454,8 @@ class ReduceOp(_LoopOp):
         )
 
     @property
-    def kinds(self) -> list[str]:
-        return [c.data for c in self.combiners]
+    def kinds(self) -> list[Combiner]:
+        return [Combiner(c.data) for c in self.combiners]
 
     def verify_(self) -> None:
         super().verify_()
@@ -440,7 +463,7 @@ class ReduceOp(_LoopOp):
             raise _error(self, "needs at least one accumulator")
         if len(self.combiners) != len(self.inits):
             raise _error(self, f"has {len(self.inits)} accumulators but {len(self.combiners)} combiners")
-        for kind in self.kinds:
+        for kind in (c.data for c in self.combiners):
             if kind not in COMBINERS:
                 raise _error(self, f"unknown combiner '{kind}' (expected one of {', '.join(COMBINERS)})")
         yielded = [v.type for v in self.body.block.last_op.values]
@@ -451,7 +474,7 @@ class ReduceOp(_LoopOp):
 
     def print(self, printer: Printer) -> None:
         self._print_header(printer)
-        printer.print_string(f" combine({', '.join(self.kinds)}) init(")
+        printer.print_string(f" combine({', '.join(c.data for c in self.combiners)}) init(")
         printer.print_list(self.inits, printer.print_operand)
         printer.print_string(") : ")
         printer.print_list([v.type for v in self.inits], printer.print_attribute)

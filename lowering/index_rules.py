@@ -20,7 +20,7 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ShapedType
 from xdsl.ir import Operation, SSAValue
 
-from nimble.dialects import arith, graph
+from nimble.dialects import arith, graph, loop
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.grouped_conv import conv2d, conv2d_into
 from nimble.lowering.kernel_parts import Dim, NoLoopLowering
@@ -323,7 +323,7 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
             hit = kb.emit(arith.CmpiOp(x, best, "eq"))
         return [kb.emit(arith.SelectOp(hit, k, n))]
 
-    pos = kb.reduce(dims[axis], [n], ["min"], first)[0]
+    pos = kb.reduce(dims[axis], [n], [loop.Combiner.MIN], first)[0]
     return kb.emit(arith.IndexCastOp(pos, op.result.type.get_element_type()))
 
 
@@ -345,7 +345,7 @@ def _cumsum(kb: KernelBuilder, op: graph.CumSumOp, r: int, idx: list[Dim]) -> SS
         src[axis] = kb.iadd(first, k)
         return [kb.at(op.input, src)]
 
-    return kb.reduce(count, [kb._identity("add", op.result.type.element_type)], ["add"], term)[0]
+    return kb.reduce(count, [kb._identity(loop.Combiner.ADD, op.result.type.element_type)], [loop.Combiner.ADD], term)[0]
 
 
 SOFTMAX_EXP_FLOOR = -87.0
@@ -398,7 +398,7 @@ def _softmax_into(kb: KernelBuilder, op: graph.SoftmaxOp, buffer: SSAValue) -> b
             kb.store_buffer(e, buffer, [*outer, k])
             return [e]
 
-        total = kb.reduce(n, [kb._identity("add", t)], ["add"], exp_stored)[0]
+        total = kb.reduce(n, [kb._identity(loop.Combiner.ADD, t)], [loop.Combiner.ADD], exp_stored)[0]
         inverse = kb.emit(arith.DivfOp(const(kb.emit, 1.0, t), total))
         kb.foreach(n, lambda k: kb.store_buffer(kb.emit(arith.MulfOp(kb.load_buffer(buffer, [*outer, k]), inverse)),
                                                 buffer, [*outer, k]))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -36,7 +36,7 @@ from nimble.dialects.shape_functions import INT_BINARY
 from nimble.lowering import winograd
 from nimble.lowering.index_rules import FLATTEN_PIXELS, INDEX_RULES, INTO_OUTPUT, broadcast_index
 from nimble.lowering.kernel_parts import Dim, Frame, KernelDims, NoLoopLowering, Panel, Pixels, memref_of
-from nimble.lowering.scalar import SCALAR, NoScalarRule, const, is_float
+from nimble.lowering.scalar import SCALAR, NoScalarRule, const
 from nimble.lowering.window_rules import PANEL_PIXELS, panel_rows
 
 
@@ -238,13 +238,8 @@ class KernelBuilder:
 
         return level(0, [])
 
-    def _identity(self, kind: str, t: Attribute) -> SSAValue:
-        value = {"add": 0, "mul": 1, "max": float("-inf"), "min": float("inf")}[kind]
-        if t == IntegerType(1):  # bools: sum and max are `or`, product and min are `and`
-            value = {"add": 0, "mul": 1, "max": 0, "min": 1}[kind]
-        elif not is_float(t) and kind in ("max", "min"):
-            value = -(2 ** (t.width.data - 1)) if kind == "max" else 2 ** (t.width.data - 1) - 1
-        return const(self.emit, value, t)
+    def _identity(self, kind: loop.Combiner, t: Attribute) -> SSAValue:
+        return const(self.emit, loop.Combiner(kind).identity(t), t)
 
     def _in_block(self, block: Block, fn: Callable[[], Any]) -> None:
         saved = self.b

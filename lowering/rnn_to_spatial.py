@@ -88,7 +88,6 @@ STACKED_ATTR = "nimble.spatial_stacked"
 """On that `graph.fused`: the carried values that stack each step's rows (their outputs grow)."""
 SKIPPED_ATTR = "nimble.spatial_skipped"
 """On a `graph.while` the lowering does not take: why."""
-SPATIAL_DEVICE = Device.SPATIAL
 
 
 class SpatialLoweringError(DiagnosticException):
@@ -397,7 +396,7 @@ def _time_step(rec: Recurrence, step: Step, name: str, host: dict[SSAValue, SSAV
     return time_block
 
 
-def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = SPATIAL_DEVICE,
+def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = Device.SPATIAL,
                   constant: Callable[[SSAValue], bool] = lambda v: False,
                   lanes: int | None = None) -> tuple[func.FuncOp, list[SSAValue]]:
     """The spatial program of a recurrence, and the host values its input parameters
@@ -410,7 +409,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     aliases in the cache read from a padded copy (`pad_rows`), or, when the host value is
     `constant`, with the padded type: the caller passes a padded constant. `lanes`: f32
     elements per vector of the CPU (with `target="cpu"`)."""
-    spatial = target == SPATIAL_DEVICE
+    spatial = target == Device.SPATIAL
     sig = _Signature.of(rec, step, everything=not spatial)
     program = sig.function(rec, name)
     params = list(program.args)
@@ -456,7 +455,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     cse(program)  # the gates' reads of the shared operand become one, before it is staged
     stage_dram_reads(time_loop, set(params[:len(sig.tensors)]))
     hoist_row_scales(program, {r.scale for r in residents.values() if r.scale is not None})
-    program.attributes[loop.DEVICE_MARK] = StringAttr(SPATIAL_DEVICE)
+    program.attributes[loop.DEVICE_MARK] = StringAttr(Device.SPATIAL)
     return program, sig.host_values
 
 

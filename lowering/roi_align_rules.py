@@ -174,7 +174,7 @@ def _roi_tables(kb: KernelBuilder, op: graph.RoiAlignOp, capacity: int | None) -
     def largest(axis: int) -> Dim:
         if op.sampling_ratio.value.data > 0 or capacity is not None:
             return op.sampling_ratio.value.data or capacity
-        [most] = kb.reduce(count, [const(e, 1, i64)], ["max"],
+        [most] = kb.reduce(count, [const(e, 1, i64)], [loop.Combiner.MAX],
                            lambda k: [e(arith.IndexCastOp(kb.index(_roi_box(kb, op, k).grid[axis]), i64))])
         return e(arith.IndexCastOp(most, IndexType()))
 

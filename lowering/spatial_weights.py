@@ -136,7 +136,7 @@ def _max_over(b: Builder, dims: Sequence[SSAValue], zero: SSAValue, one: SSAValu
         block = Block(arg_types=[IndexType()])
         inner = Builder(InsertPoint.at_end(block))
         inner.insert(loop.YieldOp([level(inner, i + 1, [*ivs, block.args[0]])]))
-        return b.insert(loop.ReduceOp(zero, dims[i], one, [const(b, 0.0, f32)], ["max"], Region(block))).outs[0]
+        return b.insert(loop.ReduceOp(zero, dims[i], one, [const(b, 0.0, f32)], [loop.Combiner.MAX], Region(block))).outs[0]
 
     return level(b, 0, [])
 

@@ -16,7 +16,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects import arith
 from nimble.dialects import loop
-from nimble.lowering.rnn_to_spatial import SPATIAL_DEVICE
+from nimble.dialects.device import Device
 from nimble.passes.spatial_dse import MACHINE_ATTR, REPORT_ATTR, SIZES_ATTR, parse_sizes
 from nimble.runtime.spatial_model import Estimate, ModelError, Sizes, estimate, is_compute, parse_machine
 
@@ -147,5 +147,5 @@ def program_listing(program: func.FuncOp) -> str:
 
 
 def spatial_listing(module: ModuleOp) -> str:
-    programs = loop.kernels_of(module, SPATIAL_DEVICE)
+    programs = loop.kernels_of(module, Device.SPATIAL)
     return "\n".join(program_listing(p) for p in programs) if programs else "// no spatial programs\n"

@@ -435,7 +435,7 @@ def pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, i
             return [x, const(kb.emit, 1.0, t)]
         return [x, kb.emit(arith.SelectOp(inside, const(kb.emit, 1.0, t), const(kb.emit, 0.0, t)))]
 
-    kinds = ["max" if is_max else "add"] + (["add"] if counted else [])
+    kinds = [loop.Combiner.MAX if is_max else loop.Combiner.ADD] + ([loop.Combiner.ADD] if counted else [])
     identities = [kb._identity(k, t) for k in kinds]
 
     def level_h(h: SSAValue) -> list[SSAValue]:

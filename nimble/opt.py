@@ -127,9 +127,9 @@ def _emit_spatial(module: ModuleOp, out: IO[str]) -> None:
     searched at size 1 for every `?` on the default machine): run the passes yourself
     (`-p ...,spatial-dse{sizes=...}`) for other sizes."""
     from nimble.compile import run_stages
-    from nimble.lowering.to_spatial import SPATIAL_DEVICE, spatial_listing
+    from nimble.lowering.to_spatial import spatial_listing
 
-    if not loop.kernels_of(module, SPATIAL_DEVICE) and any(
+    if not loop.kernels_of(module, Device.SPATIAL) and any(
             isinstance(o, func.FuncOp) and loop.KERNEL_MARK not in o.attributes for o in module.ops):
         run_stages(module, ["spatial"])
     out.write(spatial_listing(module))
@@ -155,8 +155,18 @@ class ToolError(Exception):
     binary target without `-o`): `nimble-opt: error: ...`, exit status 1."""
 
 
-NIMBLE_TARGETS = ("mlir", "nb", "dot", "llvm", "vm-asm", "vm", "opencl", "spatial")
-"""The targets that take Nimble's IR (`-t`); xdsl's others are for its own dialects."""
+def _emit_nb(module: ModuleOp, out: IO[str]) -> None:
+    out.write(print_nb(module))
+
+
+EMITTERS: dict[str, Callable[[ModuleOp, IO[str]], None]] = {
+    "nb": _emit_nb, "dot": _emit_dot, "llvm": _emit_llvm, "vm-asm": _emit_vm_asm, "opencl": _emit_opencl,
+    "spatial": _emit_spatial}
+"""Nimble's targets that print what they make (`-t`)."""
+NIMBLE_TARGETS = ("mlir", *EMITTERS, "vm")
+"""The targets that take Nimble's IR: xdsl's MLIR printer, `EMITTERS`, and `vm`, which
+writes a bytecode file (`-o`: `NimbleOptMain._emit_bytecode`). xdsl's other targets are
+for its own dialects."""
 GENERIC_PASSES = ("canonicalize", "cse", "dce")
 """xdsl's passes that work on any dialect's IR, listed with Nimble's (`--help`, `--list-passes`)."""
 
@@ -189,13 +199,8 @@ class NimbleOptMain(xDSLOptMain):
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
-        self.available_targets["nb"] = lambda module, out: out.write(print_nb(module))
-        self.available_targets["llvm"] = _emit_llvm
-        self.available_targets["vm-asm"] = _emit_vm_asm
-        self.available_targets["opencl"] = _emit_opencl
-        self.available_targets["spatial"] = _emit_spatial
+        self.available_targets.update(EMITTERS)
         self.available_targets["vm"] = self._emit_bytecode
-        self.available_targets["dot"] = _emit_dot
         for name in self.available_targets:
             if name not in NIMBLE_TARGETS:
                 self.available_targets[name] = _foreign_target(name)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ShapedType
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from nimble import __version__
@@ -32,7 +33,8 @@ from nimble.pipelines import JIT_MODES, TARGETS
 from nimble.reference import InterpreterError, where
 from nimble.runtime.executable import Executable, load
 from nimble.runtime.opencl import OpenCLError
-from nimble.runtime.bytecode import BytecodeError
+from nimble.dialects import vm
+from nimble.runtime.bytecode import BytecodeError, dtype_of
 
 BYTECODE_SUFFIX = ".nbc"
 
@@ -80,7 +82,7 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
             raise ValueError(f"--input takes NAME=FILE.npy or NAME=SHAPExTYPE[=VALUES], not '{item}'")
     given = dict(item.split("=", 1) for item in args.input)
     default, sized = _dims(args.dim)
-    ranks = [len(getattr(t, "get_shape", lambda: [])()) for t in signature.inputs.data]
+    ranks = [len(t.get_shape()) if isinstance(t, ShapedType) else 0 for t in signature.inputs.data]
     known = set(dim_names.values()) | {f"{name}.{a}" for name, rank in zip(names, ranks) for a in range(rank)}
     for unknown in (name for name in sized if name not in known):
         listed = ", ".join(sorted(set(dim_names.values()))) or "none"
@@ -100,9 +102,9 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     return values
 
 
-INPUT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8,
-               "i32": np.int32, "i64": np.int64}
-"""Element types an inline `--input` names (as iree-run-module spells them)."""
+INPUT_TYPES = {name: dtype_of(name) for name in vm.DTYPES if name != "index"}
+"""Element types an inline `--input` names (the VM's tensor types, spelled as
+iree-run-module spells them)."""
 INLINE = re.compile(r"^((?:\d+x)*)(" + "|".join(INPUT_TYPES) + r")(?:=(.*))?$")
 
 

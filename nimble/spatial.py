@@ -24,6 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
 from nimble.dialects import loop
+from nimble.dialects.device import Device
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.control import truth
 from nimble.lowering.rnn_to_spatial import (
@@ -31,7 +32,6 @@ from nimble.lowering.rnn_to_spatial import (
     COUNTER_ATTR,
     SKIPPED_ATTR,
     SPATIAL_ATTR,
-    SPATIAL_DEVICE,
     STACKED_ATTR,
 )
 from nimble.reference import Interpreter, InterpreterError, where
@@ -42,7 +42,7 @@ class SpatialError(Exception):
 
 
 def spatial_programs(module: ModuleOp) -> list[func.FuncOp]:
-    return loop.kernels_of(module, SPATIAL_DEVICE)
+    return loop.kernels_of(module, Device.SPATIAL)
 
 
 @dataclass
@@ -79,7 +79,7 @@ def compile_spatial(source: Any, weights: str = "f32", sizes: dict[str, int | Se
                    if isinstance(o.attributes.get(SKIPPED_ATTR), StringAttr)]
         raise SpatialError("no recurrence to lower: the spatial target takes counted loops "
                            "(`while i < n`, i from 0 by 1) over cells of graph ops" + "".join(skipped))
-    return SpatialExecutable(module, compile_kernels(module, (SPATIAL_DEVICE,)), entry)
+    return SpatialExecutable(module, compile_kernels(module, (Device.SPATIAL,)), entry)
 
 
 def dse_options(sizes: dict[str, int | Sequence[int]] | None, machine: str = "") -> str:

@@ -32,8 +32,8 @@ from nimble.passes.tile_emitter import (
     varying_values,
 )
 
-_KIND = {"add": vector.CombiningKindFlag.ADD, "mul": vector.CombiningKindFlag.MUL,
-         "max": vector.CombiningKindFlag.MAXIMUMF, "min": vector.CombiningKindFlag.MINIMUMF}
+_KIND = {loop.Combiner.ADD: vector.CombiningKindFlag.ADD, loop.Combiner.MUL: vector.CombiningKindFlag.MUL,
+         loop.Combiner.MAX: vector.CombiningKindFlag.MAXIMUMF, loop.Combiner.MIN: vector.CombiningKindFlag.MINIMUMF}
 
 
 EPILOGUE_LOOP_OPS = 16
@@ -201,8 +201,8 @@ class Tile:
                     copy.subst[r] = results[ci * n + ri]
         return results
 
-    def _identity_vector(self, kind: str, t: Attribute, width: int) -> SSAValue:
-        value = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
+    def _identity_vector(self, kind: loop.Combiner, t: Attribute, width: int) -> SSAValue:
+        value = kind.identity(t)
         vt = loop.vector_type(t, (width,))
         attr = DenseIntOrFPElementsAttr.from_list(vt, [value] * width)
         return self.e.memoized(("splat", kind, vt), lambda: self.e.emit(arith.ConstantOp(attr, vt)).result)

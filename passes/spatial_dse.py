@@ -35,8 +35,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import loop
+from nimble.dialects.device import Device
 from nimble.dialects.loop import LevelAttr, Schedule, ScheduleAttr
-from nimble.lowering.rnn_to_spatial import SPATIAL_DEVICE
 from nimble.runtime.spatial_model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
 
 REPORT_ATTR = "nimble.spatial_report"
@@ -179,7 +179,7 @@ class SpatialDsePass(ModulePass):
             machine = parse_machine(self.machine)
         except ValueError as e:
             raise SearchError(f"spatial-dse: {e}") from None
-        for program in loop.kernels_of(op, SPATIAL_DEVICE):
+        for program in loop.kernels_of(op, Device.SPATIAL):
             try:
                 sizes = Sizes(program, parse_sizes(self.sizes))
                 search(program, machine, sizes, self.max_par)

@@ -159,7 +159,8 @@ class Sizes:
         elif isinstance(owner, arith.CmpiOp):
             result = int(_CMP[owner.predicate.value.data](self.of(owner.lhs), self.of(owner.rhs)))
         else:
-            raise ModelError(f"cannot evaluate {value} (from '{getattr(owner, 'name', 'a block argument')}')")
+            source = owner.name if isinstance(owner, Operation) else "a block argument"
+            raise ModelError(f"cannot evaluate {value} (from '{source}')")
         self.values[value] = result
         return result
 

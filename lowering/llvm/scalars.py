@@ -84,33 +84,33 @@ class ScalarLowering(LoweringBase):
             flags = EXACT if loop.EXACT_MARK in op.attributes else FAST
             self.values[op.results[0]] = self.binary_op(FLOAT_BINARY[type(op)], a, b, flags)
 
-    def combine(self, kind: str, acc: SSAValue, value: SSAValue, in_order: bool = False) -> SSAValue:
+    def combine(self, kind: loop.Combiner, acc: SSAValue, value: SSAValue, in_order: bool = False) -> SSAValue:
         t = acc.type
         element = t.get_element_type() if isinstance(t, VectorType) else t
         if isinstance(element, AnyFloat):
             flags = FAST if in_order else REASSOC
-            if kind == "add":
+            if kind == loop.Combiner.ADD:
                 return self.binary_op(llvm.FAddOp, acc, value, flags)
-            if kind == "mul":
+            if kind == loop.Combiner.MUL:
                 return self.binary_op(llvm.FMulOp, acc, value, flags)
             return self.numpy_minmax(kind, acc, value)
         if element == IntegerType(1):  # bools: sum/max are `or`, product/min are `and`
-            return self.binary_op(llvm.OrOp if kind in ("add", "max") else llvm.AndOp, acc, value)
-        if kind == "add":
+            return self.binary_op(llvm.OrOp if kind in (loop.Combiner.ADD, loop.Combiner.MAX) else llvm.AndOp, acc, value)
+        if kind == loop.Combiner.ADD:
             return self.add(acc, value)
-        if kind == "mul":
+        if kind == loop.Combiner.MUL:
             return self.mul(acc, value)
-        pred = 4 if kind == "max" else 2  # sgt / slt
+        pred = 4 if kind == loop.Combiner.MAX else 2  # sgt / slt
         better = self.emit(llvm.ICmpOp(value, acc, IntegerAttr(pred, i64)))
         return self.emit(llvm.SelectOp(better, value, acc))
 
-    def numpy_minmax(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    def numpy_minmax(self, kind: loop.Combiner, a: SSAValue, b: SSAValue) -> SSAValue:
         """numpy's `maximum` / `minimum`: `a` where `a > b` (`a < b`) or `a` is NaN,
         else `b` (so a NaN on either side wins; of two equal values, `b`). LLVM's
         `llvm.maximum` also orders -0 below +0, which costs a sequence of blends on x86:
         a 64-channel 3 x 3 max pool over 112 x 112 (1 thread) took 341 us with it, 288 us
         in this form (a compare, a NaN test, two blends: no sign-of-zero fix-up)."""
-        picked = self.emit(llvm.SelectOp(self.fcmp(a, b, "ogt" if kind == "max" else "olt"), a, b))
+        picked = self.emit(llvm.SelectOp(self.fcmp(a, b, "ogt" if kind == loop.Combiner.MAX else "olt"), a, b))
         return self.emit(llvm.SelectOp(self.fcmp(a, a, "uno"), a, picked))
 
     def minmax_float(self, op: Operation) -> None:

@@ -148,11 +148,11 @@ CMPF: dict[str, str] = {
 }
 NAN_MINMAX = {arith.MaximumfOp: ">", arith.MinimumfOp: "<"}
 """arith.maximumf/minimumf propagate NaN (like numpy), unlike C's fmax/fmin."""
-COMBINE: dict[str, Callable[[str, str, bool], str]] = {
-    "add": lambda a, b, _f: f"{a} + {b}",
-    "mul": lambda a, b, _f: f"{a} * {b}",
-    "max": lambda a, b, f: f"(isnan({b}) || {b} > {a}) ? {b} : {a}" if f else f"{b} > {a} ? {b} : {a}",
-    "min": lambda a, b, f: f"(isnan({b}) || {b} < {a}) ? {b} : {a}" if f else f"{b} < {a} ? {b} : {a}",
+COMBINE: dict[loop.Combiner, Callable[[str, str, bool], str]] = {
+    loop.Combiner.ADD: lambda a, b, _f: f"{a} + {b}",
+    loop.Combiner.MUL: lambda a, b, _f: f"{a} * {b}",
+    loop.Combiner.MAX: lambda a, b, f: f"(isnan({b}) || {b} > {a}) ? {b} : {a}" if f else f"{b} > {a} ? {b} : {a}",
+    loop.Combiner.MIN: lambda a, b, f: f"(isnan({b}) || {b} < {a}) ? {b} : {a}" if f else f"{b} < {a} ? {b} : {a}",
 }
 
 C_PREAMBLE = """\

@@ -228,13 +228,13 @@ class TileEmitter:
         e.lines[header_at:header_at] = declarations
 
     @staticmethod
-    def combine(kind: str, acc: str, value: str, vector: bool) -> str:
-        if kind == "add":
+    def combine(kind: loop.Combiner, acc: str, value: str, vector: bool) -> str:
+        if kind == loop.Combiner.ADD:
             return f"{acc} + {value}"
-        if kind == "mul":
+        if kind == loop.Combiner.MUL:
             return f"{acc} * {value}"
-        test = "isgreater" if kind == "max" else "isless"
+        test = "isgreater" if kind == loop.Combiner.MAX else "isless"
         if vector:
             return f"select({acc}, {value}, isnan({value}) | {test}({value}, {acc}))"
-        op = ">" if kind == "max" else "<"
+        op = ">" if kind == loop.Combiner.MAX else "<"
         return f"(isnan({value}) || {value} {op} {acc}) ? {value} : {acc}"

@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from nimble.dialects import graph, dynshape
 from nimble.dialects.dim_expr import symbol
+from nimble.dialects.interfaces import HasShapeFunction
 from nimble.dialects.graph.types import tensor
 from nimble.dialects.shape_functions import ConcreteDims, symbolic_dims
 from nimble.fuzz.samplers import SAMPLERS
@@ -172,7 +173,7 @@ class ProgramGenerator:
                 types = cls.result_types_for(list(operands), properties, element)
             else:
                 types = cls.result_types_for(list(operands), properties)
-            if not _known(types) and not getattr(cls, "DATA_DEPENDENT", False) \
+            if not _known(types) and not (issubclass(cls, HasShapeFunction) and cls.DATA_DEPENDENT) \
                     and _known([v.type for v in operands]):
                 raise Reject  # (a `?` only a data-dependent op, or one downstream of it, may make)
             op = cls.create(operands=list(operands), result_types=types, properties=properties)
