@@ -177,7 +177,7 @@ def test_a_target_for_xdsls_own_dialects_is_refused_in_one_line(target, tmp_path
     code, out, err = run(["-t", target], tmp_path, "func.func @f() {\n  func.return\n}\n", capsys)
     assert code == 1 and not out
     assert err.strip() == (f"nimble-opt: error: target '{target}' is xdsl's, for IR of its own dialects, not "
-                           f"Nimble's; Nimble's targets: mlir, nb, dot, llvm, vm-asm, vm, opencl, spatial")
+                           f"Nimble's; Nimble's targets: mlir, nb, dot, llvm, vm-asm, opencl, spatial, vm")
 
 
 def test_bytecode_target_without_an_output_file_is_a_usage_error(tmp_path, capsys):
