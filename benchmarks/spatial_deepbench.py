@@ -35,8 +35,8 @@ import numpy as np
 import nimble
 from timing import machine
 from nimble import interpret, parse
-from nimble.passes.spatial_dse import REPORT_ATTR
-from nimble.runtime.spatial_model import estimate, parse_machine
+from nimble.lowering.spatial.dse import REPORT_ATTR
+from nimble.lowering.spatial.model import estimate, parse_machine
 from nimble.spatial import compile_spatial
 
 # DeepBench (github.com/baidu-research/DeepBench), inference RNN kernels at batch 1:

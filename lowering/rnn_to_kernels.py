@@ -52,7 +52,7 @@ from nimble.dialects.graph.fusion import fused_region
 from nimble.dialects.target import target_of
 from nimble.lowering.graph_to_loops import KERNEL_ATTR
 from nimble.lowering.pad_rows import padded_constant
-from nimble.lowering.rnn_to_spatial import (
+from nimble.lowering.spatial.rnn_to_spatial import (
     NotARecurrence,
     Recurrence,
     Step,

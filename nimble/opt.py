@@ -127,7 +127,7 @@ def _emit_spatial(module: ModuleOp, out: IO[str]) -> None:
     searched at size 1 for every `?` on the default machine): run the passes yourself
     (`-p ...,spatial-dse{sizes=...}`) for other sizes."""
     from nimble.compile import run_stages
-    from nimble.lowering.to_spatial import spatial_listing
+    from nimble.lowering.spatial.to_spatial import spatial_listing
 
     if not loop.kernels_of(module, Device.SPATIAL) and any(
             isinstance(o, func.FuncOp) and loop.KERNEL_MARK not in o.attributes for o in module.ops):

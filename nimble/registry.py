@@ -50,7 +50,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "infer-shapes": _lazy("passes.infer_shapes", "InferShapesPass"),
     "lower-graph-to-loops": _lazy("lowering.graph_to_loops", "LowerGraphToLoopsPass"),
     "lower-loops-to-llvm": _lazy("lowering.llvm.loops_to_llvm", "LowerLoopsToLLVMPass"),
-    "lower-rnn-to-spatial": _lazy("lowering.rnn_to_spatial", "LowerRnnToSpatialPass"),
+    "lower-rnn-to-spatial": _lazy("lowering.spatial.rnn_to_spatial", "LowerRnnToSpatialPass"),
     "lower-rnn-to-kernels": _lazy("lowering.rnn_to_kernels", "LowerRnnToKernelsPass"),
     "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
@@ -63,7 +63,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "schedule-loops": _lazy("passes.schedule_loops", "ScheduleLoopsPass"),
     "share-packs": _lazy("passes.share_packs", "SharePacksPass"),
     "simplify-host": _lazy("passes.simplify_host", "SimplifyHostPass"),
-    "spatial-dse": _lazy("passes.spatial_dse", "SpatialDsePass"),
+    "spatial-dse": _lazy("lowering.spatial.dse", "SpatialDsePass"),
     "split-index-sets": _lazy("passes.split_index_sets", "SplitIndexSetsPass"),
     "tile-vectorize": _lazy("passes.tile_vectorize", "TileVectorizePass"),
 }

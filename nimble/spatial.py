@@ -5,7 +5,7 @@ loop over an LSTM/GRU-like cell, `lower-rnn-to-spatial`) to one loop-level progr
 searches its `par` factors against the machine model (`spatial-dse`, at the given
 problem sizes) and JIT-compiles it on the CPU backend for *functional execution*: the
 executable computes exactly what the program computes (narrow weights included), while
-`reports` says what the accelerator would take (`nimble.runtime.spatial_model`). The
+`reports` says what the accelerator would take (`nimble.lowering.spatial.model`). The
 host code around the recurrences runs by its reference semantics.
 
 Before a program runs, the loop's first step is run by the reference semantics: its
@@ -27,7 +27,7 @@ from nimble.dialects import loop
 from nimble.dialects.device import Device
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.control import truth
-from nimble.lowering.rnn_to_spatial import (
+from nimble.lowering.spatial.rnn_to_spatial import (
     ARGS_ATTR,
     COUNTER_ATTR,
     SKIPPED_ATTR,

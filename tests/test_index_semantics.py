@@ -103,7 +103,7 @@ def test_the_divisions_round_as_named(a, b, trunc, floor, ceil, rem):
 def test_the_other_evaluators_read_the_same_tables():
     from nimble.dialects import vm
     from nimble.lowering.opencl.c_grid import INDEX_OPS
-    from nimble.runtime import spatial_model
+    from nimble.lowering.spatial import model as spatial_model
     from nimble.runtime.vm_steps import INDEX_STEPS
 
     assert spatial_model._INDEX_ARITH is INDEX_BINARY

@@ -12,10 +12,10 @@ from xdsl.dialects import scf
 from nimble import interpret, parse
 from nimble.compile import run_stages
 from nimble.dialects import loop
-from nimble.lowering.rnn_to_spatial import SKIPPED_ATTR, SpatialLoweringError
-from nimble.passes.spatial_dse import SearchError, search
+from nimble.lowering.spatial.rnn_to_spatial import SKIPPED_ATTR, SpatialLoweringError
+from nimble.lowering.spatial.dse import SearchError, search
 from nimble.reference import InterpreterError
-from nimble.runtime.spatial_model import Machine, ModelError, Sizes, estimate, parse_machine
+from nimble.lowering.spatial.model import Machine, ModelError, Sizes, estimate, parse_machine
 from nimble.spatial import SpatialError, compile_spatial, spatial_programs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -432,7 +432,7 @@ func.func @k(%a: memref<8xf32>, %out: memref<1xf32>) attributes {nimble.kernel =
 def test_gate_fusion_merges_independent_reductions_only() -> None:
     """The second reduction starts from the first one's result: it stays apart; the
     third is independent: it joins the first."""
-    from nimble.lowering.spatial_loops import merge_reductions
+    from nimble.lowering.spatial.loops import merge_reductions
 
     module = parse(DEPENDENT_REDUCES)
     (kernel,) = [o for o in module.ops]

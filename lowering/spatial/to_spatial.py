@@ -17,8 +17,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from nimble.dialects import arith
 from nimble.dialects import loop
 from nimble.dialects.device import Device
-from nimble.passes.spatial_dse import MACHINE_ATTR, REPORT_ATTR, SIZES_ATTR, parse_sizes
-from nimble.runtime.spatial_model import Estimate, ModelError, Sizes, estimate, is_compute, parse_machine
+from nimble.lowering.spatial.dse import MACHINE_ATTR, REPORT_ATTR, SIZES_ATTR, parse_sizes
+from nimble.lowering.spatial.model import Estimate, ModelError, Sizes, estimate, is_compute, parse_machine
 
 
 class _Printer:

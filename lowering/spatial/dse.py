@@ -3,7 +3,7 @@
 For each program of `lower-rnn-to-spatial`, at the problem sizes given (`sizes`: index
 parameters and parameter shapes by name, `steps=25`, `xs=25x1x64`; other `?` dims are 1)
 and on the machine given (`machine`: `pcus=128,pmus=128`, else the default, see
-`runtime/spatial_model.py`):
+`lowering/spatial/model.py`):
 
 - **searched loops**: each loop inside the time loop whose nest holds a reduction (for an
   RNN: the hidden units, and the reduction over input+hidden: the paper's `hu` and `ru`).
@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from nimble.dialects import loop
 from nimble.dialects.device import Device
 from nimble.dialects.loop import LevelAttr, Schedule, ScheduleAttr
-from nimble.runtime.spatial_model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
+from nimble.lowering.spatial.model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
 
 REPORT_ATTR = "nimble.spatial_report"
 SIZES_ATTR = "nimble.spatial_sizes"

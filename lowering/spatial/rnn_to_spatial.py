@@ -12,7 +12,7 @@ cell update computed in registers. Around that step the program
   an accumulator each (all gates of a hidden unit in one pipeline, `merge_reductions`);
 - copies every loop-invariant tensor once into on-chip memory (`loop.alloc sram`), the
   matrices in the weight precision chosen (`weights=f32|bf16|int8`, see
-  `spatial_weights`); accumulation and activations stay f32;
+  `weights`); accumulation and activations stay f32;
 - keeps the states in SRAM (current and next, copied back after each step); the time
   loop is an `scf.for` (sequential: step t+1 reads step t's states) that reads the
   sequences' slices from DRAM at each step; the final states go back to DRAM.
@@ -66,8 +66,8 @@ from nimble.lowering.index_set_split import split_reductions
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.kernel_parts import memref_of
 from nimble.lowering.pad_rows import pad_aliasing_rows
-from nimble.lowering.spatial_loops import hoist_row_scales, merge_reductions, stage_dram_reads
-from nimble.lowering.spatial_weights import (
+from nimble.lowering.spatial.loops import hoist_row_scales, merge_reductions, stage_dram_reads
+from nimble.lowering.spatial.weights import (
     WEIGHT_TYPES,
     buffer_dims,
     const,
