@@ -20,7 +20,7 @@ vm.function @main(r0, r1) regs 5 {
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, i64
@@ -118,7 +118,9 @@ INSTRUCTIONS: tuple[tuple[str, str, tuple[tuple[str, Kind], ...]], ...] = (
     ("not", "dst = not src", (("dst", R), ("src", R))),
     *((name, f"dst = lhs {name} rhs (index)", (("dst", R), ("lhs", R), ("rhs", R))) for name in BINARY),
 )
-OPCODES: dict[str, int] = {m: i for i, (m, _, _) in enumerate(INSTRUCTIONS)}
+Opcode = IntEnum("Opcode", {m.upper(): i for i, (m, _, _) in enumerate(INSTRUCTIONS)})
+"""The instructions' opcodes, `Opcode.INVOKE_KERNEL` for `invoke_kernel`: each is its
+mnemonic's position in `INSTRUCTIONS` (an int in the bytecode's code arrays)."""
 JUMPS = ("if", "goto")
 TERMINATORS = ("ret", "goto", "if", "fatal")
 """Instructions after which control does not fall through."""

@@ -181,7 +181,7 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
                 elif kind in indices:
                     value = indices[kind][value]
                 values.append(value)
-            code.append((vm.OPCODES[op.MNEMONIC], tuple(values)))
+            code.append((vm.Opcode[op.MNEMONIC.upper()], tuple(values)))
         program_functions.append(Function(f.sym_name.data, f.num_regs.value.data, f.param_regs(), _results_of(f), code))
     for i, h in enumerate(hosts):  # the kernels of host ops (`device.NATIVE_KERNEL`), called by the VM, not launched
         native = h.attributes.get(device.NATIVE_KERNEL)

@@ -40,15 +40,17 @@ from typing import Any
 import numpy as np
 
 from nimble.dialects import vm
+from nimble.dialects.vm import Opcode
 from nimble.runtime.allocator import Storage, aligned_bytes
 from nimble.runtime.kernels import same_statics
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.workers import current as current_workers
 
-TRACEABLE = frozenset(vm.OPCODES[m] for m in (
-    "move", "ret", "invoke_kernel", "alloc_storage", "alloc_tensor", "alloc_tensor_reg", "if", "goto",
-    "load_const", "load_consti", "shape_of", "dim", "make_shape", "reshape_tensor", "fatal", "kill", "cmp",
-    "select", "not", *vm.BINARY))
+TRACEABLE = frozenset((
+    Opcode.MOVE, Opcode.RET, Opcode.INVOKE_KERNEL, Opcode.ALLOC_STORAGE, Opcode.ALLOC_TENSOR, Opcode.ALLOC_TENSOR_REG,
+    Opcode.IF, Opcode.GOTO, Opcode.LOAD_CONST, Opcode.LOAD_CONSTI, Opcode.SHAPE_OF, Opcode.DIM, Opcode.MAKE_SHAPE,
+    Opcode.RESHAPE_TENSOR, Opcode.FATAL, Opcode.KILL, Opcode.CMP, Opcode.SELECT, Opcode.NOT,
+    *(Opcode[name.upper()] for name in vm.BINARY)))
 """Instructions whose results depend only on the shapes and index values they are given."""
 MAX_TRACES = 8
 """Signatures replayed per function (least recently used dropped): each owns its storages."""

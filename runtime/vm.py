@@ -114,7 +114,7 @@ class VirtualMachine(Steps):
         self.opencl = opencl  # the OpenCL kernels (`runtime.opencl.OpenCLModule`), if any
         self.opencl_device = opencl_device
         self.resident_constants: dict[int, ClTensor] = {}  # program constants copied to the device
-        copy = vm.OPCODES["device_copy"]
+        copy = vm.Opcode.DEVICE_COPY
         self.device_values = bool(program.device_kernels) or any(op == copy for f in program.functions
                                                                   for op, _ in f.code)
         """Whether registers can hold device tensors (only then do host calls check for them)."""
@@ -440,7 +440,7 @@ class VirtualMachine(Steps):
         `f.code` of each step. A constant's register (`constant_registers`) holds its
         value in the register file from the start, and its load is not a step (jump
         targets move to the step after): the ONNX MLP's 20 instructions are 12 steps."""
-        constants = constant_registers(f.code, f.params, vm.OPCODES["load_const"], vm.OPCODES["load_consti"])
+        constants = constant_registers(f.code, f.params, vm.Opcode.LOAD_CONST, vm.Opcode.LOAD_CONSTI)
         registers: list[Any] = [None] * (f.num_regs + 2)
         step_of = []  # position in f.code -> the step that runs it or, for a constant's load, the next one
         origins = []
@@ -452,10 +452,10 @@ class VirtualMachine(Steps):
                 origins.append(pc)
         step_of.append(len(origins))
         zeros = {r for r, v in enumerate(registers) if v.__class__ is int and v == 0}
-        private = set(private_tensor_storages(f.code, vm.OPCODES["alloc_storage"], vm.OPCODES["alloc_tensor"],
-                                              vm.OPCODES["alloc_tensor_reg"], zeros))
+        private = set(private_tensor_storages(f.code, vm.Opcode.ALLOC_STORAGE, vm.Opcode.ALLOC_TENSOR,
+                                              vm.Opcode.ALLOC_TENSOR_REG, zeros))
         self.fused.append(private)
-        tensor_ops = (vm.OPCODES["alloc_tensor"], vm.OPCODES["alloc_tensor_reg"])
+        tensor_ops = (vm.Opcode.ALLOC_TENSOR, vm.Opcode.ALLOC_TENSOR_REG)
         self._holders: dict[int, list[tuple[int, tuple]]] = {}
         """Per storage register of the function being decoded, the tensors made in it
         (what a refused storage's error names)."""
@@ -466,7 +466,7 @@ class VirtualMachine(Steps):
         for pc in origins:
             opcode, values = f.code[pc]
             if pc in private:
-                alloc = self._alloc_private if f.code[pc + 1][0] == vm.OPCODES["alloc_tensor"] else self._alloc_private_reg
+                alloc = self._alloc_private if f.code[pc + 1][0] == vm.Opcode.ALLOC_TENSOR else self._alloc_private_reg
                 steps.append(alloc(f.code[pc][1], f.code[pc + 1][1], step_of[pc + 2]))
                 continue
             fields = vm.INSTRUCTIONS[opcode][2]
@@ -475,6 +475,6 @@ class VirtualMachine(Steps):
         return steps, registers, origins
 
     def _constant(self, opcode: int, value: int) -> Any:
-        return self.program.constants[value] if opcode == vm.OPCODES["load_const"] else value
+        return self.program.constants[value] if opcode == vm.Opcode.LOAD_CONST else value
 
 

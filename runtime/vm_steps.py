@@ -77,7 +77,7 @@ def tensors_in_words(holders: list[tuple[int, tuple]], r: list[Any]) -> str:
     words = []
     for opcode, values in holders:
         dtype, dims = values[3], values[4]
-        if opcode == vm.OPCODES["alloc_tensor_reg"]:
+        if opcode == vm.Opcode.ALLOC_TENSOR_REG:
             dims = [r[d] for d in dims]
         words.append(f"{dtype}{list(dims)}")
     return ", ".join(words) or "no tensor"
@@ -233,7 +233,8 @@ class Steps:
     def _i_invoke_kernel(self, kernel, inputs, outputs):
         entry = self.kernels[kernel]
         if entry is None:
-            raise BytecodeError(f"kernel '{self.program.kernels[kernel].name}' implements a host op: it is not launched")
+            name = self.program.kernels[kernel].name
+            raise BytecodeError(f"kernel '{name}' implements a host op: it is not launched")
         if len(inputs) + len(outputs) != entry.arity:
             raise BytecodeError(f"kernel '{entry.name}' takes {entry.arity} arguments, got {len(inputs) + len(outputs)}")
         host = self.run_host

@@ -14,7 +14,7 @@ import pytest
 import nimble
 from nimble.api import parse
 from nimble.dialects.graph.adt import AdtValue
-from nimble.dialects.vm import OPCODES
+from nimble.dialects.vm import Opcode
 from nimble.reference import InterpreterError
 from nimble.runtime.bytecode import HEADER, BytecodeError, decode, encode, program_from_module
 from nimble.runtime.vm import VirtualMachine, VMError, private_tensor_storages
@@ -303,7 +303,7 @@ def test_a_storage_only_its_tensor_uses_is_a_private_array():
 }"""
     vm_ = machine(text)
     code = vm_.program.functions[0].code
-    assert private_tensor_storages(code, OPCODES["alloc_storage"], OPCODES["alloc_tensor"]) == [0]
+    assert private_tensor_storages(code, Opcode.ALLOC_STORAGE, Opcode.ALLOC_TENSOR) == [0]
     t, first, second = vm_.invoke("main", [16])
     assert t.shape == (4,) and t.dtype == np.float32 and t.base is None and first.base is second.base
     with pytest.raises(VMError, match="does not fit"):
@@ -313,8 +313,8 @@ def test_a_storage_only_its_tensor_uses_is_a_private_array():
   vm.alloc_tensor r2, r1, 0, f32, [4]
   vm.goto L1
 }"""
-    assert private_tensor_storages(machine(jumped_into).program.functions[0].code, OPCODES["alloc_storage"],
-                                   OPCODES["alloc_tensor"]) == []
+    assert private_tensor_storages(machine(jumped_into).program.functions[0].code, Opcode.ALLOC_STORAGE,
+                                   Opcode.ALLOC_TENSOR) == []
 
 
 def test_a_storage_only_its_dynamic_tensor_uses_is_a_private_array():
@@ -333,7 +333,7 @@ def test_a_storage_only_its_dynamic_tensor_uses_is_a_private_array():
 }"""
     vm_ = machine(text)
     code = vm_.program.functions[0].code
-    ops = (OPCODES["alloc_storage"], OPCODES["alloc_tensor"], OPCODES["alloc_tensor_reg"])
+    ops = (Opcode.ALLOC_STORAGE, Opcode.ALLOC_TENSOR, Opcode.ALLOC_TENSOR_REG)
     assert private_tensor_storages(code, *ops, zeros={3}) == [1] and private_tensor_storages(code, *ops) == []
     assert len(vm_.entries[0][0]) == 3  # the constant is no step; the pair is one step, then ret
     (small,) = vm_.invoke("main", [7, 28])
@@ -619,15 +619,15 @@ def test_bad_indices_are_rejected_by_validation(lstm_bytes, tree_bytes):
         decode(encode(program))
     program = decode(tree_bytes)
     node = program.functions[program.function_index("node")]
-    goto = next(i for i, (op, _) in enumerate(node.code) if op == OPCODES["goto"])
-    node.code[goto] = (OPCODES["goto"], (len(node.code) + 3,))
+    goto = next(i for i, (op, _) in enumerate(node.code) if op == Opcode.GOTO)
+    node.code[goto] = (Opcode.GOTO, (len(node.code) + 3,))
     with pytest.raises(BytecodeError, match="jump target .* outside the function"):
         decode(encode(program))
     program = decode(tree_bytes)
     main = program.functions[program.function_index("main")]
-    call = next(i for i, (op, _) in enumerate(main.code) if op == OPCODES["invoke"])
+    call = next(i for i, (op, _) in enumerate(main.code) if op == Opcode.INVOKE)
     dsts, callee, args = main.code[call][1]
-    main.code[call] = (OPCODES["invoke"], (dsts, callee, args[:-1]))
+    main.code[call] = (Opcode.INVOKE, (dsts, callee, args[:-1]))
     with pytest.raises(BytecodeError, match="takes 7 arguments, got 6"):
         decode(encode(program))
     program = decode(lstm_bytes)
