@@ -13,8 +13,9 @@ a loop lowering run on the host by their reference semantics (a CPU fallback, li
 from __future__ import annotations
 
 import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -98,8 +99,16 @@ def _run_on_kernel(passes: PassPipeline, ctx: Context, module: ModuleOp, kernel:
 
 def compile(source: Any, target: str = "llvm", entry: str | None = None, threads: int | None = None,
             remainder: str = "auto", opencl_device: str | None = None, cpu: str | None = None,
-            cpu_features: str = "", jit: str = "eager", progress: Progress | None = None) -> Executable:
-    """Compile a model (path to `.nb`/`.mlir`, MLIR text, or a parsed module) for `target`.
+            cpu_features: str = "", jit: str = "eager", progress: Progress | None = None,
+            example_inputs: Sequence[Any] | None = None,
+            dynamic_dims: Mapping[int, Sequence[int]] | None = None) -> Executable:
+    """Compile a model (path to `.nb`/`.mlir`/`.onnx`, MLIR text, a parsed module, or a
+    `torch.nn.Module` with its `example_inputs`) for `target`.
+
+    A torch module is exported to ONNX (`nimble/torch_backend.py`); `dynamic_dims[i]`
+    lists the axes of input `i` that may change size (each becomes a `?` dim). The
+    executable takes numpy arrays (`torch.compile(model, backend="nimble")` takes and
+    gives tensors).
 
     `entry` defaults to `main`, or the module's only function. `threads` (default: up
     to 2, the cores of the CI machine kind) is how many chunks a parallel loop runs in.
@@ -121,6 +130,16 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
     """
     if jit not in JIT_MODES:
         raise ValueError(f"jit must be one of {', '.join(JIT_MODES)}, not '{jit}'")
+    if _is_torch_module(source):
+        if example_inputs is None:
+            raise ValueError("compiling a torch module needs its example_inputs")
+        from nimble.torch_backend import compile_module
+
+        return compile_module(source, example_inputs, dynamic_dims, target=target, entry=entry, threads=threads,
+                              remainder=remainder, opencl_device=opencl_device, cpu=cpu, cpu_features=cpu_features,
+                              jit=jit, progress=progress)
+    if example_inputs is not None or dynamic_dims is not None:
+        raise ValueError("example_inputs and dynamic_dims are for a torch module")
     target_cpu = cpu_target.resolve(cpu, cpu_features)
 
     def build(stream: KernelStream | None = None) -> Executable:
@@ -149,6 +168,12 @@ def compile(source: Any, target: str = "llvm", entry: str | None = None, threads
             except RuntimeError:  # (a kernel that failed to compile: it fails at its launch)
                 pass
     return exe
+
+
+def _is_torch_module(source: Any) -> bool:
+    """Whether `source` is a `torch.nn.Module` (torch is not imported to find out)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(source, torch.nn.Module)
 
 
 def _device_has_halves(spec: str | None) -> bool:
