@@ -13,6 +13,7 @@ worker threads, which a steady state does not pay).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -24,8 +25,9 @@ import numpy as np
 from xdsl.dialects.builtin import ShapedType
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from nimble import __version__
+from nimble import __version__, adt_values
 from nimble.dialects.device import Device
+from nimble.dialects.graph.adt import AdtOp, AdtType
 from nimble.frontend.errors import FrontendError
 from nimble.interpret_cli import print_results, random_value
 from nimble.diagnostics import OpError
@@ -92,6 +94,9 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     rng = np.random.default_rng(args.seed)
     values = []
     for i, (t, name, rank) in enumerate(zip(signature.inputs.data, names, ranks)):
+        if isinstance(t, AdtType):
+            values.append(_adt_input(exe, t, name, given.pop(name, None), default, rng))
+            continue
         if name in given:
             values.append(input_value(name, given.pop(name)))
             continue
@@ -100,6 +105,23 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     if given:
         raise InterpreterError(f"@{entry} has no parameter named {', '.join(given)}")
     return values
+
+
+def _adt_input(exe: Executable, t: AdtType, name: str, spec: str | None, size: int, rng: np.random.Generator) -> Any:
+    """An ADT input: from the JSON file `spec` (`nimble/adt_values.py`), else a random
+    value of about `size` constructors."""
+    host = exe.vm.interpreter.module if exe.vm.interpreter is not None else None
+    adts = {op.sym_name.data: op for op in (host.ops if host is not None else ()) if isinstance(op, AdtOp)}
+    if spec is None:
+        return adt_values.random(adts, t, size, rng, lambda field: random_value(field, size, rng))
+    if not spec.endswith(".json"):
+        raise ValueError(f"--input {name}: an input of type {t} is a .json file, not '{spec}'")
+    try:
+        with open(spec) as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--input {name}: {spec}:{e.lineno}:{e.colno}: {e.msg}") from None
+    return adt_values.from_json(adts, t, data, name, input_value)
 
 
 INPUT_TYPES = {name: dtype_of(name) for name in vm.DTYPES if name != "index"}
@@ -221,7 +243,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", default="main")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy|SHAPExTYPE[=VALUES]",
                    help="a parameter from a .npy file, or inline as iree-run-module takes it: 2x3xf32=1,2,3,4,5,6, "
-                        "4x8xf32=0.5 (filled), 4xi64 (zeros), or an integer")
+                        "4x8xf32=0.5 (filled), 4xi64 (zeros), or an integer; an ADT value (a tree) from a .json "
+                        "file: {\"Node\": [field, ...]}, tensor fields as nested lists, .npy paths or inline "
+                        "(random: about --dim constructors)")
     p.add_argument("--random-inputs", action="store_true", help="random values for inputs not given (the default)")
     p.add_argument("--dim", action="append", default=[], metavar="[NAME=]N", help="size of ? dims of random inputs")
     p.add_argument("--dynamic-size", type=_at_least(0), help="same as --dim N")
