@@ -46,9 +46,10 @@ from xdsl.utils.exceptions import VerifyException
 from nimble.dialects import arith
 from nimble.dialects.interfaces import EvalContext, HasReference, InfersResultTypes
 from nimble.dialects.symbolic import named_dims
+from nimble.errors import RunError
 
 
-class ShapeAssertionError(RuntimeError):
+class ShapeAssertionError(RunError, RuntimeError):
     """A `dynshape.assert` failed while running: the inputs have incompatible shapes."""
 
 

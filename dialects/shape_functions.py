@@ -16,19 +16,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from nimble.dialects.index_semantics import ceil_div, floor_div
-from nimble.dialects import arith, dim_expr
-from nimble.dialects import dynshape
+from nimble.dialects import arith, dim_expr, dynshape
 from nimble.dialects.dim_expr import Expr
+from nimble.dialects.index_semantics import ceil_div, floor_div
+from nimble.errors import CompileError
 
 
-class ShapeError(Exception):
+class ShapeError(CompileError):
     """A static shape conflict found while running a shape function."""
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from nimble.errors import CompileError
+
 if TYPE_CHECKING:  # (lark is imported where a syntax error is described: the CLIs catch these errors
     from lark import Token  # without parsing `.nb` text)
     from lark.exceptions import UnexpectedInput
@@ -39,7 +41,7 @@ class SourceError:
         return f"{self.file}:{self.line}:{self.column}: error: {self.message}{caret}"
 
 
-class FrontendError(Exception):
+class FrontendError(CompileError):
     """One or more errors in a `.nb` source; `str()` lists them all."""
 
     def __init__(self, errors: list[SourceError]):

@@ -8,6 +8,7 @@ from typing import Any
 from lark import Token, Tree
 from xdsl.ir import SSAValue
 
+from nimble.errors import CompileError
 from nimble.frontend.attributes import Literal
 
 NAMED_DIM_ATTRIBUTE = "nimble.named_dim"
@@ -19,7 +20,7 @@ Value = SSAValue | list  # a list is a tuple expression not (yet) packed into on
 LITERAL_NODES = {"number", "true", "false", "string", "list", "dtype", "type_literal"}
 
 
-class BuildError(Exception):
+class BuildError(CompileError):
     """An error at a tree node; collected by the builder."""
 
     def __init__(self, node: Tree | Token, message: str):

@@ -28,17 +28,17 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import graph, loop, dynshape
+from nimble.dialects import arith, dynshape, graph, loop
+from nimble.dialects.device import PLACEMENT
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
 from nimble.dialects.graph.types import dims
 from nimble.dialects.interfaces import InfersResultTypes
-from nimble.frontend.kernel_printer import KernelPrinter
+from nimble.errors import NimbleError
 from nimble.frontend.expressions import INDEX_ARITH, INDEX_COMPARE, SYMBOLS
 from nimble.frontend.expressions import INFIX as TENSOR_INFIX
-from nimble.dialects.device import PLACEMENT
+from nimble.frontend.kernel_printer import KernelPrinter
 from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE
 from nimble.frontend.types import ELEMENT_TYPES
 
@@ -48,7 +48,7 @@ CMPI = {arith.CMPI_COMPARISON_OPERATIONS.index(p): SYMBOLS[rule] for rule, p in 
 DTYPE_NAMES = {t: name for name, t in ELEMENT_TYPES.items() if name != "bool"}
 
 
-class PrintError(Exception):
+class PrintError(NimbleError):
     """The module uses something the text format cannot express."""
 
 

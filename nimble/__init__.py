@@ -12,10 +12,12 @@ import types
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Executable", "compile", "interpret", "load", "parse", "visualize", "__version__"]
+__all__ = ["CompileError", "Executable", "InputError", "NimbleError", "RunError", "compile", "interpret", "load", "parse",
+           "visualize", "__version__"]
 
 _WHERE = {"interpret": "nimble.api", "parse": "nimble.api", "visualize": "nimble.api", "compile": "nimble.compile",
-          "Executable": "nimble.runtime.executable", "load": "nimble.runtime.executable"}
+          "Executable": "nimble.runtime.executable", "load": "nimble.runtime.executable",
+          **{name: "nimble.errors" for name in ("NimbleError", "CompileError", "InputError", "RunError")}}
 
 
 class _Package(types.ModuleType):

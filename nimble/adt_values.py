@@ -22,12 +22,13 @@ from xdsl.ir import Attribute
 
 from nimble.dialects.graph.adt import AdtOp, AdtType, AdtValue
 from nimble.dialects.graph.types import numpy_dtype
+from nimble.errors import InputError
 
 MAX_NODES = 100_000
 """Values a JSON input or a random one may hold (a tree's nodes)."""
 
 
-class AdtInputError(ValueError):
+class AdtInputError(InputError, ValueError):
     """A JSON value that is not one of its ADT's (the message names where)."""
 
 

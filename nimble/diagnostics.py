@@ -22,13 +22,14 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from nimble.errors import CompileError
 from nimble.parser import location_of
 
 if TYPE_CHECKING:
     from nimble.frontend.errors import SourceError
 
 
-class OpError(DiagnosticException):
+class OpError(DiagnosticException, CompileError):
     """An error about one op, raised by a pass; tools report it at the op's location."""
 
     def __init__(self, op: Operation, message: str):
@@ -176,7 +177,7 @@ class PassBrokeIR(Exception):
         self.pass_name = pass_name
 
 
-class DominanceError(Exception):
+class DominanceError(CompileError):
     """An operand used where its definition does not reach (xdsl's verifier does not check
     dominance)."""
 

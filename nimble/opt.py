@@ -23,9 +23,6 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from nimble import __version__
-from nimble.dialects import loop
-from nimble.dialects.device import Device
-from nimble.dialects.target import set_target
 from nimble.diagnostics import (
     Diagnostic,
     OpError,
@@ -33,11 +30,15 @@ from nimble.diagnostics import (
     check_expectations,
     op_diagnostic,
     parse_error_diagnostic,
-    source_diagnostic,
     parse_expectations,
+    source_diagnostic,
     verify_after_pass,
     verify_module,
 )
+from nimble.dialects import loop
+from nimble.dialects.device import Device
+from nimble.dialects.target import set_target
+from nimble.errors import InputError
 from nimble.frontend import parse_nb
 from nimble.frontend.errors import FrontendError
 from nimble.frontend.printer import PrintError, print_nb
@@ -150,7 +151,7 @@ def _emit_vm_asm(module: ModuleOp, out: IO[str]) -> None:
     out.write(listing(to_vm(module)))
 
 
-class ToolError(Exception):
+class ToolError(InputError):
     """A use of the tool that cannot work (a target that does not take Nimble's IR, a
     binary target without `-o`): `nimble-opt: error: ...`, exit status 1."""
 

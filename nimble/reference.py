@@ -14,21 +14,30 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, TensorType, TupleType
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    TupleType,
+)
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from nimble.dialects import arith
+from nimble.dialects.dim_expr import Expr
+from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.graph.adt import AdtType, AdtValue
 from nimble.dialects.graph.control import ConditionOp, YieldOp
-from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph.types import dims, format_dims, numpy_dtype, symbolic_dims
 from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
 from nimble.dialects.interfaces import EvalContext, HasReference
-from nimble.dialects.dynshape import ShapeType
+from nimble.errors import RunError
 from nimble.parser import location_of
 
 
-class InterpreterError(Exception):
+class InterpreterError(RunError):
     """A program could not be evaluated: bad inputs, a failed run-time check, or an op
     without reference semantics. The message names the op and its source location."""
 

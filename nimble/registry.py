@@ -21,6 +21,8 @@ from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
+from nimble.errors import NimbleError
+
 ENTRY_POINT_GROUP = "nimble.plugins"
 
 
@@ -69,7 +71,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 }
 
 
-class PluginError(Exception):
+class PluginError(NimbleError):
     """A plugin failed to load or registered something twice."""
 
 

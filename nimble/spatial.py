@@ -27,6 +27,7 @@ from nimble.dialects import loop
 from nimble.dialects.device import Device
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.control import truth
+from nimble.errors import CompileError
 from nimble.lowering.spatial.rnn_to_spatial import (
     ARGS_ATTR,
     COUNTER_ATTR,
@@ -37,7 +38,7 @@ from nimble.lowering.spatial.rnn_to_spatial import (
 from nimble.reference import Interpreter, InterpreterError, where
 
 
-class SpatialError(Exception):
+class SpatialError(CompileError):
     """A model the spatial target cannot take (the reasons)."""
 
 

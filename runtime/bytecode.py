@@ -26,12 +26,12 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr, SymbolRefAttr
 
-from nimble.dialects import device, loop, vm
+from nimble.dialects import device, kernel_analysis, loop, vm
 from nimble.dialects.device import Device
-from nimble.dialects import kernel_analysis
 from nimble.dialects.graph.adt import AdtOp
 from nimble.dialects.graph.creation import ConstantOp
 from nimble.dialects.graph.folding import dense_to_array
+from nimble.errors import InputError
 from nimble.runtime.allocator import aligned
 
 MAGIC = b"NIMBLEVM"
@@ -52,7 +52,7 @@ K = vm.Kind
 _INDEX_KINDS = (K.FUNC, K.KERNEL, K.HOST, K.CONST, K.CTOR, K.STR)
 
 
-class BytecodeError(Exception):
+class BytecodeError(InputError):
     """A bytecode module is malformed; the message says what and where."""
 
 

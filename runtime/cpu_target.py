@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from nimble.errors import InputError
+
 ISA_FEATURES: dict[str, tuple[str, ...]] = {
     "x86-64": ("sse2",),
     "x86-64-v2": ("sse2", "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt"),
@@ -45,7 +47,7 @@ KNOWN_CPUS: dict[str, tuple[str, int]] = {
 """CPUs `named` describes (LLVM knows each by this name): their ISA level and L2."""
 
 
-class TargetError(ValueError):
+class TargetError(InputError, ValueError):
     """A CPU name or feature list that cannot be used (unknown, malformed, or code the
     host cannot run)."""
 

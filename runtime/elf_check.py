@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import struct
 
+from nimble.errors import InputError
+
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 SHDR = struct.Struct("<IIQQQQIIQQ")  # name, type, flags, addr, offset, size, link, info, addralign, entsize
 SYM = struct.Struct("<IBBHQQ")  # name, info, other, shndx, value, size
@@ -38,7 +40,7 @@ MAX_ALIGN = 1 << 16
 MAX_NOBITS = 1 << 26
 
 
-class ElfError(ValueError):
+class ElfError(InputError, ValueError):
     """The object is not one LLVM's loader may be given."""
 
 

@@ -28,11 +28,12 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import SSAValue
 
 from nimble.dialects.device import Device
-from nimble.dialects.graph import ConcatOp, GraphOp
-from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.dynshape import ShapeType
-from nimble.dialects.shape_functions import ShapeError, StaticDims
+from nimble.dialects.graph import ConcatOp, GraphOp
 from nimble.dialects.graph.broadcasting import broadcast_sites
+from nimble.dialects.graph.types import numpy_dtype
+from nimble.dialects.shape_functions import ShapeError, StaticDims
+from nimble.errors import RunError
 from nimble.reference import conforms, describe, tensor_mismatch, where
 from nimble.runtime import bounds
 from nimble.runtime.launcher import LAUNCH, launch_spec
@@ -77,7 +78,7 @@ def arg_kind(t: Any) -> Arg:
     return Arg.SHAPE if isinstance(t, ShapeType) else Arg.INDEX
 
 
-class LaunchError(Exception):
+class LaunchError(RunError):
     """A kernel launch with arguments the kernel cannot take."""
 
 

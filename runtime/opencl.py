@@ -30,13 +30,14 @@ import numpy as np
 from xdsl.dialects import func
 
 from nimble.dialects.device import Device
+from nimble.errors import RunError
 from nimble.runtime.allocator import check_size, max_bytes, size_class
 from nimble.runtime.kernels import Arg, KernelEntry
 
 DEFAULT_CACHE = Path.home() / ".cache" / "nimble" / "opencl"
 
 
-class OpenCLError(Exception):
+class OpenCLError(RunError):
     """No usable OpenCL device, a program that does not build, or a failed transfer."""
 
 

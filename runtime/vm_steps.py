@@ -19,14 +19,14 @@ import numpy as np
 
 from nimble.dialects import vm
 from nimble.dialects.device import Device
+from nimble.dialects.dynshape import failure_message
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
-from nimble.dialects.dynshape import failure_message
 from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
+from nimble.errors import RunError
 from nimble.runtime.allocator import MemoryLimit, Storage
 from nimble.runtime.bytecode import BytecodeError, dtype_of
 from nimble.runtime.opencl import ClStorage, ClTensor
-
 
 RETURN = -1
 CALL = -2
@@ -45,7 +45,7 @@ aligns its allocations to 16 bytes, not the 64 of a pool storage; that matters o
 the speed of larger tensors (kernels make no alignment assumptions)."""
 
 
-class VMError(Exception):
+class VMError(RunError):
     """A program stopped with an error (message names the function and instruction)."""
 
 

@@ -23,11 +23,12 @@ from nimble.dialects import graph
 from nimble.dialects.dim_expr import Expr, symbol, symbol_name
 from nimble.dialects.graph.folding import array_to_dense
 from nimble.dialects.graph.types import tensor
+from nimble.errors import CompileError
 
 MIN_OPSET = 13
 
 
-class OnnxImportError(Exception):
+class OnnxImportError(CompileError):
     """The model cannot be imported; the message lists every problem found."""
 
 

@@ -21,8 +21,8 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Region, SSAValue
 
-from nimble.dialects import arith, llvm
-from nimble.dialects import loop
+from nimble.dialects import arith, llvm, loop
+from nimble.errors import CompileError
 
 PTR = llvm.LLVMPointerType()
 FAST = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT])
@@ -30,7 +30,7 @@ REASSOC = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT, FastMathFlag.REASSOC])
 EXACT = llvm.FastMathAttr(None)  # `loop.EXACT_MARK`
 
 
-class LLVMLoweringError(Exception):
+class LLVMLoweringError(CompileError):
     """An op in a kernel that this lowering does not handle."""
 
 

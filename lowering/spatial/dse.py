@@ -37,6 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from nimble.dialects import loop
 from nimble.dialects.device import Device
 from nimble.dialects.loop import LevelAttr, Schedule, ScheduleAttr
+from nimble.errors import CompileError
 from nimble.lowering.spatial.model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
 
 REPORT_ATTR = "nimble.spatial_report"
@@ -44,7 +45,7 @@ SIZES_ATTR = "nimble.spatial_sizes"
 MACHINE_ATTR = "nimble.spatial_machine"
 
 
-class SearchError(DiagnosticException):
+class SearchError(DiagnosticException, CompileError):
     """No design fits, or the sizes or machine given are wrong."""
 
 

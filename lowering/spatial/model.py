@@ -49,9 +49,9 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS
+from nimble.errors import CompileError
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def parse_machine(spec: str) -> Machine:
     return replace(Machine(), **changes)
 
 
-class ModelError(DiagnosticException):
+class ModelError(DiagnosticException, CompileError):
     """A program the model cannot cost (an unknown size, an unexpected op)."""
 
 

@@ -54,13 +54,12 @@ from xdsl.traits import is_side_effect_free
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import DiagnosticException
 
+from nimble.dialects import arith, dynshape, loop
 from nimble.dialects.device import Device
-from nimble.dialects import arith
-from nimble.dialects import loop
-from nimble.dialects import dynshape
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp, stacked_rows
 from nimble.dialects.graph.fusion import fused_region
+from nimble.errors import CompileError
 from nimble.lowering.hoist_projections import hoist_input_projections
 from nimble.lowering.index_set_split import split_reductions
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
@@ -90,7 +89,7 @@ SKIPPED_ATTR = "nimble.spatial_skipped"
 """On a `graph.while` the lowering does not take: why."""
 
 
-class SpatialLoweringError(DiagnosticException):
+class SpatialLoweringError(DiagnosticException, CompileError):
     """A bad option of the pass."""
 
 
