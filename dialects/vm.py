@@ -59,6 +59,9 @@ ARG_NAMES = "vm.arg_names"
 """On a `vm.function`: its parameters' source names (for argument errors)."""
 DIM_NAMES = "vm.dim_names"
 """On a `vm.function`: names of parameter dims, `{"<param>.<axis>" = "n"}`."""
+RESULT_NAMES = "vm.result_names"
+"""On a source `func.func` (an ONNX graph's outputs) and its `vm.function`: its results'
+names (`Executable.outputs`, `nimble-run --output-dir`); without it `result_<i>`."""
 SYMBOL_KINDS = (Kind.FUNC, Kind.KERNEL, Kind.HOST, Kind.CONST, Kind.CTOR)
 DTYPES = ("f32", "f64", "f16", "i64", "i32", "i8", "i1", "index")
 """Element types a VM tensor may have; a dtype's code is its position here."""

@@ -108,6 +108,8 @@ class FunctionEmitter:
         # The source signature: the VM checks a caller's arguments against it.
         function.attributes[vm.SIGNATURE] = self.function.function_type
         function.attributes[vm.ARG_NAMES] = ArrayAttr([StringAttr(a.name_hint or "") for a in self.function.args])
+        if vm.RESULT_NAMES in self.function.attributes:
+            function.attributes[vm.RESULT_NAMES] = self.function.attributes[vm.RESULT_NAMES]
         if PLAN_ATTR in self.function.attributes:
             function.attributes[PLAN_ATTR] = self.function.attributes[PLAN_ATTR]
         named, _ = named_dim_checks(self.function)

@@ -256,7 +256,8 @@ def _run_parser() -> argparse.ArgumentParser:
                         "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
     p.add_argument("--output-dir", metavar="DIR",
-                   help="write each result as DIR/result_<i>.npy (a scalar as a 0-d array)")
+                   help="write each result as DIR/<output name>.npy (an ONNX model's names, else result_<i>; a "
+                        "scalar as a 0-d array)")
     p.add_argument("--trace", metavar="FILE.json",
                    help="write a trace of one more call, after the timed ones, for https://ui.perfetto.dev or "
                         "chrome://tracing: each VM instruction, kernel launch, allocation and device copy")
@@ -311,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print_results(results)
     if args.output_dir:
-        problem = save_results(results, args.output_dir)
+        problem = save_results(results, args.output_dir, [o.name for o in exe.outputs()])
         if problem is not None:
             print(f"nimble-run: error: {problem}", file=sys.stderr)
             return 1
@@ -331,10 +332,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def save_results(results: Sequence[Any], folder: str) -> str | None:
-    """Each result as `folder/result_<i>.npy` (the folder made if needed); why not, if
-    one is not an array or a number (an ADT value, a tuple), or the folder cannot be
-    written (None: all written)."""
+def save_results(results: Sequence[Any], folder: str, names: Sequence[str] = ()) -> str | None:
+    """Each result as `folder/<name>.npy` (`names`: the model's output names; where they
+    are missing, repeat or are not plain file names, `result_<i>`; the folder made if
+    needed); why not, if one is not an array or a number (an ADT value, a tuple), or the
+    folder cannot be written (None: all written)."""
+    plain = len(names) == len(results) and len(set(names)) == len(names) \
+        and all(re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", n) for n in names)
     arrays = []
     for i, r in enumerate(results):
         if not isinstance(r, np.ndarray | int | float | np.generic):
@@ -343,7 +347,7 @@ def save_results(results: Sequence[Any], folder: str) -> str | None:
     try:
         os.makedirs(folder, exist_ok=True)
         for i, a in enumerate(arrays):
-            np.save(os.path.join(folder, f"result_{i}.npy"), a, allow_pickle=False)
+            np.save(os.path.join(folder, f"{names[i] if plain else f'result_{i}'}.npy"), a, allow_pickle=False)
     except OSError as e:
         return f"cannot write the results to {folder}: {e.strerror}"
     return None

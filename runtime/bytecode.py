@@ -210,8 +210,9 @@ def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:
         declaration = func.FuncOp.external(f"signature_of_{f.sym_name.data}", signature.inputs.data, signature.outputs.data)
         declaration.attributes[SIGNATURE_OF] = StringAttr(f.sym_name.data)
         declaration.attributes[vm.ARG_NAMES] = f.attributes[vm.ARG_NAMES]
-        if vm.DIM_NAMES in f.attributes:
-            declaration.attributes[vm.DIM_NAMES] = f.attributes[vm.DIM_NAMES]
+        for key in (vm.DIM_NAMES, vm.RESULT_NAMES):
+            if key in f.attributes:
+                declaration.attributes[key] = f.attributes[key]
         out.append(declaration)
     return out
 

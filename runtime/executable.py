@@ -138,8 +138,13 @@ class Executable:
 
     def run(self, *args: Any, entry: str | None = None, trace: str | os.PathLike[str] | None = None) -> list[Any]:
         """All results of function `entry` (default: the compiled entry), as a list.
+        The arguments in order, or by name (`run({"x": x})`), or as ONNX Runtime's
+        `run(output_names, feeds)` (`run(["y"], {"x": x})`; None: every output).
         `trace`: write a Chrome / Perfetto trace of this call there (runtime/trace.py)."""
         name = entry or self.entry
+        wanted = None
+        if len(args) == 2 and isinstance(args[1], Mapping) and (args[0] is None or isinstance(args[0], list | tuple)):
+            wanted, args = args[0], args[1:]
         if len(args) == 1 and isinstance(args[0], Mapping):  # inputs by name
             try:
                 args = tuple(signature.feeds_in_order(args[0], self._signature(name)[1], name))
@@ -157,7 +162,15 @@ class Executable:
             tracer = self.vm.stop_trace() if trace is not None else None
         if tracer is not None:
             tracer.write(trace)
-        return [r.to_host() if isinstance(r, ClTensor) else r for r in results]
+        results = [r.to_host() if isinstance(r, ClTensor) else r for r in results]
+        if wanted is None:
+            return results
+        names = [o.name for o in self.outputs(name)]
+        unknown = [w for w in wanted if w not in names]
+        if unknown:
+            raise InterpreterError(f"@{name} has no output named {', '.join(map(str, unknown))} "
+                                   f"(outputs: {', '.join(names)})")
+        return [results[names.index(w)] for w in wanted]
 
     def inputs(self, entry: str | None = None) -> list[signature.ValueInfo]:
         """The entry's parameters: name, element type, dims (named dims by name, None for
@@ -165,8 +178,9 @@ class Executable:
         return signature.inputs(*self._signature(entry or self.entry))
 
     def outputs(self, entry: str | None = None) -> list[signature.ValueInfo]:
-        """The entry's results (`result_<i>`), as `get_outputs()`."""
-        return signature.outputs(self._signature(entry or self.entry)[0])
+        """The entry's results (by their ONNX names, else `result_<i>`), as `get_outputs()`."""
+        entry = entry or self.entry
+        return signature.outputs(self._signature(entry)[0], self.vm.result_names.get(entry))
 
     def _signature(self, entry: str) -> tuple[Any, list[str], dict[str, str]]:
         if entry not in self.vm.signatures:

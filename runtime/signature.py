@@ -56,9 +56,9 @@ def inputs(signature: Any, names: Sequence[str], dim_names: Mapping[str, str]) -
     return infos
 
 
-def outputs(signature: Any) -> list[ValueInfo]:
-    """The results, named `result_<i>` (as `nimble-run --output-dir` writes them)."""
-    return [_info(f"result_{i}", t, {}) for i, t in enumerate(signature.outputs.data)]
+def outputs(signature: Any, names: Sequence[str] | None = None) -> list[ValueInfo]:
+    """The results, by `names` (an ONNX graph's outputs), else `result_<i>`."""
+    return [_info(names[i] if names else f"result_{i}", t, {}) for i, t in enumerate(signature.outputs.data)]
 
 
 def feeds_in_order(feeds: Mapping[str, Any], names: Sequence[str], entry: str) -> list[Any]:

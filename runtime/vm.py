@@ -121,6 +121,8 @@ class VirtualMachine(Steps):
         self.host_functions = []
         self.interpreter = None
         self.signatures: dict[str, tuple[Any, list[str], dict[str, str]]] = {}
+        self.result_names: dict[str, list[str]] = {}
+        """Per function with a signature: its results' source names, where it has them."""
         self.argument_checks: dict[str, Any] = {}  # SignatureCheck per entry, built on first call
         self.kernels: list[KernelEntry | None] = []
         self.native_kernels: dict[str, NativeKernel] = {}
@@ -180,6 +182,11 @@ class VirtualMachine(Steps):
                             or len(inputs) != len(program.functions[self.index[of]].params):
                         raise BytecodeError(f"signature of '{of}' does not match the function")
                     self.signatures[of] = (op.function_type, names, dim_names)
+                    results = op.attributes.get(vm.RESULT_NAMES)
+                    if results is not None:
+                        self.result_names[of] = [r.data for r in results.data]
+                        if len(self.result_names[of]) != len(op.function_type.outputs.data):
+                            raise BytecodeError(f"result names of '{of}' do not match its results")
         for name in program.hosts:
             function = self.interpreter.functions.get(name) if self.interpreter else None
             if not isinstance(function, func.FuncOp) or function.is_declaration:

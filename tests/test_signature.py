@@ -53,3 +53,59 @@ def test_a_wrong_dict_of_inputs_says_which_names(exe):
         exe.run({"x": np.zeros((1, 8), np.float32), "k": 1, "z": 0})
     with pytest.raises(InterpreterError, match="no entry @nope"):
         exe.inputs("nope")
+
+
+def _onnx_model(path):
+    """x -> (relu(x) named 'activated', x + 1 named 'out/plus.one': not a plain file name)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["activated"]), helper.make_node("Add", ["x", "one"], ["out/plus.one"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+        [helper.make_tensor_value_info("activated", TensorProto.FLOAT, ["n", 3]),
+         helper.make_tensor_value_info("out/plus.one", TensorProto.FLOAT, ["n", 3])], [one])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def test_an_onnx_models_outputs_keep_their_names(tmp_path):
+    exe = nimble.compile(_onnx_model(tmp_path / "m.onnx"))
+    assert [o.name for o in exe.outputs()] == ["activated", "out/plus.one"]
+    exe.save(tmp_path / "m.nbc")
+    loaded = nimble.load(tmp_path / "m.nbc")
+    assert loaded.outputs() == exe.outputs()
+    x = np.array([[-1.0, 0.5, 2.0]], np.float32)
+    plus, relu = loaded.run(["out/plus.one", "activated"], {"x": x})  # (ONNX Runtime's run(output_names, feeds))
+    np.testing.assert_array_equal(relu, np.maximum(x, 0))
+    np.testing.assert_array_equal(plus, x + 1)
+    assert len(loaded.run(None, {"x": x})) == 2
+    with pytest.raises(InterpreterError, match="no output named y"):
+        loaded.run(["y"], {"x": x})
+
+
+def test_nimble_run_writes_results_by_output_name(tmp_path, capsys):
+    from nimble.run_cli import main
+
+    model = _onnx_model(tmp_path / "m.onnx")
+    assert main([model, "--input", "x=2x3xf32=1.5", "--output-dir", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == ["result_0.npy", "result_1.npy"]  # ('out/plus.one' is not a plain file name: all by position)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "result_1.npy"), np.full((2, 3), 2.5, np.float32))
+
+
+def test_nimble_run_names_the_files_after_plain_output_names(tmp_path, capsys):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from nimble.run_cli import main
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["activated"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                              [helper.make_tensor_value_info("activated", TensorProto.FLOAT, ["n", 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
+    assert main([str(tmp_path / "m.onnx"), "--input", "x=2x3xf32=-1", "--output-dir", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["activated.npy"]

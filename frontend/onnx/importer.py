@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -31,7 +32,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import arith
-from nimble.dialects import graph, dynshape
+from nimble.dialects import dynshape, graph, vm
 from nimble.frontend.attributes import to_property
 from nimble.frontend.onnx.common import (
     MIN_OPSET,
@@ -132,6 +133,7 @@ class Importer:
             results.append(self.output(o.name))
         self.block.add_op(func.ReturnOp(*results))
         fn = func.FuncOp("main", FunctionType.from_lists(types, [r.type for r in results]), Region(self.block))
+        fn.attributes[vm.RESULT_NAMES] = ArrayAttr([StringAttr(o.name) for o in g.output])
         return ModuleOp([fn])
 
     def output(self, name: str) -> SSAValue:
