@@ -15,6 +15,7 @@ from functools import lru_cache
 from lark import Token, Tree
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    DictionaryAttr,
     FileLineColLoc,
     FunctionType,
     IntAttr,
@@ -26,7 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects import graph, dynshape
+from nimble.dialects import dynshape, graph, vm
 from nimble.dialects.device import PLACEMENT
 from nimble.dialects.graph import GraphOp
 from nimble.dialects.graph.types import types_compatible
@@ -173,6 +174,9 @@ class ModuleBuilder(Expressions, ControlFlow):
         with self.in_block(block, self.scope):
             self.node = node
             self.check_named_dims(named, block.args, node)
+            once = [(n, p, i) for n, p, i in named if sum(m == n for m, _, _ in named) == 1]
+            if once:  # (a name two dims share is its check's; one used once has nothing to check)
+                function.attributes[vm.DIM_NAMES] = DictionaryAttr({f"{p}.{i}": StringAttr(n) for n, p, i in once})
             body = node.children[-1]
             values = self.block_values(body)
             result_node = body.children[-1] if body.children[-1] is not None else body

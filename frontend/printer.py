@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    DictionaryAttr,
     DenseArrayBase,
     FloatAttr,
     IndexType,
@@ -28,7 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from nimble.dialects import arith, dynshape, graph, loop
+from nimble.dialects import arith, dynshape, graph, loop, vm
 from nimble.dialects.device import PLACEMENT
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
@@ -143,6 +144,10 @@ class NbPrinter:
             raise PrintError(f"@{f.sym_name.data} is a declaration; the text format has only definitions")
         self.names, self.used = {}, set()
         named, self.skipped = named_dim_checks(f)
+        once = f.attributes.get(vm.DIM_NAMES)  # (names used once: `Builder.function_body`)
+        for key, name in (once.data.items() if isinstance(once, DictionaryAttr) else ()):
+            param, axis = map(int, key.split("."))
+            named.setdefault(param, {})[axis] = name.data
         params = ", ".join(f"{self.name(a)}: {type_text(a.type, named.get(i, {}))}"
                            for i, a in enumerate(f.body.block.args))
         results = [type_text(t) for t in f.function_type.outputs.data]

@@ -113,8 +113,10 @@ class FunctionEmitter:
         if PLAN_ATTR in self.function.attributes:
             function.attributes[PLAN_ATTR] = self.function.attributes[PLAN_ATTR]
         named, _ = named_dim_checks(self.function)
+        once = self.function.attributes.get(vm.DIM_NAMES)  # (the `.nb` names used once: nothing checks them)
         function.attributes[vm.DIM_NAMES] = DictionaryAttr(
-            {f"{param}.{axis}": StringAttr(name) for param, axes in named.items() for axis, name in axes.items()})
+            {**(once.data if isinstance(once, DictionaryAttr) else {}),
+             **{f"{param}.{axis}": StringAttr(name) for param, axes in named.items() for axis, name in axes.items()}})
         return function
 
     def prepend_constants(self) -> None:

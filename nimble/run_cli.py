@@ -89,8 +89,8 @@ def build_inputs(exe: Executable, entry: str, args: argparse.Namespace) -> list[
     for unknown in (name for name in sized if name not in known):
         listed = ", ".join(sorted(set(dim_names.values()))) or "none"
         raise InterpreterError(
-            f"--dim {unknown}=...: @{entry} has no dim '{unknown}' (named dims: {listed}; a name only one "
-            f"parameter uses is not kept, give PARAM.AXIS instead, e.g. {names[0] if names else 'x'}.0)")
+            f"--dim {unknown}=...: @{entry} has no dim '{unknown}' (named dims: {listed}; any dim is also "
+            f"PARAM.AXIS, e.g. {names[0] if names else 'x'}.0)")
     rng = np.random.default_rng(args.seed)
     values = []
     for i, (t, name, rank) in enumerate(zip(signature.inputs.data, names, ranks)):

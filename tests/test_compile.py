@@ -294,12 +294,17 @@ def test_nimble_compile_reports_a_bytecode_error_without_traceback(tmp_path, mon
     assert "Traceback" not in err
 
 
-def test_nimble_run_rejects_a_dim_name_it_does_not_know():
-    """ResNet's `n` names only the image's batch dim: no check keeps it, so `--dim n=2`
-    would size nothing. It is an error naming the way that works (`image.0`)."""
-    result = run_tool("nimble.run_cli", str(ROOT / "examples/resnet18.nb"), "--dim", "n=2")
+def test_nimble_run_takes_every_named_dim_and_rejects_others():
+    """ResNet's `n` names only the image's batch dim (nothing checks it against another):
+    `--dim n=2` sizes it. A name the model does not use is an error listing those it does
+    and the way that always works (`image.0`)."""
+    result = run_tool("nimble.run_cli", str(ROOT / "examples/resnet18.nb"), "--dim", "n=2", "--dim", "image.2=9",
+                      "--dim", "image.3=9")
+    assert result.returncode == 0, result.stderr
+    assert "result #0: float32[2, 1000]" in result.stdout
+    result = run_tool("nimble.run_cli", str(ROOT / "examples/resnet18.nb"), "--dim", "q=2")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "no dim 'n'" in result.stderr and "image.0" in result.stderr
+    assert "no dim 'q'" in result.stderr and "named dims: n" in result.stderr and "image.0" in result.stderr
     result = run_tool("nimble.run_cli", str(ROOT / "examples/lstm.nb"), "--dim", "n=2", "--dim", "xs.0=3")
     assert result.returncode == 0, result.stderr
     assert "result #0: float32[2, 128]" in result.stdout
