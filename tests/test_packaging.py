@@ -74,3 +74,15 @@ def test_every_tool_says_its_version(prog, capsys):
     with pytest.raises(SystemExit) as stop:
         getattr(importlib.import_module(module), name)(["--version"])
     assert stop.value.code in (0, None) and capsys.readouterr().out.startswith(f"{prog} {nimble.__version__}")
+
+
+def test_the_nimble_command_runs_each_tool(capsys):
+    """`nimble run ...` is `nimble-run ...`: every `nimble-*` script, found by its entry point."""
+    from nimble.cli import main, tools
+
+    assert set(tools()) == {name.removeprefix("nimble-") for name in SCRIPTS if name != "nimble"}
+    assert main(["run", str(Path(__file__).resolve().parent.parent / "examples" / "lstm.nb"), "--dim", "2"]) == 0
+    assert "result #0: float32[2, 128]" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["frobnicate"])
+    assert stop.value.code == 2 and "invalid choice: 'frobnicate'" in capsys.readouterr().err
