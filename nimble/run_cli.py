@@ -255,9 +255,9 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="untimed runs first (the first run builds each kernel's launch plan and may start the "
                         "worker threads); default 1")
     p.add_argument("--profile", action="store_true", help="time per kernel and VM overhead")
-    p.add_argument("--output-dir", metavar="DIR",
+    p.add_argument("--output-dir", metavar="DIR|FILE.npz",
                    help="write each result as DIR/<output name>.npy (an ONNX model's names, else result_<i>; a "
-                        "scalar as a 0-d array)")
+                        "scalar as a 0-d array), or all of them in FILE.npz under those names")
     p.add_argument("--trace", metavar="FILE.json",
                    help="write a trace of one more call, after the timed ones, for https://ui.perfetto.dev or "
                         "chrome://tracing: each VM instruction, kernel launch, allocation and device copy")
@@ -335,7 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def save_results(results: Sequence[Any], folder: str, names: Sequence[str] = ()) -> str | None:
     """Each result as `folder/<name>.npy` (`names`: the model's output names; where they
     are missing, repeat or are not plain file names, `result_<i>`; the folder made if
-    needed); why not, if one is not an array or a number (an ADT value, a tuple), or the
+    needed), or all in one archive where `folder` ends in `.npz` (its keys the same
+    names); why not, if one is not an array or a number (an ADT value, a tuple), or the
     folder cannot be written (None: all written)."""
     plain = len(names) == len(results) and len(set(names)) == len(names) \
         and all(re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", n) for n in names)
@@ -344,10 +345,14 @@ def save_results(results: Sequence[Any], folder: str, names: Sequence[str] = ())
         if not isinstance(r, np.ndarray | int | float | np.generic):
             return f"result #{i} is a {type(r).__name__}, not an array: --output-dir writes arrays only"
         arrays.append(np.asarray(r))
+    keys = [names[i] if plain else f"result_{i}" for i in range(len(arrays))]
     try:
+        if folder.endswith(".npz"):
+            np.savez(folder, **dict(zip(keys, arrays)))
+            return None
         os.makedirs(folder, exist_ok=True)
-        for i, a in enumerate(arrays):
-            np.save(os.path.join(folder, f"{names[i] if plain else f'result_{i}'}.npy"), a, allow_pickle=False)
+        for key, a in zip(keys, arrays):
+            np.save(os.path.join(folder, f"{key}.npy"), a, allow_pickle=False)
     except OSError as e:
         return f"cannot write the results to {folder}: {e.strerror}"
     return None

@@ -109,3 +109,14 @@ def test_nimble_run_names_the_files_after_plain_output_names(tmp_path, capsys):
     assert main([str(tmp_path / "m.onnx"), "--input", "x=2x3xf32=-1", "--output-dir", str(tmp_path / "out")]) == 0
     capsys.readouterr()
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["activated.npy"]
+
+
+def test_nimble_run_writes_an_npz_archive(tmp_path, capsys):
+    from nimble.run_cli import main
+
+    model = _onnx_model(tmp_path / "m.onnx")
+    assert main([model, "--input", "x=2x3xf32=-1.5", "--output-dir", str(tmp_path / "out.npz")]) == 0
+    capsys.readouterr()
+    with np.load(tmp_path / "out.npz") as archive:
+        assert sorted(archive.files) == ["result_0", "result_1"]
+        np.testing.assert_array_equal(archive["result_0"], np.zeros((2, 3), np.float32))
