@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from nimble.dialects.graph.vision import NmsOp
 from nimble.runtime import bounds
 from nimble.runtime.bytecode import BytecodeError, Kernel, dtype_of
 from nimble.runtime.kernels import KERNEL_FN, Arg, LaunchError, slot_array
@@ -25,8 +26,8 @@ NMS_ABI = [("f32", (-1, 4)), ("f32", (-1,)), ("f64", (1,)), ("f32", (1,)), ("i64
            ("i64", (1,))]
 """`nms_cpu`'s arguments: boxes, scores, the IoU threshold, the score threshold, whether
 it filters (0 or 1), the kept indices (one slot more than can be kept) and their count."""
-ABIS = {"graph.nms": NMS_ABI}
-"""Per op: the arguments of its kernel."""
+ABIS = {NmsOp: NMS_ABI}
+"""Per op class: the arguments of its kernel."""
 
 
 class NativeKernel:
@@ -41,8 +42,9 @@ class NativeKernel:
         self.dynamic = [[i for i, d in enumerate(dims) if d < 0] for _, dims in self.abi]
         self.fn: Any = None  # (the machine code's entry, taken on the first call: a lazy JIT compiles then)
 
-    def fits(self, op_name: str) -> bool:
-        return ABIS.get(op_name) == [(dtype, tuple(-1 if d < 0 else d for d in dims)) for dtype, dims in self.abi]
+    def fits(self, op: Any) -> bool:
+        """Whether it takes the arguments of `op`'s kernel (`ABIS`)."""
+        return ABIS.get(type(op)) == [(dtype, tuple(-1 if d < 0 else d for d in dims)) for dtype, dims in self.abi]
 
     def __call__(self, *arrays: np.ndarray) -> None:
         for i, ((dtype, dims), a) in enumerate(zip(self.abi, arrays, strict=True)):

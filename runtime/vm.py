@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
-from nimble.dialects.device import HOST_FUNCTION, Device
+from nimble.dialects.device import Device
 from nimble.dialects import vm
 from nimble.runtime.allocator import StoragePool
 from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program
@@ -37,7 +37,7 @@ from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 from nimble.runtime.replay import NotReplayable, Recording, Replays
 from nimble.runtime.workers import current as current_workers
 from nimble.runtime.trace import Tracer
-from nimble.runtime.vm_steps import CALLEE, RESULTS, RETURN, Fatal, Steps, VMError, native_kernel_of
+from nimble.runtime.vm_steps import CALLEE, RESULTS, RETURN, Fatal, Steps, VMError, native_kernel_of, outlined_op
 from nimble.runtime.workers import workers
 
 MAX_DEPTH = 100_000
@@ -206,7 +206,7 @@ class VirtualMachine(Steps):
             group = self.host_functions[k.group]
             if native_kernel_of(group) == k.name:  # a host op's kernel: called by its host function's step
                 native = NativeKernel(k, functools.partial(code.address, k.name), code.checked)
-                if not native.fits(group.attributes[HOST_FUNCTION].data):
+                if not native.fits(outlined_op(group)):
                     raise BytecodeError(f"kernel '{k.name}' does not take the arguments of its host function's op")
                 self.native_kernels[k.name] = native
                 self.kernels.append(None)  # (not launched: an instruction naming it is refused)

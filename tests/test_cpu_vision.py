@@ -46,7 +46,11 @@ def test_the_kernel_is_part_of_the_module(tmp_path, rng, monkeypatch):
 
     text = nms_text(0.5, 0.05, 10)
     exe = nimble.compile(text, target="llvm")
-    assert [k.name for k in exe.program.kernels] == ["nms_cpu"] and exe.vm.native_kernels["nms_cpu"].fits("graph.nms")
+    from nimble.runtime.vm_steps import native_kernel_of, outlined_op
+
+    host = next(f for f in exe.vm.host_functions if native_kernel_of(f) == "nms_cpu")
+    assert [k.name for k in exe.program.kernels] == ["nms_cpu"] and isinstance(outlined_op(host), NmsOp)
+    assert exe.vm.native_kernels["nms_cpu"].fits(outlined_op(host))
     exe.save(tmp_path / "nms.nbc")
     boxes, scores = _detections(rng, 200)
     compiled = []
