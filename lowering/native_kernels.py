@@ -33,6 +33,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, SymbolRefAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 
 from nimble.dialects import device
 from nimble.dialects.device import Device
@@ -198,7 +199,7 @@ def attach(module: ModuleOp, function: func.FuncOp, op: Operation) -> None:
     if found is None or not _takes(op):
         return
     name, text = found
-    if not any(isinstance(f, func.FuncOp) and f.sym_name.data == name for f in module.ops):
+    if SymbolTable.lookup_symbol(module, name) is None:
         kernel = next(iter(parse_mlir(make_context(), text, f"<{name}>").ops))
         kernel.detach()
         kernel.verify()

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -37,8 +36,7 @@ from nimble.runtime.bytecode import BytecodeError, program_from_module
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.cpu_target import CpuTarget, TargetError
 from nimble.runtime.kernel_cache import KernelCache
-from nimble.runtime.kernels import KERNEL_FN, LaunchError, arg_kind, slot_array
-from nimble.runtime.pointers import data_pointer
+from nimble.runtime.kernels import ArrayKernel
 from nimble.pipelines import (  # noqa: F401 (part of nimble.compile's API)
     JIT_MODES, PER_KERNEL, PIPELINES, STAGES, TARGET_OPTIONS, TARGETS)
 from nimble.runtime.executable import CompileStats, Executable, load  # noqa: F401 (nimble.compile's API)
@@ -249,40 +247,17 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
     return exe
 
 
-class KernelFunction:
-    """A compiled kernel called directly on numpy arrays (one per memref argument, an
-    int per index argument); checks dtypes, ranks and static dims before the call."""
+class KernelFunction(ArrayKernel):
+    """A kernel of `compile_kernels`, called directly on numpy arrays (one per memref
+    argument, an int per index argument; `ArrayKernel` checks them)."""
 
     def __init__(self, kernel: func.FuncOp, jit: Any, checked: bool = False):
         self.jit = jit  # keeps the machine code alive
-        self.checked = checked  # compiled with bounds checks (`runtime.bounds`): each call checked after
-        self.name = kernel.sym_name.data
-        self.types = [a.type for a in kernel.args]
-        self.kinds = [arg_kind(t) for t in self.types]
-        self.dynamic = [[i for i, d in enumerate(t.get_shape()) if d < 0] if isinstance(t, MemRefType) else []
-                        for t in self.types]
-        self.fn = KERNEL_FN(jit.addresses[self.name])
-
-    def __call__(self, *args: Any) -> None:
-        if len(args) != len(self.types):
-            raise TypeError(f"kernel @{self.name} takes {len(self.types)} arguments, got {len(args)}")
-        for i, (t, arg) in enumerate(zip(self.types, args)):
-            if not isinstance(t, MemRefType):
-                continue
-            expected = numpy_dtype(t.get_element_type())
-            shape = t.get_shape()
-            if not isinstance(arg, np.ndarray) or arg.dtype != expected or arg.ndim != len(shape) \
-                    or any(d >= 0 and d != n for d, n in zip(shape, arg.shape)) or not arg.flags.c_contiguous:
-                got = f"{arg.dtype}{list(arg.shape)}" if isinstance(arg, np.ndarray) else type(arg).__name__
-                raise ValueError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {t}, got {got}")
-        packed, _ = slot_array(self.kinds, self.dynamic, args)
-        bounds.take()
-        self.fn(data_pointer(packed))
-        code = bounds.take() if self.checked else 0
-        if code:
-            where = bounds.describe(code, [str(t) for t in self.types], [], role="argument")
-            raise LaunchError(f"kernel @{self.name} indexed {where} out of bounds "
-                              "(NIMBLE_CHECK_BOUNDS: nothing was read or written there)")
+        types = [a.type for a in kernel.args]
+        params = [(numpy_dtype(t.get_element_type()), t.get_shape()) if isinstance(t, MemRefType) else None
+                  for t in types]
+        name = kernel.sym_name.data
+        super().__init__(name, params, [str(t) for t in types], lambda: jit.addresses[name], checked)
 
 
 def compile_kernels(source: Any, devices: Sequence[str] = (Device.CPU,)) -> dict[str, KernelFunction]:

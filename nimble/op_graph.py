@@ -17,7 +17,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from nimble.dialects.device import PLACEMENT, Device
+from nimble.dialects.device import Device, placement_of
 from nimble.dialects.loop import DEVICE_MARK, KERNEL_MARK
 
 COLOURS = {Device.CPU: "lightblue", Device.OPENCL: "orange", Device.SPATIAL: "palegreen"}
@@ -84,11 +84,9 @@ class _Graph:
 
 
 def _device(op: Operation) -> str | None:
-    for key in (PLACEMENT, DEVICE_MARK):
-        attr = op.attributes.get(key)
-        if isinstance(attr, StringAttr):
-            return attr.data
-    return None
+    """Where `op` is placed (`device.placement_of`), or the device a kernel is for."""
+    attr = op.attributes.get(DEVICE_MARK)
+    return placement_of(op) or (attr.data if isinstance(attr, StringAttr) else None)
 
 
 def op_graph(module: ModuleOp, function: str | None = None) -> str:

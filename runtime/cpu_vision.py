@@ -17,10 +17,8 @@ from typing import Any
 import numpy as np
 
 from nimble.dialects.graph.vision import NmsOp
-from nimble.runtime import bounds
 from nimble.runtime.bytecode import BytecodeError, Kernel, dtype_of
-from nimble.runtime.kernels import KERNEL_FN, Arg, LaunchError, slot_array
-from nimble.runtime.pointers import data_pointer
+from nimble.runtime.kernels import ArrayKernel
 
 NMS_ABI = [("f32", (-1, 4)), ("f32", (-1,)), ("f64", (1,)), ("f32", (1,)), ("i64", (1,)), ("i64", (-1,)),
            ("i64", (1,))]
@@ -30,38 +28,20 @@ ABIS = {NmsOp: NMS_ABI}
 """Per op class: the arguments of its kernel."""
 
 
-class NativeKernel:
-    """A host op's compiled kernel, called on numpy arrays: one C-contiguous array per
-    argument (`Kernel.abi`), each checked against it."""
+class NativeKernel(ArrayKernel):
+    """A host op's compiled kernel (`device.NATIVE_KERNEL`), called on numpy arrays: one
+    per argument of its ABI (`Kernel.abi`: buffers only)."""
 
     def __init__(self, kernel: Kernel, address: Callable[[], int], checked: bool = False):
         if any(a is None for a in kernel.abi):
             raise BytecodeError(f"kernel '{kernel.name}' implements a host op: it takes buffers only")
-        self.name, self.abi, self.address, self.checked = kernel.name, kernel.abi, address, checked
-        self.kinds = [Arg.TENSOR] * len(self.abi)
-        self.dynamic = [[i for i, d in enumerate(dims) if d < 0] for _, dims in self.abi]
-        self.fn: Any = None  # (the machine code's entry, taken on the first call: a lazy JIT compiles then)
+        self.abi = [(dtype, tuple(-1 if d < 0 else d for d in dims)) for dtype, dims in kernel.abi]
+        super().__init__(kernel.name, [(dtype_of(dtype), dims) for dtype, dims in self.abi],
+                         [f"{dtype}{list(dims)}" for dtype, dims in self.abi], address, checked)
 
     def fits(self, op: Any) -> bool:
         """Whether it takes the arguments of `op`'s kernel (`ABIS`)."""
-        return ABIS.get(type(op)) == [(dtype, tuple(-1 if d < 0 else d for d in dims)) for dtype, dims in self.abi]
-
-    def __call__(self, *arrays: np.ndarray) -> None:
-        for i, ((dtype, dims), a) in enumerate(zip(self.abi, arrays, strict=True)):
-            if a.dtype != dtype_of(dtype) or a.ndim != len(dims) or not a.flags.c_contiguous \
-                    or any(d >= 0 and d != n for d, n in zip(dims, a.shape)):
-                raise LaunchError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {dtype}{list(dims)}, "
-                                  f"got {a.dtype}{list(a.shape)}")
-        if self.fn is None:
-            self.fn = KERNEL_FN(self.address())
-        packed, _ = slot_array(self.kinds, self.dynamic, arrays)
-        bounds.take()
-        self.fn(data_pointer(packed))
-        code = bounds.take() if self.checked else 0
-        if code:
-            types = [f"{dtype}{list(dims)}" for dtype, dims in self.abi]
-            raise LaunchError(f"kernel @{self.name} indexed {bounds.describe(code, types, [], role='argument')} "
-                              "out of bounds (NIMBLE_CHECK_BOUNDS: nothing was read or written there)")
+        return ABIS.get(type(op)) == self.abi
 
 
 def nms(kernel: Callable[..., None], boxes: np.ndarray, scores: np.ndarray, iou_threshold: float,

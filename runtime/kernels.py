@@ -425,3 +425,43 @@ def _key(args: Sequence[Any], outputs: Sequence[Any], tensor: type = np.ndarray)
 def _split_address() -> ctypes.c_void_p:
     """`workers.nimble_split`, for `launcher.LAUNCH` to call."""
     return ctypes.c_void_p(split_address())
+
+
+class ArrayKernel:
+    """A compiled kernel called directly on numpy arrays (`compile_kernels`' kernels, a
+    host op's kernel): per buffer argument (`params[i]`: its numpy dtype and dims,
+    negative for `?`) a C-contiguous array of that dtype, rank and static dims, else a
+    ValueError naming the argument (`types[i]` spells it); per index argument (None) an
+    int. `address()` gives the entry, taken at the first call (a lazy JIT compiles then).
+    Compiled with bounds checks (`checked`), an access out of bounds is a LaunchError."""
+
+    def __init__(self, name: str, params: Sequence[tuple[np.dtype, Sequence[int]] | None], types: Sequence[str],
+                 address: Callable[[], int], checked: bool = False):
+        self.name, self.address, self.checked = name, address, checked
+        self.params, self.types = list(params), list(types)
+        self.kinds = [Arg.TENSOR if p is not None else Arg.INDEX for p in self.params]
+        self.dynamic = [[i for i, d in enumerate(p[1]) if d < 0] if p is not None else [] for p in self.params]
+        self.fn: Any = None
+
+    def __call__(self, *args: Any) -> None:
+        if len(args) != len(self.params):
+            raise TypeError(f"kernel @{self.name} takes {len(self.params)} arguments, got {len(args)}")
+        for i, (p, arg) in enumerate(zip(self.params, args)):
+            if p is None:
+                continue
+            dtype, dims = p
+            if not isinstance(arg, np.ndarray) or arg.dtype != dtype or arg.ndim != len(dims) \
+                    or any(d >= 0 and d != n for d, n in zip(dims, arg.shape)) or not arg.flags.c_contiguous:
+                got = f"{arg.dtype}{list(arg.shape)}" if isinstance(arg, np.ndarray) else type(arg).__name__
+                raise ValueError(f"kernel @{self.name} argument #{i}: expected a C-contiguous {self.types[i]}, "
+                                 f"got {got}")
+        if self.fn is None:
+            self.fn = KERNEL_FN(self.address())
+        packed, _ = slot_array(self.kinds, self.dynamic, args)
+        bounds.take()
+        self.fn(data_pointer(packed))
+        code = bounds.take() if self.checked else 0
+        if code:
+            where = bounds.describe(code, self.types, [], role="argument")
+            raise LaunchError(f"kernel @{self.name} indexed {where} out of bounds "
+                              "(NIMBLE_CHECK_BOUNDS: nothing was read or written there)")

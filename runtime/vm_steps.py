@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import SymbolRefAttr
 
 from nimble.dialects import vm
-from nimble.dialects.device import Device
+from nimble.dialects.device import NATIVE_KERNEL, Device
 from nimble.dialects.dynshape import failure_message
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.graph.control import truth
@@ -99,10 +100,6 @@ def outlined_op(function: Any) -> Any | None:
 
 def native_kernel_of(function: Any) -> str | None:
     """The kernel a host function's op runs on the CPU (`device.NATIVE_KERNEL`), if any."""
-    from xdsl.dialects.builtin import SymbolRefAttr
-
-    from nimble.dialects.device import NATIVE_KERNEL
-
     attr = function.attributes.get(NATIVE_KERNEL)
     return attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
 
