@@ -38,7 +38,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from llvmlite import ir
 
+from nimble.runtime.native_ir import I32, I64, P8, P64, Emitter, module
 from nimble.runtime.pointers import data_pointer
 
 WRITEABLE = 0x0400  # NPY_ARRAY_WRITEABLE
@@ -77,121 +79,64 @@ def _layouts_match() -> bool:
     return True
 
 
-def _field(name: str, base: str, offset: int, ty: str) -> str:
-    """`%name = load ty` from byte `offset` of the object at `%base`."""
-    return (f"  %{name}.p = getelementptr i8, i8* %{base}, i64 {offset}\n"
-            f"  %{name}.q = bitcast i8* %{name}.p to {ty}*\n"
-            f"  %{name} = load {ty}, {ty}* %{name}.q\n")
-
-
-def _spec(name: str, base: str, index: int | str) -> str:
-    """`%name = base[index]` of an i64 array."""
-    return (f"  %{name}.p = getelementptr i64, i64* %{base}, i64 {index}\n"
-            f"  %{name} = load i64, i64* %{name}.p\n")
-
-
-def _source() -> str:
+def source() -> str:
     """`nimble_launch(kernel, spec, inputs, outputs)`: checks each array against the spec,
     fills the kernel's argument slots, calls the kernel; 1 where an array does not match."""
-    return _entry_blocks() + _tensor_blocks() + _exit_blocks()
+    m = module()
+    e = Emitter(m, "nimble_launch", I32, [("kernel", P8), ("spec", P64), ("inputs", P8), ("outputs", P8)])
+    b, spec, fail = e.b, e.arg["spec"], e.block("fail")
+    slot_count, tensors, array_type, inputs, outputs = (e.load_word(spec, k) for k in range(5))
+    sizes = [b.icmp_signed("==", e.field(e.arg[name], LIST_SIZE, I64), n)
+             for name, n in (("inputs", inputs), ("outputs", outputs))]
+    _check(e, b.and_(*sizes), fail, "copy")
+    slots = b.alloca(I64, slot_count)
+    slots.align = 64
+    template = e.word(spec, 5)
+    e.copy_words(slots, template, slot_count)
+
+    def tensor(_i: ir.Value, record: ir.Value) -> ir.Value:
+        rank = _tensor(e, record, slots, array_type, fail)
+        return b.add(b.shl(rank, I64(1)), I64(6))
+
+    e.each_record(b.gep(template, [slot_count]), tensors, tensor, "tensor")
+    e.run_chunk(e.arg["kernel"], slots)
+    b.ret(I32(0))
+    e.enter(fail)
+    b.ret(I32(1))
+    return str(m)
 
 
-def _entry_blocks() -> str:
-    """The argument lists' sizes checked, the slots copied from the spec's template, and
-    the loop over the spec's tensor records."""
-    return f"""
-declare void @llvm.memcpy.p0i8.p0i8.i64(i8*, i8*, i64, i1)
-
-define i32 @nimble_launch(void (i64*)* %kernel, i64* %spec, i8* %inputs, i8* %outputs) {{
-entry:
-{_spec("nslots", "spec", 0)}{_spec("ntensors", "spec", 1)}{_spec("arraytype", "spec", 2)}\
-{_spec("nin", "spec", 3)}{_spec("nout", "spec", 4)}\
-{_field("insize", "inputs", LIST_SIZE, "i64")}{_field("outsize", "outputs", LIST_SIZE, "i64")}\
-  %inok = icmp eq i64 %insize, %nin
-  %outok = icmp eq i64 %outsize, %nout
-  %sizesok = and i1 %inok, %outok
-  br i1 %sizesok, label %copy, label %fail
-copy:
-  %slots = alloca i64, i64 %nslots, align 64
-  %template = getelementptr i64, i64* %spec, i64 5
-  %to = bitcast i64* %slots to i8*
-  %from = bitcast i64* %template to i8*
-  %bytes = shl i64 %nslots, 3
-  call void @llvm.memcpy.p0i8.p0i8.i64(i8* %to, i8* %from, i64 %bytes, i1 false)
-  %first = getelementptr i64, i64* %template, i64 %nslots
-  br label %loop
-loop:
-  %i = phi i64 [0, %copy], [%inext, %next]
-  %rec = phi i64* [%first, %copy], [%recnext, %next]
-  %done = icmp eq i64 %i, %ntensors
-  br i1 %done, label %call, label %tensor
-"""
-
-
-def _tensor_blocks() -> str:
+def _tensor(e: Emitter, record: ir.Value, slots: ir.Value, array_type: ir.Value, fail: ir.Block) -> ir.Value:
     """One tensor record: the array's type, dtype, rank and flags, then each axis's dim
-    and stride checked, its data pointer stored in its slot."""
-    return f"""tensor:
-{_spec("isout", "rec", 0)}{_spec("index", "rec", 1)}\
-  %out = icmp ne i64 %isout, 0
-  %list = select i1 %out, i8* %outputs, i8* %inputs
-{_field("items", "list", LIST_ITEMS, "i8**")}\
-  %objp = getelementptr i8*, i8** %items, i64 %index
-  %obj = load i8*, i8** %objp
-{_field("type", "obj", TYPE, "i64")}{_field("descr", "obj", DESCR, "i64")}\
-{_field("ndim32", "obj", NDIM, "i32")}{_field("flags32", "obj", FLAGS, "i32")}\
-{_spec("wantdescr", "rec", 3)}{_spec("rank", "rec", 4)}{_spec("wantflags", "rec", 5)}\
-  %ndim = sext i32 %ndim32 to i64
-  %flags = zext i32 %flags32 to i64
-  %hasflags = and i64 %flags, %wantflags
-  %istype = icmp eq i64 %type, %arraytype
-  %isdescr = icmp eq i64 %descr, %wantdescr
-  %isrank = icmp eq i64 %ndim, %rank
-  %isflags = icmp eq i64 %hasflags, %wantflags
-  %ok1 = and i1 %istype, %isdescr
-  %ok2 = and i1 %isrank, %isflags
-  %ok = and i1 %ok1, %ok2
-  br i1 %ok, label %array, label %fail
-array:
-{_field("dims", "obj", DIMS, "i64*")}{_field("strides", "obj", STRIDES, "i64*")}\
-  %want = getelementptr i64, i64* %rec, i64 6
-  br label %axes
-axes:
-  %j = phi i64 [0, %array], [%jnext, %axis]
-  %axesdone = icmp eq i64 %j, %rank
-  br i1 %axesdone, label %store, label %axis
-axis:
-{_spec("dim", "dims", "%j")}{_spec("stride", "strides", "%j")}{_spec("wantdim", "want", "%j")}\
-  %k = add i64 %j, %rank
-{_spec("wantstride", "want", "%k")}\
-  %samedim = icmp eq i64 %dim, %wantdim
-  %samestride = icmp eq i64 %stride, %wantstride
-  %same = and i1 %samedim, %samestride
-  %jnext = add i64 %j, 1
-  br i1 %same, label %axes, label %fail
-store:
-{_spec("slot", "rec", 2)}{_field("data", "obj", DATA, "i64")}\
-  %dst = getelementptr i64, i64* %slots, i64 %slot
-  store i64 %data, i64* %dst
-  br label %next
-next:
-  %inext = add i64 %i, 1
-  %twice = shl i64 %rank, 1
-  %size = add i64 %twice, 6
-  %recnext = getelementptr i64, i64* %rec, i64 %size
-  br label %loop
-"""
+    and stride checked, its data pointer stored in its slot; returns the rank."""
+    b = e.b
+    is_output, index, slot, descr, rank, flags = (e.load_word(record, k) for k in range(6))
+    items = e.field(b.select(b.icmp_signed("!=", is_output, I64(0)), e.arg["outputs"], e.arg["inputs"]),
+                    LIST_ITEMS, P8.as_pointer())
+    array = b.load(b.gep(items, [index]))
+    same = [b.icmp_signed("==", e.field(array, TYPE, I64), array_type),
+            b.icmp_signed("==", e.field(array, DESCR, I64), descr),
+            b.icmp_signed("==", b.sext(e.field(array, NDIM, I32), I64), rank),
+            b.icmp_signed("==", b.and_(b.zext(e.field(array, FLAGS, I32), I64), flags), flags)]
+    _check(e, b.and_(b.and_(same[0], same[1]), b.and_(same[2], same[3])), fail, "array")
+    dims, strides = e.field(array, DIMS, P64), e.field(array, STRIDES, P64)
+    want = e.word(record, 6)
+
+    def axis(j: ir.Value) -> None:
+        same_dim = b.icmp_signed("==", e.load_word(dims, j), e.load_word(want, j))
+        same_stride = b.icmp_signed("==", e.load_word(strides, j), e.load_word(want, b.add(j, rank)))
+        _check(e, b.and_(same_dim, same_stride), fail, "axis.ok")
+
+    e.each(0, rank, axis, "axis")
+    b.store(e.field(array, DATA, I64), b.gep(slots, [slot]))
+    return rank
 
 
-def _exit_blocks() -> str:
-    """The kernel called on the slots (0), or a mismatch (1)."""
-    return """call:
-  call void %kernel(i64* %slots)
-  ret i32 0
-fail:
-  ret i32 1
-}
-"""
+def _check(e: Emitter, condition: ir.Value, fail: ir.Block, name: str) -> None:
+    """Continue where `condition` holds, else go to `fail`."""
+    ok = e.block(name)
+    e.b.cbranch(condition, ok, fail)
+    e.enter(ok)
 
 
 def _build():
@@ -200,7 +145,7 @@ def _build():
 
     if WORD != 8 or not _layouts_match():
         return None
-    engine = support_engine(_source())
+    engine = support_engine(source())
     address = engine.get_function_address("nimble_launch")
     signature = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)
     function = signature(address)

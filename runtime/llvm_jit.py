@@ -76,7 +76,7 @@ def _initialise() -> None:
     for name, address in bounds.symbols().items():  # (what checked kernels refer to)
         llvm.add_symbol(name, address)
     # The chunks' barriers and shared buffers, which cooperative kernels call.
-    engine = _engine(sync.SOURCE, _machine())
+    engine = _engine(sync.source(), _machine())
     _SUPPORT.append(engine)
     for name in sync.SYMBOLS:
         llvm.add_symbol(name, engine.get_function_address(name))
@@ -108,8 +108,9 @@ def _engine(source: str, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
 
 
 def support_engine(source: str) -> llvm.ExecutionEngine:
-    """JIT-compile hand-written LLVM IR of the runtime (the launch fast path, the worker
-    threads' loop) for the host CPU; the caller keeps the engine alive."""
+    """JIT-compile the LLVM IR of the runtime's own functions (the launch fast path, the
+    worker threads' loop, the replay: `runtime/native_ir.py`) for the host CPU; the
+    caller keeps the engine alive."""
     with _LOCK:
         return _engine(source, _target_machine())
 

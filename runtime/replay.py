@@ -38,11 +38,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
 
 from nimble.dialects import vm
 from nimble.dialects.vm import Opcode
 from nimble.runtime.allocator import Storage, aligned_bytes
 from nimble.runtime.kernels import same_statics
+from nimble.runtime.native_ir import I64, P8, P64, VOID, Emitter, module
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.workers import current as current_workers
 
@@ -61,65 +63,33 @@ MAX_LAUNCHES = 4096
 HEAD = 3  # per launch: function, slot count, patch count
 ALIGNMENT = 64
 
-_SOURCE = """
-declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+def source() -> str:
+    """`nimble_replay(table, bases)`: each launch of the table (`Trace`) run on its slot
+    template, patched with the addresses of this replay's buffers."""
+    m = module()
+    e = Emitter(m, "nimble_replay", VOID, [("table", P64), ("bases", P64)])
+    b, table = e.b, e.arg["table"]
+    slots = b.alloca(I64, e.load_word(table, 1))
+    slots.align = ALIGNMENT
 
-define void @nimble_replay(ptr %table, ptr %bases) {
-entry:
-  %n = load i64, ptr %table
-  %maxp = getelementptr i64, ptr %table, i64 1
-  %max = load i64, ptr %maxp
-  %slots = alloca i64, i64 %max, align 64
-  %first = getelementptr i64, ptr %table, i64 2
-  br label %launch
-launch:
-  %i = phi i64 [0, %entry], [%inext, %call]
-  %rec = phi ptr [%first, %entry], [%recnext, %call]
-  %done = icmp eq i64 %i, %n
-  br i1 %done, label %exit, label %body
-body:
-  %fnbits = load i64, ptr %rec
-  %fn = inttoptr i64 %fnbits to ptr
-  %nslotsp = getelementptr i64, ptr %rec, i64 1
-  %nslots = load i64, ptr %nslotsp
-  %npatchp = getelementptr i64, ptr %rec, i64 2
-  %npatch = load i64, ptr %npatchp
-  %template = getelementptr i64, ptr %rec, i64 3
-  %bytes = shl i64 %nslots, 3
-  call void @llvm.memcpy.p0.p0.i64(ptr %slots, ptr %template, i64 %bytes, i1 false)
-  %patches = getelementptr i64, ptr %template, i64 %nslots
-  br label %patch
-patch:
-  %j = phi i64 [0, %body], [%jnext, %patchbody]
-  %pdone = icmp eq i64 %j, %npatch
-  br i1 %pdone, label %call, label %patchbody
-patchbody:
-  %at = mul i64 %j, 3
-  %slotp = getelementptr i64, ptr %patches, i64 %at
-  %slot = load i64, ptr %slotp
-  %basep = getelementptr i64, ptr %slotp, i64 1
-  %base = load i64, ptr %basep
-  %offp = getelementptr i64, ptr %slotp, i64 2
-  %off = load i64, ptr %offp
-  %bp = getelementptr i64, ptr %bases, i64 %base
-  %b = load i64, ptr %bp
-  %v = add i64 %b, %off
-  %dst = getelementptr i64, ptr %slots, i64 %slot
-  store i64 %v, ptr %dst
-  %jnext = add i64 %j, 1
-  br label %patch
-call:
-  call void %fn(ptr %slots)
-  %patchwords = mul i64 %npatch, 3
-  %words = add i64 %nslots, %patchwords
-  %size = add i64 %words, 3
-  %recnext = getelementptr i64, ptr %rec, i64 %size
-  %inext = add i64 %i, 1
-  br label %launch
-exit:
-  ret void
-}
-"""
+    def launch(_i: ir.Value, record: ir.Value) -> ir.Value:
+        kernel, slot_count, patch_count = (e.load_word(record, k) for k in range(HEAD))
+        template = e.word(record, HEAD)
+        e.copy_words(slots, template, slot_count)
+        patches = b.gep(template, [slot_count])
+
+        def patch(j: ir.Value) -> None:
+            slot, base, offset = (e.load_word(patches, b.add(b.mul(j, I64(3)), I64(k))) for k in range(3))
+            b.store(b.add(e.load_word(e.arg["bases"], base), offset), b.gep(slots, [slot]))
+
+        e.each(0, patch_count, patch, "patch")
+        e.run_chunk(b.inttoptr(kernel, P8), slots)
+        return b.add(b.add(slot_count, b.mul(patch_count, I64(3))), I64(HEAD))
+
+    e.each_record(e.word(table, 2), e.load_word(table, 0), launch, "launch")
+    b.ret_void()
+    return str(m)
+
 
 _REPLAY: Any = None
 _LOCK = threading.Lock()
@@ -134,7 +104,7 @@ def _replay_function() -> Any:
         if _REPLAY is None:
             from nimble.runtime.llvm_jit import support_engine
 
-            engine = support_engine(_SOURCE)
+            engine = support_engine(source())
             function = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(
                 engine.get_function_address("nimble_replay"))
             function.engine = engine  # the machine code lives as long as the function

@@ -21,6 +21,10 @@ symbols kernels call (`llvm_jit`, before the first kernel is compiled or loaded)
 
 from __future__ import annotations
 
+from llvmlite import ir
+
+from nimble.runtime.native_ir import I64, P8, P64, VOID, Emitter, keep, module
+
 MAILBOX_WORDS = 64
 MAILBOX_BUFFERS = 8
 """The first word holding a shared buffer's address (the counter has its own cache line)."""
@@ -33,93 +37,53 @@ LATE_CYCLES = 1 << 20
 counts as late: that long behind, the other was not running (its core taken by other
 processes), not merely waking (tens of microseconds)."""
 
-SOURCE = f"""
-declare ptr @malloc(i64)
-declare void @free(ptr)
-declare i32 @sched_yield()
-declare i64 @llvm.readcyclecounter()
+def source() -> str:
+    """The LLVM IR of the three functions."""
+    m = module()
+    _barrier(Emitter(m, "nimble_barrier", VOID, [("mailbox", P64), ("nchunks", I64), ("count", P64)]))
+    _shared_alloc(Emitter(m, "nimble_shared_alloc", P8,
+                          [("mailbox", P64), ("index", I64), ("chunk", I64), ("nchunks", I64), ("bytes", I64)]))
+    _shared_free(Emitter(m, "nimble_shared_free", VOID, [("chunk", I64), ("pointer", P8)]))
+    return str(m)
 
-define void @nimble_barrier(ptr %mailbox, i64 %nchunks, ptr %count) {{
-entry:
-  %alone = icmp sle i64 %nchunks, 1
-  br i1 %alone, label %done, label %arrive
-arrive:
-  %before = load i64, ptr %count
-  %mine = add i64 %before, 1
-  store i64 %mine, ptr %count
-  %target = mul i64 %mine, %nchunks
-  %old = atomicrmw add ptr %mailbox, i64 1 acq_rel
-  %t0 = call i64 @llvm.readcyclecounter()
-  br label %wait
-wait:
-  %spins = phi i64 [0, %arrive], [%next, %again], [%next, %yield]
-  %now = load atomic i64, ptr %mailbox acquire, align 8
-  %all = icmp sge i64 %now, %target
-  br i1 %all, label %done, label %again
-again:
-  %next = add i64 %spins, 1
-  %long = icmp sgt i64 %spins, {SPINS}
-  br i1 %long, label %late, label %wait
-late:
-  %t = call i64 @llvm.readcyclecounter()
-  %waited = sub i64 %t, %t0
-  %behind = icmp ugt i64 %waited, {LATE_CYCLES}
-  br i1 %behind, label %mark, label %yield
-mark:
-  %latep = getelementptr i64, ptr %mailbox, i64 {MAILBOX_LATE}
-  store atomic i64 1, ptr %latep monotonic, align 8
-  br label %yield
-yield:
-  %ignored = call i32 @sched_yield()
-  br label %wait
-done:
-  ret void
-}}
 
-define ptr @nimble_shared_alloc(ptr %mailbox, i64 %index, i64 %chunk, i64 %nchunks, i64 %bytes) {{
-entry:
-  %word = add i64 %index, {MAILBOX_BUFFERS}
-  %slot = getelementptr i64, ptr %mailbox, i64 %word
-  %alone = icmp sle i64 %nchunks, 1
-  %first = icmp eq i64 %chunk, 0
-  %allocates = or i1 %alone, %first
-  br i1 %allocates, label %allocate, label %wait
-allocate:
-  %new = call ptr @malloc(i64 %bytes)
-  br i1 %alone, label %mine, label %publish
-publish:
-  %address = ptrtoint ptr %new to i64
-  store atomic i64 %address, ptr %slot release, align 8
-  br label %mine
-mine:
-  ret ptr %new
-wait:
-  %spins = phi i64 [0, %entry], [%next, %again], [%next, %yield]
-  %seen = load atomic i64, ptr %slot acquire, align 8
-  %ready = icmp ne i64 %seen, 0
-  br i1 %ready, label %theirs, label %again
-again:
-  %next = add i64 %spins, 1
-  %long = icmp sgt i64 %spins, {SPINS}
-  br i1 %long, label %yield, label %wait
-yield:
-  %ignored = call i32 @sched_yield()
-  br label %wait
-theirs:
-  %shared = inttoptr i64 %seen to ptr
-  ret ptr %shared
-}}
+def _barrier(e: Emitter) -> None:
+    b, mailbox = e.b, e.arg["mailbox"]
+    with b.if_then(b.icmp_signed(">", e.arg["nchunks"], I64(1))):
+        mine = b.add(b.load(e.arg["count"]), I64(1))
+        b.store(mine, e.arg["count"])
+        target = b.mul(mine, e.arg["nchunks"])
+        b.atomic_rmw("add", mailbox, I64(1), "acq_rel")
+        t0 = e.cycles()
 
-define void @nimble_shared_free(i64 %chunk, ptr %pointer) {{
-entry:
-  %first = icmp eq i64 %chunk, 0
-  br i1 %first, label %release, label %done
-release:
-  call void @free(ptr %pointer)
-  br label %done
-done:
-  ret void
-}}
-"""
+        def late() -> None:
+            with b.if_then(e.later_than(t0, LATE_CYCLES)):
+                b.store_atomic(I64(1), e.word(mailbox, MAILBOX_LATE), "monotonic", 8)
+            e.yield_cpu()
+
+        e.spin_until(lambda: b.icmp_signed(">=", b.load_atomic(mailbox, "acquire", 8), target), SPINS, late)
+    b.ret_void()
+
+
+def _shared_alloc(e: Emitter) -> None:
+    b = e.b
+    slot = e.word(e.arg["mailbox"], b.add(e.arg["index"], I64(MAILBOX_BUFFERS)))
+    alone = b.icmp_signed("<=", e.arg["nchunks"], I64(1))
+    with b.if_then(b.or_(alone, b.icmp_signed("==", e.arg["chunk"], I64(0)))):
+        new = e.call("malloc", P8, [e.arg["bytes"]])
+        with b.if_then(b.not_(alone)):
+            b.store_atomic(b.ptrtoint(new, I64), slot, "release", 8)
+        b.ret(new)
+    seen: list[ir.Value] = []
+    e.spin_until(lambda: b.icmp_signed("!=", keep(seen, b.load_atomic(slot, "acquire", 8)), I64(0)), SPINS)
+    b.ret(b.inttoptr(seen[-1], P8))
+
+
+def _shared_free(e: Emitter) -> None:
+    b = e.b
+    with b.if_then(b.icmp_signed("==", e.arg["chunk"], I64(0))):
+        e.call("free", VOID, [e.arg["pointer"]])
+    b.ret_void()
+
 
 SYMBOLS = ("nimble_barrier", "nimble_shared_alloc", "nimble_shared_free")

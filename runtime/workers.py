@@ -37,7 +37,9 @@ import threading
 import time
 
 import numpy as np
+from llvmlite import ir
 
+from nimble.runtime.native_ir import I1, I8, I32, I64, NULL, P8, P64, VOID, Emitter, keep, module
 from nimble.runtime.pointers import data_pointer
 from nimble.runtime.sync import LATE_CYCLES, MAILBOX_LATE, MAILBOX_WORDS
 
@@ -59,290 +61,168 @@ SPLIT_HEADER = 5
 """Words before the kernel's slots in a `nimble_split` argument: the kernel, its slot
 count, the number of chunks, the workers' states and their control words."""
 
-_SOURCE = f"""
-declare i64 @syscall(i64, ...)
-declare i32 @sched_yield()
-declare i64 @llvm.readcyclecounter()
-declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+JOBS, DONE, CLAIMED, FUNCTION, ARGUMENT, SLEEPING, HELD = 0, 8, 12, 16, 17, 24, 28
+"""The words of a worker's state (the module docstring)."""
+LOCK, LAUNCHES, LATE, SOLO = 0, 1, 2, 3
+"""The words of `Workers.control`."""
+_RUN = [("fn", P8), ("slots", P8), ("chunks", I64), ("words", I64), ("states", P8), ("control", P64)]
 
-define void @nimble_worker(ptr %state) {{
-entry:
-  %jobs = getelementptr i64, ptr %state, i64 0
-  %done = getelementptr i64, ptr %state, i64 8
-  %fnp = getelementptr i64, ptr %state, i64 16
-  %argp = getelementptr i64, ptr %state, i64 17
-  %sleeping = getelementptr i64, ptr %state, i64 24
-  %claimed = getelementptr i64, ptr %state, i64 12
-  %held = getelementptr i64, ptr %state, i64 28
-  br label %wait
-wait:
-  %seen = phi i32 [0, %entry], [%job, %run], [%job, %call], [%seen, %unpark]
-  br label %spin
-spin:
-  %spins = phi i64 [0, %wait], [%next, %again]
-  %job = load atomic i32, ptr %jobs acquire, align 8
-  %new = icmp ne i32 %job, %seen
-  br i1 %new, label %run, label %again
-again:
-  %next = add i64 %spins, 1
-  %idle = icmp sgt i64 %spins, {IDLE_SPINS}
-  %holds = load atomic i64, ptr %held monotonic, align 8
-  %free = icmp eq i64 %holds, 0
-  %tired = and i1 %idle, %free
-  br i1 %tired, label %park, label %spin
-park:
-  store atomic i32 1, ptr %sleeping seq_cst, align 8
-  %recheck = load atomic i32, ptr %jobs seq_cst, align 8
-  %posted = icmp ne i32 %recheck, %seen
-  %reheld = load atomic i64, ptr %held seq_cst, align 8
-  %wanted = icmp ne i64 %reheld, 0
-  %awake = or i1 %posted, %wanted
-  br i1 %awake, label %unpark, label %sleep
-sleep:
-  %seen64 = zext i32 %seen to i64
-  %ignored = call i64 (i64, ...) @syscall(i64 {FUTEX}, ptr %jobs, i64 {FUTEX_WAIT}, i64 %seen64, ptr null)
-  br label %unpark
-unpark:
-  store atomic i32 0, ptr %sleeping seq_cst, align 8
-  br label %wait
-run:
-  %before = sub i32 %job, 1
-  %claim = cmpxchg ptr %claimed, i32 %before, i32 %job acq_rel acquire
-  %mine = extractvalue {{ i32, i1 }} %claim, 1
-  br i1 %mine, label %call, label %wait
-call:
-  %fn = load ptr, ptr %fnp
-  %arg = load ptr, ptr %argp
-  call void %fn(ptr %arg)
-  %job64 = zext i32 %job to i64
-  store atomic i64 %job64, ptr %done release, align 8
-  br label %wait
-}}
 
-define void @nimble_hold(ptr %states, i64 %count, i64 %delta, i64 %wake) {{
-entry:
-  br label %each
-each:
-  %w = phi i64 [0, %entry], [%w1, %next]
-  %more = icmp slt i64 %w, %count
-  br i1 %more, label %add, label %done
-add:
-  %offset = mul i64 %w, {STATE_WORDS * 8}
-  %state = getelementptr i8, ptr %states, i64 %offset
-  %held = getelementptr i64, ptr %state, i64 28
-  %old = atomicrmw add ptr %held, i64 %delta seq_cst
-  br label %next
-next:
-  %w1 = add i64 %w, 1
-  br label %each
-done:
-  %waking = icmp ne i64 %wake, 0
-  br i1 %waking, label %woken, label %back
-woken:
-  call void @nimble_wake(ptr %states, i64 %count)
-  br label %back
-back:
-  ret void
-}}
+def source() -> str:
+    """The LLVM IR of the workers' functions."""
+    m = module()
+    _worker(Emitter(m, "nimble_worker", VOID, [("state", P8)]))
+    _wake(Emitter(m, "nimble_wake", VOID, [("states", P8), ("count", I64)]))
+    _hold(Emitter(m, "nimble_hold", VOID, [("states", P8), ("count", I64), ("delta", I64), ("wake", I64)]))
+    _run_chunks(Emitter(m, "nimble_run_chunks", VOID, _RUN))
+    _run_locked(Emitter(m, "nimble_run_locked", VOID, _RUN))
+    _split(Emitter(m, "nimble_split", VOID, [("head", P64)]))
+    return str(m)
 
-define void @nimble_wake(ptr %states, i64 %count) {{
-entry:
-  br label %each
-each:
-  %w = phi i64 [0, %entry], [%w1, %next]
-  %more = icmp slt i64 %w, %count
-  br i1 %more, label %check, label %done
-check:
-  %offset = mul i64 %w, {STATE_WORDS * 8}
-  %state = getelementptr i8, ptr %states, i64 %offset
-  %sleeping = getelementptr i64, ptr %state, i64 24
-  %asleep = load atomic i32, ptr %sleeping seq_cst, align 8
-  %parked = icmp ne i32 %asleep, 0
-  br i1 %parked, label %wakeup, label %next
-wakeup:
-  %ignored = call i64 (i64, ...) @syscall(i64 {FUTEX}, ptr %state, i64 {FUTEX_WAKE}, i64 1)
-  br label %next
-next:
-  %w1 = add i64 %w, 1
-  br label %each
-done:
-  ret void
-}}
 
-define void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states, ptr %control) {{
-entry:
-  %stride = mul i64 %words, 8
-  br label %post
-post:
-  %c = phi i64 [1, %entry], [%c1, %posted]
-  %more = icmp slt i64 %c, %chunks
-  br i1 %more, label %give, label %own
-give:
-  %w = sub i64 %c, 1
-  %offset = mul i64 %w, {STATE_WORDS * 8}
-  %state = getelementptr i8, ptr %states, i64 %offset
-  %fnp = getelementptr i64, ptr %state, i64 16
-  %argp = getelementptr i64, ptr %state, i64 17
-  %at = mul i64 %c, %stride
-  %arg = getelementptr i8, ptr %slots, i64 %at
-  store ptr %fn, ptr %fnp
-  store ptr %arg, ptr %argp
-  %old = atomicrmw add ptr %state, i32 1 seq_cst
-  %sleeping = getelementptr i64, ptr %state, i64 24
-  %asleep = load atomic i32, ptr %sleeping seq_cst, align 8
-  %wake = icmp ne i32 %asleep, 0
-  br i1 %wake, label %wakeup, label %posted
-wakeup:
-  %ignored = call i64 (i64, ...) @syscall(i64 {FUTEX}, ptr %state, i64 {FUTEX_WAKE}, i64 1)
-  br label %posted
-posted:
-  %c1 = add i64 %c, 1
-  br label %post
-own:
-  call void %fn(ptr %slots)
-  %t0 = call i64 @llvm.readcyclecounter()
-  br label %join
-join:
-  %k = phi i64 [1, %own], [%k1, %joined]
-  %left = icmp slt i64 %k, %chunks
-  br i1 %left, label %check, label %finish
-check:
-  %kw = sub i64 %k, 1
-  %koffset = mul i64 %kw, {STATE_WORDS * 8}
-  %kstate = getelementptr i8, ptr %states, i64 %koffset
-  %want32 = load atomic i32, ptr %kstate acquire, align 8
-  %want = zext i32 %want32 to i64
-  %donep = getelementptr i64, ptr %kstate, i64 8
-  %claimedp = getelementptr i64, ptr %kstate, i64 12
-  %before = sub i32 %want32, 1
-  %claim = cmpxchg ptr %claimedp, i32 %before, i32 %want32 acq_rel acquire
-  %mine = extractvalue {{ i32, i1 }} %claim, 1
-  br i1 %mine, label %steal, label %spin
-steal:
-  %kat = mul i64 %k, %stride
-  %karg = getelementptr i8, ptr %slots, i64 %kat
-  call void %fn(ptr %karg)
-  store atomic i64 %want, ptr %donep release, align 8
-  br label %joined
-spin:
-  %spins = phi i64 [0, %check], [%next, %again], [%next, %doyield]
-  %got = load atomic i64, ptr %donep acquire, align 8
-  %finished = icmp eq i64 %got, %want
-  br i1 %finished, label %joined, label %again
-again:
-  %next = add i64 %spins, 1
-  %long = icmp sgt i64 %spins, {WAIT_SPINS}
-  br i1 %long, label %yield, label %spin
-yield:
-  %now = call i64 @llvm.readcyclecounter()
-  %waited = sub i64 %now, %t0
-  %late = icmp ugt i64 %waited, {LATE_CYCLES}
-  br i1 %late, label %mark, label %doyield
-mark:
-  %latep = getelementptr i64, ptr %control, i64 2
-  %l = atomicrmw add ptr %latep, i64 1 monotonic
-  br label %doyield
-doyield:
-  %y = call i32 @sched_yield()
-  br label %spin
-joined:
-  %k1 = add i64 %k, 1
-  br label %join
-finish:
-  %boxat = sub i64 %words, 3
-  %boxp = getelementptr i64, ptr %slots, i64 %boxat
-  %box = load ptr, ptr %boxp
-  %nobox = icmp eq ptr %box, null
-  br i1 %nobox, label %out, label %barriers
-barriers:
-  %flagp = getelementptr i64, ptr %box, i64 {MAILBOX_LATE}
-  %flag = load atomic i64, ptr %flagp monotonic, align 8
-  %waitedlong = icmp ne i64 %flag, 0
-  br i1 %waitedlong, label %count, label %out
-count:
-  %latecount = getelementptr i64, ptr %control, i64 2
-  %lc = atomicrmw add ptr %latecount, i64 1 monotonic
-  br label %out
-out:
-  ret void
-}}
+def _worker(e: Emitter) -> None:
+    """`nimble_worker(state)`: wait for a job (spinning, then asleep on the futex unless
+    a run holds it awake), claim it, run it, report it done; forever."""
+    b, state = e.b, e.arg["state"]
+    jobs, sleeping, held = e.word(state, JOBS, I32), e.word(state, SLEEPING, I32), e.word(state, HELD)
+    entry, wait = b.block, e.block("wait")
+    b.branch(wait)
+    e.enter(wait)
+    seen = b.phi(I32, "seen")
+    seen.add_incoming(I32(0), entry)
+    job: list[ir.Value] = []
 
-define void @nimble_run_locked(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states, ptr %control) {{
-entry:
-  br label %try
-try:
-  %spins = phi i64 [0, %entry], [%next, %busy], [0, %yield]
-  %got = cmpxchg ptr %control, i64 0, i64 1 acquire monotonic
-  %ok = extractvalue {{ i64, i1 }} %got, 1
-  br i1 %ok, label %locked, label %busy
-busy:
-  %next = add i64 %spins, 1
-  %long = icmp sgt i64 %next, {WAIT_SPINS}
-  br i1 %long, label %yield, label %try
-yield:
-  %y = call i32 @sched_yield()
-  br label %try
-locked:
-  %launchesp = getelementptr i64, ptr %control, i64 1
-  %old = atomicrmw add ptr %launchesp, i64 1 monotonic
-  %solop = getelementptr i64, ptr %control, i64 3
-  %solo = load atomic i64, ptr %solop monotonic, align 8
-  %alone = icmp ne i64 %solo, 0
-  br i1 %alone, label %serial, label %shared
-shared:
-  call void @nimble_run_chunks(ptr %fn, ptr %slots, i64 %chunks, i64 %words, ptr %states, ptr %control)
-  br label %unlock
-serial:
-  %countat = sub i64 %words, 1
-  %countp = getelementptr i64, ptr %slots, i64 %countat
-  store i64 1, ptr %countp
-  call void %fn(ptr %slots)
-  br label %unlock
-unlock:
-  store atomic i64 0, ptr %control release, align 8
-  ret void
-}}
+    def park() -> None:
+        b.store_atomic(I32(1), sleeping, "seq_cst", 8)
+        posted = b.icmp_signed("!=", b.load_atomic(jobs, "seq_cst", 8), seen)
+        wanted = b.icmp_signed("!=", b.load_atomic(held, "seq_cst", 8), I64(0))
+        with b.if_then(b.not_(b.or_(posted, wanted))):
+            e.futex(FUTEX, jobs, FUTEX_WAIT, b.zext(seen, I64), NULL)
+        b.store_atomic(I32(0), sleeping, "seq_cst", 8)
 
-define void @nimble_split(ptr %head) {{
-entry:
-  %fn = load ptr, ptr %head
-  %wordsp = getelementptr i64, ptr %head, i64 1
-  %words = load i64, ptr %wordsp
-  %chunksp = getelementptr i64, ptr %head, i64 2
-  %chunks = load i64, ptr %chunksp
-  %statesp = getelementptr i64, ptr %head, i64 3
-  %states = load ptr, ptr %statesp
-  %controlp = getelementptr i64, ptr %head, i64 4
-  %control = load ptr, ptr %controlp
-  %slots = getelementptr i64, ptr %head, i64 {SPLIT_HEADER}
-  %n = mul i64 %chunks, %words
-  %parts = alloca i64, i64 %n, align 64
-  %mailbox = alloca i64, i64 {MAILBOX_WORDS}, align 64
-  call void @llvm.memset.p0.i64(ptr %mailbox, i8 0, i64 {MAILBOX_WORDS * 8}, i1 false)
-  %box = ptrtoint ptr %mailbox to i64
-  %bytes = shl i64 %words, 3
-  %last = sub i64 %words, 3
-  br label %row
-row:
-  %c = phi i64 [0, %entry], [%c1, %row]
-  %at = mul i64 %c, %words
-  %dst = getelementptr i64, ptr %parts, i64 %at
-  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %slots, i64 %bytes, i1 false)
-  %boxp = getelementptr i64, ptr %dst, i64 %last
-  store i64 %box, ptr %boxp
-  %chunkp = getelementptr i64, ptr %boxp, i64 1
-  store i64 %c, ptr %chunkp
-  %countp = getelementptr i64, ptr %boxp, i64 2
-  store i64 %chunks, ptr %countp
-  %c1 = add i64 %c, 1
-  %more = icmp slt i64 %c1, %chunks
-  br i1 %more, label %row, label %go
-go:
-  call void @nimble_run_locked(ptr %fn, ptr %parts, i64 %chunks, i64 %words, ptr %states, ptr %control)
-  ret void
-}}
-"""
+    def unheld(over: ir.Value) -> ir.Value:
+        return b.and_(over, b.icmp_signed("==", b.load_atomic(held, "monotonic", 8), I64(0)))
+
+    e.spin_until(lambda: b.icmp_signed("!=", keep(job, b.load_atomic(jobs, "acquire", 8)), seen), IDLE_SPINS,
+                 park, tired=unheld, restart=True, name="idle")
+    with b.if_then(e.claim(e.word(state, CLAIMED), job[-1])):
+        e.run_chunk(b.load(e.word(state, FUNCTION, P8)), b.load(e.word(state, ARGUMENT, P8)))
+        b.store_atomic(b.zext(job[-1], I64), e.word(state, DONE), "release", 8)
+    seen.add_incoming(job[-1], b.block)
+    b.branch(wait)
+
+
+def _wake_if_asleep(e: Emitter, state: ir.Value) -> None:
+    b = e.b
+    with b.if_then(b.icmp_signed("!=", b.load_atomic(e.word(state, SLEEPING, I32), "seq_cst", 8), I32(0))):
+        e.futex(FUTEX, state, FUTEX_WAKE, 1)
+
+
+def _wake(e: Emitter) -> None:
+    """`nimble_wake(states, count)`: wake the workers asleep."""
+    e.each(0, e.arg["count"], lambda w: _wake_if_asleep(e, e.record(e.arg["states"], w, STATE_WORDS)), "worker")
+    e.b.ret_void()
+
+
+def _hold(e: Emitter) -> None:
+    """`nimble_hold(states, count, delta, wake)`: add `delta` to every worker's holds,
+    then wake them if `wake`."""
+    b, a = e.b, e.arg
+    e.each(0, a["count"], lambda w: b.atomic_rmw(
+        "add", e.word(e.record(a["states"], w, STATE_WORDS), HELD), a["delta"], "seq_cst"), "worker")
+    with b.if_then(b.icmp_signed("!=", a["wake"], I64(0))):
+        e.call("nimble_wake", VOID, [a["states"], a["count"]])
+    b.ret_void()
+
+
+def _count_late(e: Emitter) -> None:
+    e.b.atomic_rmw("add", e.word(e.arg["control"], LATE), I64(1), "monotonic")
+
+
+def _run_chunks(e: Emitter) -> None:
+    """`nimble_run_chunks(fn, slots, chunks, words, states, control)`: post chunks 1..
+    to the workers, run chunk 0, then each worker's chunk that no worker has claimed,
+    and wait for the others; count a launch whose worker was late."""
+    b, a = e.b, e.arg
+    stride = b.mul(a["words"], I64(8))
+
+    def post(c: ir.Value) -> None:
+        state = e.record(a["states"], b.sub(c, I64(1)), STATE_WORDS)
+        b.store(a["fn"], e.word(state, FUNCTION, P8))
+        b.store(e.byte(a["slots"], b.mul(c, stride)), e.word(state, ARGUMENT, P8))
+        b.atomic_rmw("add", e.word(state, JOBS, I32), I32(1), "seq_cst")
+        _wake_if_asleep(e, state)
+
+    e.each(1, a["chunks"], post, "post")
+    e.run_chunk(a["fn"], a["slots"])
+    t0 = e.cycles()
+
+    def late() -> None:
+        with b.if_then(e.later_than(t0, LATE_CYCLES)):
+            _count_late(e)
+        e.yield_cpu()
+
+    def join(k: ir.Value) -> None:
+        state = e.record(a["states"], b.sub(k, I64(1)), STATE_WORDS)
+        want = b.load_atomic(e.word(state, JOBS, I32), "acquire", 8)
+        done, want64 = e.word(state, DONE), b.zext(want, I64)
+        with b.if_else(e.claim(e.word(state, CLAIMED), want)) as (steal, wait):
+            with steal:
+                e.run_chunk(a["fn"], e.byte(a["slots"], b.mul(k, stride)))
+                b.store_atomic(want64, done, "release", 8)
+            with wait:
+                e.spin_until(lambda: b.icmp_signed("==", b.load_atomic(done, "acquire", 8), want64),
+                             WAIT_SPINS, late, name="chunk")
+
+    e.each(1, a["chunks"], join, "join")
+    box = b.load(e.word(a["slots"], b.sub(a["words"], I64(3)), P8))
+    with b.if_then(b.icmp_unsigned("!=", box, NULL)):
+        with b.if_then(b.icmp_signed("!=", b.load_atomic(e.word(box, MAILBOX_LATE), "monotonic", 8), I64(0))):
+            _count_late(e)
+    b.ret_void()
+
+
+def _run_locked(e: Emitter) -> None:
+    """`nimble_run_locked(...)`: `nimble_run_chunks` holding the lock word, or the whole
+    launch on this thread as chunk 0 of 1 while launches run solo."""
+    b, a = e.b, e.arg
+    control = a["control"]
+    e.spin_until(lambda: b.extract_value(b.cmpxchg(control, I64(0), I64(1), "acquire", "monotonic"), 1),
+                 WAIT_SPINS, restart=True, name="lock")
+    b.atomic_rmw("add", e.word(control, LAUNCHES), I64(1), "monotonic")
+    solo = b.load_atomic(e.word(control, SOLO), "monotonic", 8)
+    with b.if_else(b.icmp_signed("!=", solo, I64(0))) as (serial, shared):
+        with serial:
+            b.store(I64(1), e.word(a["slots"], b.sub(a["words"], I64(1))))
+            e.run_chunk(a["fn"], a["slots"])
+        with shared:
+            e.call("nimble_run_chunks", VOID, list(e.function.args))
+    b.store_atomic(I64(0), control, "release", 8)
+    b.ret_void()
+
+
+def _split(e: Emitter) -> None:
+    """`nimble_split(head)`: each chunk's slots made from the one slot array after the
+    `SPLIT_HEADER` words (with its mailbox, chunk index and count), then run locked."""
+    b, head = e.b, e.arg["head"]
+    fn, states, control = (b.load(e.word(head, k, kind)) for k, kind in ((0, P8), (3, P8), (4, P64)))
+    words, chunks = e.load_word(head, 1), e.load_word(head, 2)
+    slots = e.word(head, SPLIT_HEADER)
+    parts = b.alloca(I64, b.mul(chunks, words))
+    mailbox = b.alloca(I64, I64(MAILBOX_WORDS))
+    parts.align = mailbox.align = 64
+    e.call("llvm.memset.p0.i64", VOID, [b.bitcast(mailbox, P8), I8(0), I64(MAILBOX_WORDS * 8), I1(0)])
+    box, last = b.ptrtoint(mailbox, I64), b.sub(words, I64(3))
+
+    def row(c: ir.Value) -> None:
+        to = b.gep(parts, [b.mul(c, words)])
+        e.copy_words(to, slots, words)
+        for k, value in enumerate((box, c, chunks)):
+            b.store(value, b.gep(to, [b.add(last, I64(k))]))
+
+    e.each(0, chunks, row, "row")
+    e.call("nimble_run_locked", VOID, [fn, b.bitcast(parts, P8), chunks, words, states, control])
+    b.ret_void()
 
 
 class Workers:
@@ -463,7 +343,7 @@ def _functions() -> tuple:
     if _FUNCTIONS is None:
         from nimble.runtime.llvm_jit import support_engine
 
-        engine = support_engine(_SOURCE)
+        engine = support_engine(source())
         worker = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.get_function_address("nimble_worker"))
         run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                ctypes.c_void_p, ctypes.c_void_p)(engine.get_function_address("nimble_run_locked"))
