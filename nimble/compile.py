@@ -32,7 +32,8 @@ from nimble.passes.schedule_loops import REMAINDERS
 from nimble import program_cache
 from nimble.registry import all_passes, make_context
 from nimble.runtime import bounds, cpu_target, kernel_cache
-from nimble.runtime.bytecode import BytecodeError, program_from_module
+from nimble.lowering.vm_program import program_from_module
+from nimble.runtime.bytecode import BytecodeError
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.cpu_target import CpuTarget, TargetError
 from nimble.runtime.kernel_cache import KernelCache

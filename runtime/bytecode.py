@@ -1,7 +1,7 @@
 """The Nimble bytecode module: a `Program` in memory, one binary file on disk.
 
-`program_from_module` collects a `lower-to-vm` module (vm functions, constants, kernel
-and host function tables); `encode` writes it with the kernels' object code, `decode`
+The compiler collects a `lower-to-vm` module into a `Program`
+(`lowering/vm_program.py`); `encode` writes it with the kernels' object code, `decode`
 reads it back. The byte layout is documented in docs/bytecode.md. `decode` checks the
 whole file before anything runs (magic, version, SHA-256 digest, section bounds, every
 count against the bytes left) and `validate` every index an instruction holds
@@ -23,19 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, MemRefType, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
 
-from nimble.dialects import device, kernel_analysis, loop, vm
+from nimble.dialects import vm
 from nimble.dialects.device import Device
-from nimble.dialects.graph.adt import AdtOp
-from nimble.dialects.graph.creation import ConstantOp
-from nimble.dialects.graph.folding import dense_to_array
 from nimble.errors import InputError
+from nimble.runtime import opencl_plan
 from nimble.runtime.allocator import aligned
+from nimble.runtime.opencl_plan import ClKernel
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 HEADER = struct.Struct("<8sII16s32s")  # magic, version, sections, producer, SHA-256 of the rest
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -76,14 +74,8 @@ class Kernel:
     """The compiled arguments: (dtype, dims with -1 for `?`) per buffer, None per index.
     The VM checks it against the group's types: the shapes a launch is checked with are
     the shapes the machine code was compiled for."""
-    device: str = Device.CPU  # `cpu`: in the object code; otherwise in `Program.device_kernels`
+    device: str = Device.CPU  # `cpu`: in the object code; `opencl`: in `Program.opencl_program`
     code: int = 0  # a CPU kernel's object in `Program.object_code`
-
-
-def kernel_abi(kernel: func.FuncOp) -> list[tuple[str, tuple[int, ...]] | None]:
-    """The argument list of a loop-level kernel, as `Kernel.abi`."""
-    return [(str(t.element_type), tuple(t.get_shape())) if isinstance(t, MemRefType) else None
-            for t in kernel.function_type.inputs.data]
 
 
 @dataclass
@@ -98,9 +90,10 @@ class Program:
     object_code: list[bytes] = field(default_factory=list)
     """ELF objects holding the CPU kernels (each kernel names its own: `Kernel.code`)."""
     producer: str = ""
-    device_kernels: str = ""
-    """An MLIR module of the loop-level kernels of other devices (OpenCL), from which
-    the device code is generated when the module is loaded."""
+    opencl_program: str = ""
+    """The OpenCL C source of the kernels on an OpenCL device, built when the module loads."""
+    opencl_kernels: list[ClKernel] = field(default_factory=list)
+    """How to launch each of them (`runtime/opencl_plan.py`)."""
     cpu: str = ""
     """The CPU the object code was compiled for (`runtime/cpu_target.py`: LLVM's name)."""
     cpu_features: str = ""
@@ -117,104 +110,6 @@ class Program:
             if f.name == name:
                 return i
         raise KeyError(name)
-
-
-# ---------------------------------------------------------------------------------------
-# From a lower-to-vm module
-
-
-def _results_of(function: vm.FunctionOp) -> int:
-    rets = [op for op in function.instructions if op.MNEMONIC == "ret"]
-    return len(rets[0].field_value("values")) if rets else 0
-
-
-def _constant_value(op: Any, interpreter: Any) -> np.ndarray:
-    """A `vm.constant`'s value: a `graph.constant`'s read in place (`aligned` copies it
-    once: ResNet-50's 100 MB of weights 0.68 -> 0.25 s), anything else evaluated."""
-    if isinstance(op, ConstantOp):
-        return dense_to_array(op.value, copy=False)
-    return np.asarray(op.evaluate(interpreter, [])[0])
-
-
-def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
-    """The program of a `lower-to-vm` module (its kernels compiled separately)."""
-    from nimble.reference import Interpreter
-
-    functions = [op for op in module.ops if isinstance(op, vm.FunctionOp)]
-    constants = [op for op in module.ops if isinstance(op, vm.ConstantOp)]
-    hosts = [op for op in module.ops if isinstance(op, func.FuncOp) and device.HOST_FUNCTION in op.attributes]
-    kernel_funcs = {op.sym_name.data: op for op in loop.kernels_of(module)}
-    adts = [op for op in module.ops if isinstance(op, AdtOp)]
-    constructors = [(c.sym_name.data, tag) for adt in adts for tag, c in enumerate(adt.constructors)]
-    host_index = {h.sym_name.data: i for i, h in enumerate(hosts)}
-    group_of: dict[str, int] = {}
-    for i, h in enumerate(hosts):
-        names = h.attributes.get(device.GROUP_OF)
-        if isinstance(names, ArrayAttr):
-            for n in names.data:
-                group_of[n.root_reference.data] = i
-    kernels: list[Kernel] = []
-    kernel_index: dict[str, int] = {}
-    indices: dict[K, dict[str, int]] = {
-        K.FUNC: {f.sym_name.data: i for i, f in enumerate(functions)},
-        K.CONST: {c.sym_name.data: i for i, c in enumerate(constants)},
-        K.HOST: host_index,
-        K.CTOR: {name: i for i, (name, _) in enumerate(constructors)},
-        K.KERNEL: kernel_index,
-    }
-    strings: list[str] = []
-    program_functions = []
-    for f in functions:
-        code = []
-        for op in f.instructions:
-            values = []
-            for (_, kind), value in zip(op.FIELDS, op.decoded()):
-                if kind == K.KERNEL and value not in kernel_index:
-                    kfunc = kernel_funcs[value]
-                    kernel_index[value] = len(kernels)
-                    kernels.append(Kernel(value, group_of[value], kernel_analysis.splits_profitably(kfunc),
-                                          loop.NO_STRETCH_MARK in kfunc.attributes, kernel_analysis.kernel_work(kfunc),
-                                          kernel_abi(kfunc), loop.kernel_device(kfunc)))
-                if kind == K.STR:
-                    strings.append(value)
-                    value = len(strings) - 1
-                elif kind in indices:
-                    value = indices[kind][value]
-                values.append(value)
-            code.append((vm.Opcode[op.MNEMONIC.upper()], tuple(values)))
-        program_functions.append(Function(f.sym_name.data, f.num_regs.value.data, f.param_regs(), _results_of(f), code))
-    for i, h in enumerate(hosts):  # the kernels of host ops (`device.NATIVE_KERNEL`), called by the VM, not launched
-        native = h.attributes.get(device.NATIVE_KERNEL)
-        if isinstance(native, SymbolRefAttr) and native.root_reference.data not in kernel_index:
-            kfunc = kernel_funcs[native.root_reference.data]
-            kernel_index[kfunc.sym_name.data] = len(kernels)
-            kernels.append(Kernel(kfunc.sym_name.data, i, False, False, 0, kernel_abi(kfunc)))
-    interpreter = Interpreter(ModuleOp([]), base_dir)
-    arrays = [aligned(_constant_value(c.body.block.first_op, interpreter)) for c in constants]
-    host_module = ModuleOp([op.clone() for op in adts] + [h.clone() for h in hosts] + _signatures(functions))
-    from nimble import __version__
-
-    on_devices = [kernel_funcs[k.name].clone() for k in kernels if k.device != Device.CPU]
-    return Program(program_functions, arrays, kernels, [h.sym_name.data for h in hosts],
-                   str(host_module), constructors, strings, b"", f"nimble {__version__}",
-                   str(ModuleOp(on_devices)) if on_devices else "", host_module=host_module)
-
-
-def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:
-    """Declarations `@<name>` of the VM functions' source signatures (`SIGNATURE_OF`)."""
-    out = []
-    for f in functions:
-        signature = f.attributes.get(vm.SIGNATURE)
-        if signature is None:
-            continue
-        declaration = func.FuncOp.external(f"signature_of_{f.sym_name.data}", signature.inputs.data, signature.outputs.data)
-        declaration.attributes[SIGNATURE_OF] = StringAttr(f.sym_name.data)
-        declaration.attributes[vm.ARG_NAMES] = f.attributes[vm.ARG_NAMES]
-        for key in (vm.DIM_NAMES, vm.RESULT_NAMES):
-            if key in f.attributes:
-                declaration.attributes[key] = f.attributes[key]
-        out.append(declaration)
-    return out
 
 
 SIGNATURE_OF = "vm.signature_of"
@@ -388,7 +283,7 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
             else:
                 kernels.put("BBH", 1, vm.DTYPES.index(arg[0]), len(arg[1]))
                 kernels.put(f"{len(arg[1])}q", *arg[1])
-    kernels.raw(_strings([p.device_kernels, p.cpu_kernels])[4:])
+    kernels.raw(_strings([p.opencl_program, opencl_plan.to_json(p.opencl_kernels), p.cpu_kernels])[4:])
     host = _strings([p.host_text] + p.hosts)
     functions = _Writer()
     functions.put("I", len(p.functions))
@@ -566,7 +461,11 @@ def decode(data: bytes) -> Program:
             abi.append((vm.DTYPES[code], dims))
         kernels.append(Kernel(name, group, bool(parallel), bool(variant), work, abi, vm.VM_DEVICES[device_code],
                               held_in))
-    device_kernels, cpu_kernels = r.string(), r.string()
+    opencl_program, opencl_plans, cpu_kernels = r.string(), r.string(), r.string()
+    try:
+        opencl_kernels = opencl_plan.from_json(opencl_plans)
+    except ValueError as e:
+        raise BytecodeError(str(e)) from None
     r = _Reader(s[S_FUNCTIONS], "functions")
     functions = []
     for _ in range(r.count(20, "functions")):
@@ -581,6 +480,7 @@ def decode(data: bytes) -> Program:
             code.append((opcode, tuple(_decode_field(r, kind) for _, kind in vm.INSTRUCTIONS[opcode][2])))
         functions.append(Function(name, num_regs, params, num_results, code))
     program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer,
-                      device_kernels, cpu, cpu_features, cpu_kernels)
+                      opencl_program=opencl_program, opencl_kernels=opencl_kernels, cpu=cpu,
+                      cpu_features=cpu_features, cpu_kernels=cpu_kernels)
     validate(program)
     return program

@@ -288,13 +288,8 @@ def _compiled_here(program: Program, host: CpuTarget) -> KernelCode:
 
 def _opencl_module(program: Program, device: str | None) -> Any:
     """The program's OpenCL kernels built for `device` (None if it has none)."""
-    if not program.device_kernels:
+    if not program.opencl_program:
         return None
-    from nimble.runtime.opencl import OpenCLError, OpenCLModule, OpenCLRuntime
+    from nimble.runtime.opencl import OpenCLModule, OpenCLRuntime
 
-    try:
-        return OpenCLModule(program.device_kernels, OpenCLRuntime.get(device))
-    except (BytecodeError, OpenCLError):
-        raise
-    except Exception as e:  # noqa: BLE001 (a damaged kernels text fails to parse in many ways)
-        raise BytecodeError(f"device kernels: {type(e).__name__}: {e}") from None
+    return OpenCLModule(program.opencl_program, program.opencl_kernels, OpenCLRuntime.get(device))

@@ -14,7 +14,8 @@ memory, and checked kernel launches from the VM.
   `device_copy`).
 - **Launches**: `OpenCLKernelEntry` checks a launch exactly as a CPU kernel's
   (`KernelEntry.plan`: the group's shape functions), then runs each phase of the
-  kernel over a grid sized by the kernel's own bounds (`GridEvaluator`).
+  kernel over a grid sized by the kernel's own bounds, which the module's launch plan
+  computes (`runtime/opencl_plan.py`: the runtime generates no code).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from xdsl.dialects import func
 from nimble.dialects.device import Device
 from nimble.errors import RunError
 from nimble.runtime.allocator import check_size, max_bytes, size_class
+from nimble.runtime.bytecode import BytecodeError
 from nimble.runtime.kernels import Arg, KernelEntry
+from nimble.runtime.opencl_plan import ClKernel, ParamKind
 
 DEFAULT_CACHE = Path.home() / ".cache" / "nimble" / "opencl"
 
@@ -291,27 +294,22 @@ class OpenCLKernelEntry(KernelEntry):
     device = Device.OPENCL
     tensor_class = ClTensor
 
-    def __init__(self, name: str, runtime: OpenCLRuntime, program: Any, source: Any, group: func.FuncOp,
+    def __init__(self, name: str, runtime: OpenCLRuntime, program: Any, launch: ClKernel, group: func.FuncOp,
                  variant: bool, work: int):
-        from nimble.lowering.opencl.c_grid import GridEvaluator
-
         super().__init__(name, 0, group, False, variant, work)
         self.runtime = runtime
-        self.source = source
-        self.phases = [_cl().Kernel(program, p.name) for p in source.phases]
+        self.launch_plan = launch
+        self.phases = [_cl().Kernel(program, p.name) for p in launch.phases]
         # Declared scalar arguments: pyopencl then packs Python ints itself (setting a
         # numpy scalar argument took ~6 us each on pocl, 30 us a launch of a GEMM).
-        from nimble.lowering.opencl.to_opencl import OPENCL
-
-        scalars = [None if pointer else np.int64 for p in source.params for _, pointer in p.arguments(OPENCL)]
+        scalars = [None if pointer else np.int64 for p in launch.params for pointer in p.pointers()]
         for kernel in self.phases:
             kernel.set_scalar_arg_dtypes(scalars)
-        self.grid = GridEvaluator(source)
-        self.recipe = [p.dims if p.kind == "buffer" else None for p in source.params if p.kind != "scratch"]
+        self.recipe = [p.dims if p.kind is ParamKind.BUFFER else None for p in launch.params
+                       if p.kind is not ParamKind.SCRATCH]
         """Per argument of the kernel function: a buffer's `?` axes (pointer, offset in
         elements, those dims), or None (an index): `cl_arguments` in one tight loop."""
-        self.staging = [p.alloc for p in source.params if p.kind == "scratch"]
-        self.scratch: list[ClStorage | None] = [None] * len(self.staging)
+        self.scratch: list[ClStorage | None] = [None] * len(launch.scratch)
         """Device memory for the kernel's staging buffers (im2col), kept between launches
         and grown when a launch needs more (launches on one queue run in order)."""
 
@@ -336,14 +334,14 @@ class OpenCLKernelEntry(KernelEntry):
         """The (global size, work-group size) of each phase and the bytes of each staging
         buffer (they depend only on the shapes, so the plan memoises them); a buffer of
         a work-group phase has one copy per work-group."""
-        flat = self.flatten(args, outputs)
-        shapes = [self.runtime.launch_shape(trips, phase) for trips, phase in zip(self.grid(flat), self.source.phases)]
+        launch = self.launch_plan
+        values = launch.evaluate(self.flatten(args, outputs))
+        shapes = [self.runtime.launch_shape(trips, phase) for trips, phase in zip(launch.trips(values), launch.phases)]
         copies = {}
-        for phase, (size, group) in zip(self.source.phases, shapes):
-            for alloc in phase.allocs:
-                copies[alloc] = math.prod(n // g for n, g in zip(size, group or [1] * len(size)))
-        sizes = self.grid.scratch_bytes(flat, self.staging)
-        return shapes, [n * copies.get(alloc, 1) for n, alloc in zip(sizes, self.staging)]
+        for phase, (size, group) in zip(launch.phases, shapes):
+            for k in phase.per_group:
+                copies[k] = math.prod(n // g for n, g in zip(size, group or [1] * len(size)))
+        return shapes, [n * copies.get(k, 1) for k, n in enumerate(launch.scratch_bytes(values))]
 
     def flatten(self, args: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
         """The launch's values in the kernel function's argument order (a shape is one
@@ -377,21 +375,20 @@ class OpenCLKernelEntry(KernelEntry):
 
 
 class OpenCLModule:
-    """The OpenCL kernels of a program: generated from their loop-level IR, built as one
-    program on one device."""
+    """The OpenCL kernels of a program: its C source built as one program on one device,
+    launched by their plans."""
 
-    def __init__(self, kernels_text: str, runtime: OpenCLRuntime):
-        from nimble.api import parse
-        from nimble.dialects.loop import kernels_of
-        from nimble.lowering.opencl.to_opencl import opencl_sources, program_text
-
+    def __init__(self, source: str, kernels: Sequence[ClKernel], runtime: OpenCLRuntime):
         self.runtime = runtime
-        module = parse(kernels_text, "<device kernels>")
-        self.sources = {s.name: s for s in opencl_sources(kernels_of(module))}
-        self.text = program_text(list(self.sources.values()))
-        self.program = runtime.program(self.text, kernels=list(self.sources))
+        self.text = source
+        self.kernels = {k.name: k for k in kernels}
+        self.program = runtime.program(source, kernels=list(self.kernels))
+        built = set(self.program.get_info(_cl().program_info.KERNEL_NAMES).split(";"))
+        missing = sorted({p.name for k in kernels for p in k.phases} - built)
+        if missing:
+            raise BytecodeError(f"the OpenCL program has no kernel {', '.join(missing)} (its launch plans name them)")
 
     def entry(self, name: str, group: func.FuncOp, variant: bool, work: int) -> OpenCLKernelEntry:
-        if name not in self.sources:
+        if name not in self.kernels:
             raise KeyError(name)
-        return OpenCLKernelEntry(name, self.runtime, self.program, self.sources[name], group, variant, work)
+        return OpenCLKernelEntry(name, self.runtime, self.program, self.kernels[name], group, variant, work)

@@ -115,7 +115,7 @@ class VirtualMachine(Steps):
         self.opencl_device = opencl_device
         self.resident_constants: dict[int, ClTensor] = {}  # program constants copied to the device
         copy = vm.Opcode.DEVICE_COPY
-        self.device_values = bool(program.device_kernels) or any(op == copy for f in program.functions
+        self.device_values = bool(program.opencl_program) or any(op == copy for f in program.functions
                                                                   for op, _ in f.code)
         """Whether registers can hold device tensors (only then do host calls check for them)."""
         self.host_functions = []
@@ -194,7 +194,7 @@ class VirtualMachine(Steps):
             self.host_functions.append(function)
         for k in program.kernels:
             if k.device == Device.OPENCL:
-                if self.opencl is None or k.name not in self.opencl.sources:
+                if self.opencl is None or k.name not in self.opencl.kernels:
                     raise BytecodeError(f"OpenCL kernel '{k.name}' is not in the device kernels")
                 entry = self.opencl.entry(k.name, self.host_functions[k.group], k.variant, k.work)
                 if entry.abi != k.abi:

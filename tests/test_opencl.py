@@ -141,8 +141,8 @@ def test_conv_panels_run_as_work_groups(items, stride, rng, monkeypatch):
     text = CONV.replace("STRIDE", str(stride))
     exe = nimble.compile(text, target="opencl")
     assert all(k.device == "opencl" for k in exe.program.kernels) and not exe.fallbacks
-    (source,) = exe.opencl.sources.values()
-    assert [p.group for p in source.phases] == [True] and "barrier(" in source.text
+    (plan,) = exe.opencl.kernels.values()
+    assert [p.group for p in plan.phases] == [True] and "barrier(" in exe.opencl.text
     module = nimble.parse(text)
     for n, h, w in ((1, 1, 1), (1, 7, 9), (2, 20, 21), (1, 9, 40)):
         x = rng.standard_normal((n, 5, h, w)).astype(np.float32)

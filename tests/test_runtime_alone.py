@@ -8,6 +8,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 import nimble
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -65,6 +68,37 @@ def test_a_saved_model_runs_its_host_ops_kernels_without_the_compiler(tmp_path):
                             cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "", f"imported: {result.stdout.strip()}"
+
+
+def test_a_saved_opencl_model_runs_without_importing_the_compiler(tmp_path):
+    """The module holds the OpenCL C source and each kernel's launch plan
+    (`runtime/opencl_plan.py`): loading generates no code and parses no IR."""
+    pytest.importorskip("pyopencl")
+    exe = nimble.compile(EXAMPLES / "resnet18.nb", target="opencl")
+    assert {k.device for k in exe.program.kernels} == {"opencl"}
+    exe.save(tmp_path / "resnet18.nbc")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal([1 if d < 0 else d for d in t.get_shape()]).astype(np.float32) * 0.1
+            for t in exe.signatures["main"][0].inputs.data]
+    args[0] = rng.standard_normal((2, 3, 19, 23)).astype(np.float32)
+    np.savez(tmp_path / "args.npz", *args)
+    (expected,) = exe.run(*args)
+    script = textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        import nimble.runtime
+
+        exe = nimble.runtime.load({str(tmp_path / "resnet18.nbc")!r})
+        args = np.load({str(tmp_path / "args.npz")!r})
+        (y,) = exe.run(*(args[f"arr_{{k}}"] for k in range(len(args.files))))
+        np.save({str(tmp_path / "y.npy")!r}, y)
+        print(" ".join(m for m in sorted(sys.modules) if m.startswith({COMPILER!r})))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "", f"imported: {result.stdout.strip()}"
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), expected)
 
 
 def test_the_package_names_still_resolve():

@@ -160,3 +160,36 @@ def test_untrusted_loading_compiles_from_the_ir_and_never_loads_the_object_code(
     program.cpu_kernels = ""
     with pytest.raises(BytecodeError, match="holds no loop-level IR to compile its kernels from"):
         nimble.load(encode(program), trust_object_code=False)
+
+
+def _with_plans(data: bytes, change) -> bytes:
+    """The module of `data` with its OpenCL launch plans changed by `change`."""
+    import dataclasses
+
+    program = decode(data)
+    program.opencl_kernels = [change(dataclasses, k) for k in program.opencl_kernels]
+    return encode(program)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda dc, k: dc.replace(k, nodes=k.nodes + (("arith.addi", len(k.nodes), 0),)), "do not precede it"),
+    (lambda dc, k: dc.replace(k, nodes=k.nodes + (("shape", 99),)), "holds"),
+    (lambda dc, k: dc.replace(k, nodes=k.nodes + (("print", 0),)), "unknown kind"),
+    (lambda dc, k: dc.replace(k, phases=tuple(dc.replace(p, grid=((0, 0),)) for p in k.phases)), "range|lower"),
+])
+def test_malformed_opencl_launch_plans_are_refused_when_read(change, message):
+    """A plan's nodes refer only to earlier nodes and to arguments the kernel has: a
+    file breaking that is refused by `decode`, before anything runs."""
+    pytest.importorskip("pyopencl")
+    data = nimble.compile(MLP, target="opencl").to_bytes()
+    with pytest.raises(BytecodeError, match=message):
+        decode(_with_plans(data, change))
+
+
+def test_a_plan_naming_a_kernel_the_program_lacks_is_refused_when_loaded():
+    pytest.importorskip("pyopencl")
+    data = nimble.compile(MLP, target="opencl").to_bytes()
+    renamed = _with_plans(data, lambda dc, k: dc.replace(k, phases=tuple(dc.replace(p, name=p.name + "_x")
+                                                                          for p in k.phases)))
+    with pytest.raises(BytecodeError, match="has no kernel"):
+        nimble.load(renamed)

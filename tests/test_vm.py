@@ -16,7 +16,8 @@ from nimble.api import parse
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.vm import Opcode
 from nimble.reference import InterpreterError
-from nimble.runtime.bytecode import HEADER, BytecodeError, decode, encode, program_from_module
+from nimble.lowering.vm_program import program_from_module
+from nimble.runtime.bytecode import HEADER, BytecodeError, decode, encode
 from nimble.runtime.vm import VirtualMachine, VMError, private_tensor_storages
 
 ADT = """
@@ -839,7 +840,6 @@ def test_cooperating_chunks_keep_a_packed_panel_whole(chunks, rng, monkeypatch):
 
     from nimble.compile import TARGETS, Executable, run_stages
     from nimble.dialects import kernel_analysis, loop
-    from nimble.runtime.bytecode import program_from_module
     from nimble.runtime.kernels import KernelEntry
 
     monkeypatch.setattr(KernelEntry, "min_work", 0)

@@ -12,8 +12,9 @@ in each phase (the device compiler drops what a phase does not use).
 
 Buffers are row-major; each buffer argument is passed as a pointer, an element offset
 (the tensor's place in its storage) and its `?` dims; index arguments as 64-bit ints.
-`KernelSource.phases[i].grid` holds the trip-count expressions of the mapped loops, which
-the host evaluates on the launch's dims (`GridEvaluator`) to size the grid.
+`KernelSource.phases[i].grid` holds the trip-count expressions of the mapped loops; the
+module carries them as the kernel's launch plan (`c_grid.kernel_plan`), which the host
+evaluates on a launch's dims to size the grid.
 
 What a target changes is a `Flavor` (a table): qualifiers, address spaces, how a thread
 reads its grid position, type names, math function names, a preamble. The OpenCL table

@@ -1,26 +1,21 @@
-"""Grid sizes on the host: a kernel's top-level index code evaluated on a launch's
-arguments (`GridEvaluator`), and which values it can compute (`host_computable`)."""
+"""Grid sizes on the host: which of a kernel's top-level index values the host can compute
+from a launch's arguments (`host_computable`), and the launch plan that computes them
+(`kernel_plan`: written into the module, evaluated by `runtime/opencl_plan.py`)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import (
-    IndexType,
-    MemRefType,
-)
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Block, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import kernel_analysis, loop
-from nimble.dialects.index_semantics import INDEX_BINARY, INDEX_COMPARISONS, ceil_div
+from nimble.dialects import arith, kernel_analysis
+from nimble.dialects.index_semantics import INDEX_BINARY
 from nimble.lowering.opencl.c_source import KernelSource, NoDeviceLowering, type_key
+from nimble.runtime.opencl_plan import ClKernel, ClParam, ClPhase, ClScratch, ParamKind
 
 
 def host_computable(value: SSAValue) -> bool:
-    """Whether `GridEvaluator` can compute `value` from a launch's arguments."""
+    """Whether the runtime can compute `value` from a launch's arguments (`kernel_plan`)."""
     if isinstance(value.owner, Block):
         return isinstance(value.owner.parent_op(), func.FuncOp) and isinstance(value.type, IndexType)
     op = value.owner
@@ -29,88 +24,81 @@ def host_computable(value: SSAValue) -> bool:
     if isinstance(op, memref.DimOp):
         source = kernel_analysis.viewed_buffer(op.source)
         return isinstance(source.owner, Block) and isinstance(op.index.owner, arith.ConstantOp)
-    if type(op) in INDEX_OPS or isinstance(op, arith.CmpiOp):
+    if type(op) in INDEX_BINARY or isinstance(op, (arith.CmpiOp, arith.SelectOp, *CASTS)):
         return all(host_computable(o) for o in op.operands)
     return False
 
 
 # ---------------------------------------------------------------------------------------
-# Grid sizes on the host
+# The launch plan: grid sizes and staging buffers as index arithmetic the runtime evaluates
 
 
-INDEX_OPS: dict[type[Operation], Callable[..., int]] = {
-    **INDEX_BINARY,
-    arith.IndexCastOp: lambda a: a, arith.ExtSIOp: lambda a: a,
-    arith.SelectOp: lambda c, a, b: a if c else b,
-}
-
-
+CASTS = (arith.IndexCastOp, arith.ExtSIOp)
 ITEMSIZE = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "index": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
 
 
-class GridEvaluator:
-    """Evaluates a kernel's top-level index code on a launch's arguments (arrays by
-    shape, ints), to size the grid of each phase."""
+def kernel_plan(source: KernelSource) -> ClKernel:
+    """What the runtime needs to launch `source` (`runtime/opencl_plan.py`)."""
+    nodes = _Nodes(source.kernel)
+    staging = [p.alloc for p in source.params if p.kind == "scratch"]
+    scratch = []
+    for alloc in staging:
+        sizes = iter(alloc.dynamic_sizes)
+        t = alloc.memref.type
+        dims = tuple(nodes.of(next(sizes)) if d < 0 else nodes.constant(d) for d in t.get_shape())
+        scratch.append(ClScratch(dims, ITEMSIZE[type_key(t.element_type)]))
+    phases = tuple(ClPhase(p.name, tuple(tuple(nodes.of(v) for v in bounds) for bounds in p.grid), p.tile, p.group,
+                           p.split, tuple(staging.index(a) for a in p.allocs))
+                   for p in source.phases)
+    params = tuple(ClParam(ParamKind(p.kind), p.dims) for p in source.params)
+    return ClKernel(source.name, params, phases, tuple(scratch), tuple(nodes.nodes))
 
-    def __init__(self, source: KernelSource):
-        self.kernel = source.kernel
-        self.args = list(self.kernel.args)
-        self.grids = [p.grid for p in source.phases]
-        self.tiles = [p.tile for p in source.phases]
 
-    def __call__(self, args: Sequence[object]) -> list[tuple[int, ...]]:
-        """Per phase, the number of iterations of each mapped loop (at least 1)."""
-        known: dict[SSAValue, object] = {}
-        for value, arg in zip(self.args, args):
-            known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
-        sizes = []
-        for grid, tile in zip(self.grids, self.tiles):
-            trips = []
-            for axis, (lb, ub, step) in enumerate(grid):
-                lo, hi, st = (self.value(v, known) for v in (lb, ub, step))
-                per_thread = tile[axis] if axis < len(tile) else 1
-                trips.append(max(1, ceil_div(ceil_div(hi - lo, st), per_thread)) if st > 0 else 1)
-            sizes.append(tuple(trips) or (1,))
-        return sizes
+class _Nodes:
+    """The expression table of one kernel's host-computable index values."""
 
-    def scratch_bytes(self, args: Sequence[object], allocs: Sequence[loop.AllocOp]) -> list[int]:
-        """The size of each staging buffer for a launch on `args`."""
-        known: dict[SSAValue, object] = {}
-        for value, arg in zip(self.args, args):
-            known[value] = arg.shape if isinstance(value.type, MemRefType) else int(arg)
-        out = []
-        for alloc in allocs:
-            sizes = iter(alloc.dynamic_sizes)
-            t = alloc.memref.type
-            n = math.prod(self.value(next(sizes), known) if d < 0 else d for d in t.get_shape())
-            out.append(max(n, 1) * ITEMSIZE[type_key(t.element_type)])
-        return out
+    def __init__(self, kernel: func.FuncOp):
+        self.args = {a: i for i, a in enumerate(kernel.args)}
+        self.nodes: list[tuple] = []
+        self.index: dict[object, int] = {}
 
-    def value(self, v: SSAValue, known: dict[SSAValue, object]) -> int:
-        if v in known:
-            return known[v]
+    def add(self, key: object, node: tuple) -> int:
+        if key not in self.index:
+            self.index[key] = len(self.nodes)
+            self.nodes.append(node)
+        return self.index[key]
+
+    def constant(self, value: int) -> int:
+        return self.add(("const", value), ("const", value))
+
+    def of(self, v: SSAValue) -> int:
+        """The node of index value `v`."""
+        if v in self.index:
+            return self.index[v]
         op = v.owner
-        if isinstance(op, arith.ConstantOp):
-            result = op.value.value.data
+        if isinstance(op, Block):
+            node = ("arg", self.args[v])
+        elif isinstance(op, arith.ConstantOp):
+            return self.add(v, ("const", op.value.value.data))
         elif isinstance(op, memref.DimOp):
-            result = self.shape(op.source, known)[self.value(op.index, known)]
+            node = ("dim", self.shape(op.source), self.of(op.index))
         elif isinstance(op, arith.CmpiOp):
-            a, b = self.value(op.lhs, known), self.value(op.rhs, known)
-            result = INDEX_COMPARISONS[op.predicate.value.data](a, b)
-        elif type(op) in INDEX_OPS:
-            result = INDEX_OPS[type(op)](*(self.value(o, known) for o in op.operands))
+            node = ("cmp", op.predicate.value.data, self.of(op.lhs), self.of(op.rhs))
+        elif isinstance(op, arith.SelectOp):
+            node = ("select", *(self.of(o) for o in op.operands))
+        elif isinstance(op, CASTS):
+            node = ("cast", self.of(op.operands[0]))
+        elif type(op) in INDEX_BINARY:
+            node = (op.name, *(self.of(o) for o in op.operands))
         else:
             raise NoDeviceLowering(f"a grid bound computed by '{op.name}'")
-        known[v] = result
-        return result
+        return self.add(v, node)
 
-    def shape(self, buffer: SSAValue, known: dict[SSAValue, object]) -> tuple[int, ...]:
-        if buffer in known:
-            return known[buffer]
+    def shape(self, buffer: SSAValue) -> int:
+        if buffer in self.args:
+            return self.add(("shape", buffer), ("shape", self.args[buffer]))
         op = buffer.owner
         if isinstance(op, memref.CollapseShapeOp):
-            inner = self.shape(op.src, known)
-            return tuple(math.prod(inner[a.value.data] for a in group) for group in op.reassociation)
+            groups = [[a.value.data for a in group] for group in op.reassociation]
+            return self.add(("collapse", buffer), ("collapse", self.shape(op.src), groups))
         raise NoDeviceLowering("a grid bound reads the dims of a buffer that is not an argument")
-
-
