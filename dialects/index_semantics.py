@@ -4,8 +4,8 @@ Division truncates toward zero (`arith.divsi`, C's `/`, LLVM's `sdiv`) and the r
 takes the dividend's sign (`arith.remsi`, C's `%`, LLVM's `srem`); `floordivsi` and
 `ceildivsi` round toward -inf and +inf; comparisons are signed. Python's own `//` and
 `%` floor, and float division loses exactness past 2^53: evaluators use these tables,
-never those operators. The reference interpreter, the VM, the OpenCL emitter's host-side
-grid evaluator and the spatial model evaluate index code with `INDEX_BINARY` and
+never those operators. The reference interpreter, the VM, the OpenCL launch plans'
+evaluator (`runtime/opencl_plan.py`) and the spatial model evaluate index code with `INDEX_BINARY` and
 `INDEX_COMPARISONS`; `tests/test_index_semantics.py` checks them, and the LLVM and OpenCL
 code Nimble generates, against these tables on random expressions with negative
 operands.

@@ -1,11 +1,13 @@
 """The primitives of the runtime's own machine code, each written once.
 
-The launch fast path (`launcher`), the worker threads (`workers`) and the chunks'
-barriers and shared buffers (`sync`) are small functions JIT-compiled once per process
-(`llvm_jit.support_engine`). They are built with llvmlite's IR builder from the pieces
-here: addressing a word of a state or an object, the bounded spin-wait that yields the
-CPU (or sleeps) once it has spun long enough, the futex call, the compare-and-swap claim
-of a job, a counted loop, and the time-stamp test for a late chunk.
+The launch fast path (`launcher`), the worker threads (`workers`), the chunks' barriers
+and shared buffers (`sync`) and the replay of a recorded run (`replay`) are small
+functions JIT-compiled once per process (`llvm_jit.support_engine`). They are built with
+llvmlite's IR builder from the pieces here: addressing a word of a state or an object,
+copying a slot template, calling a kernel on its slots, the bounded spin-wait that yields
+the CPU (or sleeps) once it has spun long enough, the futex call, the compare-and-swap
+claim of a job, loops over a count and over records of varying length, and the
+time-stamp test for a late chunk.
 
 Pointers are typed (`i64*`, `i8*`): llvmlite's builder checks pointee types on stores
 and calls, and LLVM reads them as opaque pointers.
@@ -106,7 +108,7 @@ class Emitter:
 
     def futex(self, number: int, word: ir.Value, op: int, value: ir.Value | int,
               timeout: ir.Value | None = None) -> None:
-        """The futex system call (`number` on this machine) on the 32-bit `word`."""
+        """The futex system call (its number on this machine: `number`) on the 32-bit `word`."""
         args = [I64(number), self.b.bitcast(word, P8), I64(op), _i64(value)]
         self.call("syscall", I64, args + ([timeout] if timeout is not None else []), var_arg=True)
 

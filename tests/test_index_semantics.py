@@ -102,10 +102,10 @@ def test_the_divisions_round_as_named(a, b, trunc, floor, ceil, rem):
 
 def test_the_other_evaluators_read_the_same_tables():
     from nimble.dialects import vm
-    from nimble.lowering.opencl.c_grid import INDEX_OPS
+    from nimble.runtime.opencl_plan import BINARY
     from nimble.lowering.spatial import model as spatial_model
     from nimble.runtime.vm_steps import INDEX_STEPS
 
     assert spatial_model._INDEX_ARITH is INDEX_BINARY
-    assert all(INDEX_OPS[op] is fn for op, fn in INDEX_BINARY.items())
+    assert all(BINARY[op.name] is fn for op, fn in INDEX_BINARY.items())
     assert all(INDEX_STEPS[name] is INDEX_BINARY[op] for name, op in vm.BINARY_OPS.items())
