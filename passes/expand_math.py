@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, VectorType, f32, i32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from nimble.dialects.device import Device
 from nimble.dialects import arith
@@ -58,12 +59,34 @@ def _is_f32(value: SSAValue) -> bool:
     return (t.get_element_type() if isinstance(t, VectorType) else t) == f32
 
 
+class _Constants:
+    """The coefficients of one kernel's expansions, each made once, at the top of the
+    kernel (every expansion of a 250-op elementwise chain made its own ~13, which
+    hoist-invariant then moved out of the loops one by one and CSE merged)."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.made: dict[tuple[Attribute, Attribute], SSAValue] = {}
+        self.last: Operation | None = None
+
+    def get(self, rewriter: PatternRewriter, value: Attribute, t: Attribute) -> SSAValue:
+        found = self.made.get((value, t))
+        if found is None:
+            op = arith.ConstantOp(value, t)
+            rewriter.insert(op, InsertPoint.after(self.last) if self.last else InsertPoint.at_start(self.block))
+            self.last = op
+            found = self.made[value, t] = op.result
+        return found
+
+
 class _Builder:
     """New ops in order, with f32 (or f32 vector) constants of the replaced op's type."""
 
-    def __init__(self, t: Attribute):
+    def __init__(self, t: Attribute, constants: _Constants, rewriter: PatternRewriter):
         self.t = t
         self.ops: list[Operation] = []
+        self.constants = constants
+        self.rewriter = rewriter
 
     def add(self, o: Operation) -> SSAValue:
         self.ops.append(o)
@@ -71,8 +94,7 @@ class _Builder:
 
     def const(self, v: float | int, element: Attribute = f32) -> SSAValue:
         shape = tuple(self.t.get_shape()) if isinstance(self.t, VectorType) else None
-        value, t = _constant(v, element, shape)
-        return self.add(arith.ConstantOp(value, t) if shape is not None else arith.ConstantOp(value))
+        return self.constants.get(self.rewriter, *_constant(v, element, shape))
 
     def horner(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
         """coefficients[0] + coefficients[1] x + ... (in Horner's form)."""
@@ -125,10 +147,13 @@ def _exp(b: _Builder, x0: SSAValue) -> Operation:
 
 
 class _Expand(RewritePattern):
+    def __init__(self, constants: _Constants):
+        self.constants = constants
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (*RATIONAL, xmath.ExpOp)) or not _is_f32(op.operands[0]):
             return
-        b = _Builder(op.results[0].type)
+        b = _Builder(op.results[0].type, self.constants, rewriter)
         x = op.operands[0]
         last = _exp(b, x) if isinstance(op, xmath.ExpOp) else _rational(b, x, RATIONAL[type(op)])
         rewriter.replace(op, [*b.ops, last])
@@ -142,10 +167,9 @@ class ExpandMathPass(ModulePass):
     name = "expand-math"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        walker = PatternRewriteWalker(GreedyRewritePatternApplier([_Expand()]))
         for f in list(op.body.block.ops):
-            if loop.kernel_device(f) == Device.CPU:
-                for region in f.regions:
-                    walker.rewrite_region(region)
+            if loop.kernel_device(f) == Device.CPU and f.regions and f.regions[0].blocks:
+                expand = _Expand(_Constants(f.regions[0].blocks.first))
+                PatternRewriteWalker(GreedyRewritePatternApplier([expand])).rewrite_region(f.regions[0])
 
 
