@@ -90,7 +90,7 @@ class ClKernel:
         try:
             for node in self.nodes:
                 values.append(_EVALUATE[node[0]](node, values, args))
-        except (IndexError, TypeError, ZeroDivisionError) as e:
+        except (IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
             raise RunError(f"kernel '{self.name}': its grid sizes cannot be computed for these arguments: {e}") from None
         return values
 
@@ -150,9 +150,9 @@ def _kernel(k: dict[str, Any]) -> ClKernel:
     name = str(k["name"])
     params = tuple(ClParam(ParamKind(p["kind"]), tuple(int(d) for d in p["dims"])) for p in k["params"])
     nodes = tuple(tuple(n) for n in k["nodes"])
-    arguments = sum(p.kind is not ParamKind.SCRATCH for p in params)
+    kinds = [p.kind for p in params if p.kind is not ParamKind.SCRATCH]
     for at, node in enumerate(nodes):
-        _check_node(node, at, arguments, name)
+        _check_node(node, at, kinds, name)
     scratch = tuple(ClScratch(tuple(_ref(d, len(nodes)) for d in s["dims"]), int(s["itemsize"])) for s in k["scratch"])
     phases = tuple(ClPhase(str(p["name"]), tuple(tuple(_ref(v, len(nodes)) for v in bounds) for bounds in p["grid"]),
                            tuple(int(t) for t in p["tile"]), bool(p["group"]), bool(p["split"]),
@@ -163,7 +163,7 @@ def _kernel(k: dict[str, Any]) -> ClKernel:
     return ClKernel(name, params, phases, scratch, nodes)
 
 
-def _check_node(node: tuple[Any, ...], at: int, arguments: int, kernel: str) -> None:
+def _check_node(node: tuple[Any, ...], at: int, kinds: Sequence[ParamKind], kernel: str) -> None:
     kind = node[0] if node else None
     if kind not in _LAYOUT:
         raise ValueError(f"kernel '{kernel}': node {at} is of unknown kind {kind!r}")
@@ -173,7 +173,8 @@ def _check_node(node: tuple[Any, ...], at: int, arguments: int, kernel: str) -> 
     if any(not isinstance(o, int) or not 0 <= o < at for o in node[1 + before:1 + before + operands]):
         raise ValueError(f"kernel '{kernel}': node {at} ({kind}) refers to nodes that do not precede it")
     literal = node[1] if before else None
-    if kind in ("arg", "shape") and not (isinstance(literal, int) and 0 <= literal < arguments) \
+    wanted = {"arg": ParamKind.INDEX, "shape": ParamKind.BUFFER}.get(kind)
+    if wanted is not None and not (isinstance(literal, int) and 0 <= literal < len(kinds) and kinds[literal] is wanted) \
             or kind == "const" and not isinstance(literal, int) \
             or kind == "cmp" and literal not in INDEX_COMPARISONS \
             or kind == "collapse" and not all(isinstance(a, int) for group in node[-1] for a in group):

@@ -187,7 +187,8 @@ def _run_locked(e: Emitter) -> None:
     launch on this thread as chunk 0 of 1 while launches run solo."""
     b, a = e.b, e.arg
     control = a["control"]
-    e.spin_until(lambda: b.extract_value(b.cmpxchg(control, I64(0), I64(1), "acquire", "monotonic"), 1),
+    lock = e.word(control, LOCK)
+    e.spin_until(lambda: b.extract_value(b.cmpxchg(lock, I64(0), I64(1), "acquire", "monotonic"), 1),
                  WAIT_SPINS, restart=True, name="lock")
     b.atomic_rmw("add", e.word(control, LAUNCHES), I64(1), "monotonic")
     solo = b.load_atomic(e.word(control, SOLO), "monotonic", 8)
@@ -197,7 +198,7 @@ def _run_locked(e: Emitter) -> None:
             e.run_chunk(a["fn"], a["slots"])
         with shared:
             e.call("nimble_run_chunks", VOID, list(e.function.args))
-    b.store_atomic(I64(0), control, "release", 8)
+    b.store_atomic(I64(0), lock, "release", 8)
     b.ret_void()
 
 
@@ -282,11 +283,11 @@ class Workers:
             self._next_look = now + LOOK_SECONDS
             if self.others_running() >= _CPUS:
                 self._solo_until = max(self._solo_until, now + SOLO_SECONDS[0])
-                self.control[3] = 1
-        if self.control[3] and now >= self._solo_until:
-            self.control[3] = 0
+                self.control[SOLO] = 1
+        if self.control[SOLO] and now >= self._solo_until:
+            self.control[SOLO] = 0
             self._probing = True
-        return not self.control[3]
+        return not self.control[SOLO]
 
     def others_running(self) -> int:
         """Threads running or runnable now besides this one and the awake workers
@@ -296,19 +297,19 @@ class Workers:
                 running = int(f.read().split()[3].split(b"/")[0])
         except (OSError, ValueError, IndexError):
             return 0
-        awake = int(np.count_nonzero(self.states[:, 24] & 0xFFFFFFFF == 0))
+        awake = int(np.count_nonzero(self.states[:, SLEEPING] & 0xFFFFFFFF == 0))
         return running - 1 - awake
 
     def ran(self) -> None:
         """After a run: a late worker during it starts (or lengthens) a solo stretch; a
         probe that found none ends them."""
-        late = int(self.control[2])
+        late = int(self.control[LATE])
         if late != self._late_seen:
             self._late_seen = late
             if self._probing:
                 self._stretch = min(self._stretch * 2, SOLO_SECONDS[1])
             self._solo_until = time.perf_counter() + self._stretch
-            self.control[3] = 1
+            self.control[SOLO] = 1
         elif self._probing:
             self._stretch = SOLO_SECONDS[0]
         self._probing = False
@@ -316,7 +317,7 @@ class Workers:
     @property
     def launches(self) -> int:
         """Split launches run so far (a run can tell whether it split: `VirtualMachine.invoke`)."""
-        return int(self.control[1])
+        return int(self.control[LAUNCHES])
 
     def run(self, address: ctypes.c_void_p, parts: np.ndarray) -> None:
         """Run the kernel at `address` on each row of `parts` (a chunk's slots), row 0 on
