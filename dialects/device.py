@@ -17,11 +17,20 @@ device.launch @cell_dense_0 (%x, %w) outs (%h) : (tensor<?x64xf32>, tensor<512x6
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from collections.abc import Iterable, Sequence
-
-from xdsl.dialects.builtin import I64, ArrayAttr, IndexType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    i1,
+)
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -36,6 +45,9 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from nimble.dialects.discardable import declare
+
+
 class Device(StrEnum):
     """Where a value lives and a kernel runs, as the IR spells it (`on "cpu"`,
     `nimble.device = "opencl"`): the one definition of the device names (members compare
@@ -49,17 +61,19 @@ class Device(StrEnum):
 
 DEVICES = (Device.CPU, Device.OPENCL)
 """Devices a value can live on."""
-HOST_FUNCTION = "device.host_function"
+HOST_FUNCTION = declare("device.host_function", StringAttr)
 """Marks a `func.func` that runs on the host by its reference semantics (a CPU
 fallback op, or a kernel's fusion group: `device.group_of` names the kernel)."""
-GROUP_OF = "device.group_of"
+GROUP_OF = declare("device.group_of", ArrayAttr)
 """On a host function holding a kernel's fusion group: the kernels it checks shapes for."""
-NATIVE_KERNEL = "device.native_kernel"
+NATIVE_KERNEL = declare("device.native_kernel", SymbolRefAttr)
 """On a host function outlining one op that is not a loop nest (`graph.nms`): the kernel
 that implements the op on the CPU (`lowering/native_kernels.py`), which the VM calls."""
-PLACEMENT = "device.placement"
+PLACEMENT = declare("device.placement", StringAttr)
 """On a graph op: the device the user pinned it to (`let %y = ... on cpu` in `.nb`); on a
 fusion group or an op outside groups: the device `place-devices` chose."""
+MEMORY_PLAN = declare("device.memory_plan", DictionaryAttr)
+"""On a host function: its storages' sizes and the values placed in each (`plan-memory`)."""
 
 
 def placement_of(op: Operation) -> str | None:

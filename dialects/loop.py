@@ -45,28 +45,16 @@ from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.device import Device
+from nimble.dialects.discardable import (  # noqa: F401 (the kernels' marks, read as loop.KERNEL_MARK ...)
+    COOPERATIVE_MARK,
+    DEVICE_MARK,
+    EXACT_MARK,
+    KERNEL_MARK,
+    NO_STRETCH_MARK,
+    WORK_MARK,
+)
 
 
-KERNEL_MARK = "nimble.kernel"
-"""The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
-DEVICE_MARK = "nimble.device"
-"""On a kernel compiled for a device other than the CPU: the device (`opencl`)."""
-NO_STRETCH_MARK = "nimble.no_stretch"
-"""On a kernel built assuming no `?` dim is broadcast from 1 (the shape-specialised
-variant): valid only for calls where that holds."""
-EXACT_MARK = "nimble.exact"
-"""On a float `arith` op in a kernel: not to be contracted into a fused multiply-add
-(the LLVM backend contracts every other one), because its rounding decides a comparison
-the reference makes with separate roundings (roi_align's sample positions: a sample at
-exactly -1.0 lies inside the map; with an FMA it rounded to just below and read 0)."""
-COOPERATIVE_MARK = "nimble.cooperative"
-"""On a kernel whose chunks run at once and wait for each other between its loop nests
-(a recurrence's, the time loop inside, or one that stages a buffer: `can_cooperate`);
-they meet in the mailbox slot of the calling convention (`runtime.sync`)."""
-WORK_MARK = "nimble.work"
-"""On a kernel: `reduction_work` of its nests as scheduled, before `tile-vectorize` makes
-siblings of the loops it strips (the LSTM cell's eight dot products, which add up) and
-alternatives that cover different elements (tiles and their remainders, which do not)."""
 SHARED_BUFFERS = 56
 """Most buffers a cooperative kernel's chunks can share (the mailbox's words for them)."""
 

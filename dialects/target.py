@@ -20,10 +20,10 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
+from nimble.dialects.discardable import declare
 from nimble.runtime import cpu_target
 from nimble.runtime.cpu_target import CpuTarget, TargetError
 
-TARGET_ATTR = "nimble.target"
 _SIZES = ("l1d", "l2", "l3", "cores")
 
 
@@ -71,3 +71,7 @@ def target_of(op: Operation) -> CpuTarget:
 
 def set_target(module: ModuleOp, target: CpuTarget) -> None:
     module.attributes[TARGET_ATTR] = CpuAttr(target)
+
+
+TARGET_ATTR = declare("nimble.target", CpuAttr)
+"""On a module: the CPU its kernels are compiled for."""

@@ -23,16 +23,25 @@ from collections.abc import Sequence
 from enum import Enum, IntEnum
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator, SymbolOpInterface
-
-from nimble.dialects.device import Device
-from nimble.dialects import arith
 from xdsl.utils.exceptions import VerifyException
+
+from nimble.dialects import arith
+from nimble.dialects.device import Device
+from nimble.dialects.discardable import declare
 
 
 class Kind(Enum):
@@ -53,15 +62,17 @@ class Kind(Enum):
     DEVICE = "device"  # cpu
 
 
-SIGNATURE = "vm.signature"
+SIGNATURE = declare("vm.signature", FunctionType)
 """On a `vm.function` lowered from a host function: its source `FunctionType`."""
-ARG_NAMES = "vm.arg_names"
+ARG_NAMES = declare("vm.arg_names", ArrayAttr)
 """On a `vm.function`: its parameters' source names (for argument errors)."""
-DIM_NAMES = "vm.dim_names"
+DIM_NAMES = declare("vm.dim_names", DictionaryAttr)
 """On a `vm.function`: names of parameter dims, `{"<param>.<axis>" = "n"}`."""
-RESULT_NAMES = "vm.result_names"
+RESULT_NAMES = declare("vm.result_names", ArrayAttr)
 """On a source `func.func` (an ONNX graph's outputs) and its `vm.function`: its results'
 names (`Executable.outputs`, `nimble-run --output-dir`); without it `result_<i>`."""
+SIGNATURE_OF = declare("vm.signature_of", StringAttr)
+"""On a declaration in a module's host functions: the VM function it gives the types of."""
 SYMBOL_KINDS = (Kind.FUNC, Kind.KERNEL, Kind.HOST, Kind.CONST, Kind.CTOR)
 DTYPES = ("f32", "f64", "f16", "i64", "i32", "i8", "i1", "index")
 """Element types a VM tensor may have; a dtype's code is its position here."""

@@ -26,17 +26,16 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import dynshape, graph, vm
+from nimble.dialects import arith, dynshape, graph, vm
 from nimble.dialects.device import PLACEMENT
+from nimble.dialects.discardable import NAMED_DIM_ATTR
 from nimble.dialects.graph import GraphOp
 from nimble.dialects.graph.types import types_compatible
-from nimble.frontend.kernels import KernelDefinition
 from nimble.frontend.control import ControlFlow
 from nimble.frontend.errors import SourceError, source_line
 from nimble.frontend.expressions import Expressions
+from nimble.frontend.kernels import KernelDefinition
 from nimble.frontend.nodes import (
-    NAMED_DIM_ATTRIBUTE,
     POISON,
     BuildError,
     Poisoned,
@@ -208,7 +207,7 @@ class ModuleBuilder(Expressions, ControlFlow):
             message = (f"dim {index} of %{args[param].name_hint} must equal dim {i0} of "
                        f"%{args[p0].name_hint} (both are '{dim_name}')")
             check = self.emit(dynshape.AssertOp(ok, message, [b, a]))
-            check.attributes[NAMED_DIM_ATTRIBUTE] = StringAttr(dim_name)
+            check.attributes[NAMED_DIM_ATTR] = StringAttr(dim_name)
 
     @contextmanager
     def in_block(self, block: Block, scope: Scope) -> Iterator[None]:

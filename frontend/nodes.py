@@ -11,10 +11,6 @@ from xdsl.ir import SSAValue
 from nimble.errors import CompileError
 from nimble.frontend.attributes import Literal
 
-NAMED_DIM_ATTRIBUTE = "nimble.named_dim"
-"""Marks a `dynshape.assert` the frontend emitted for a named dim, with the dim's name
-(a discardable attribute: a hint for the printer, no meaning of its own)."""
-
 Value = SSAValue | list  # a list is a tuple expression not (yet) packed into one value
 
 LITERAL_NODES = {"number", "true", "false", "string", "list", "dtype", "type_literal"}

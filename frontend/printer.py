@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
     DenseArrayBase,
+    DictionaryAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from nimble.dialects import arith, dynshape, graph, loop, vm
 from nimble.dialects.device import PLACEMENT
+from nimble.dialects.discardable import NAMED_DIM_ATTR
 from nimble.dialects.graph.base import GraphOp
 from nimble.dialects.graph.folding import dense_to_array
 from nimble.dialects.graph.slice import END
@@ -40,7 +41,6 @@ from nimble.errors import NimbleError
 from nimble.frontend.expressions import INDEX_ARITH, INDEX_COMPARE, SYMBOLS
 from nimble.frontend.expressions import INFIX as TENSOR_INFIX
 from nimble.frontend.kernel_printer import KernelPrinter
-from nimble.frontend.nodes import NAMED_DIM_ATTRIBUTE
 from nimble.frontend.types import ELEMENT_TYPES
 
 # The frontend's tables, read backwards: op class (or cmpi predicate) -> spelling.
@@ -273,13 +273,13 @@ class NbPrinter:
 def named_dim_checks(f: func.FuncOp) -> tuple[dict[int, dict[int, str]], set[Operation]]:
     """Recognise the checks the frontend emits for named dims (`dynshape.dim` of two
     parameters, `arith.cmpi eq`, and a `dynshape.assert` carrying the dim's name in
-    NAMED_DIM_ATTRIBUTE) so that they print as names in the signature again.
+    NAMED_DIM_ATTR) so that they print as names in the signature again.
     Returns {param: {dim: name}} and the ops they cover."""
     named: dict[int, dict[int, str]] = {}
     covered: set[Operation] = set()
     args = list(f.body.block.args)
     for op in f.body.block.ops:
-        dim_name = op.attributes.get(NAMED_DIM_ATTRIBUTE) if isinstance(op, dynshape.AssertOp) else None
+        dim_name = op.attributes.get(NAMED_DIM_ATTR) if isinstance(op, dynshape.AssertOp) else None
         cmp = op.condition.owner if dim_name is not None else None
         if not isinstance(dim_name, StringAttr) or not isinstance(cmp, arith.CmpiOp) or cmp.predicate.value.data != 0:
             continue

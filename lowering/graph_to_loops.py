@@ -29,24 +29,16 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import device, loop
 from nimble.dialects.device import Device
+from nimble.dialects.discardable import HOST_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
 from nimble.dialects.graph import ConstantOp, Conv2dOp, FusedOp, GraphOp
+from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.dialects.interfaces import FusionKind
 from nimble.lowering import winograd
-from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.shared_forms import shared_forms
 from nimble.passes.fuse_ops import outline
 
 KERNEL_ATTR = "kernel"
-VARIANT_ATTR = "nimble.no_stretch_kernel"
-WINOGRAD_ATTR = "nimble.winograd_kernel"
-WINOGRAD_VARIANT_ATTR = "nimble.winograd_no_stretch_kernel"
-"""On a group with a conv whose form sizes known only at run time decide
-(`winograd.wanted`): its kernel in the Winograd form, and the no-stretch variant's, where
-that form applies (a conv whose output is stretched by a broadcast after it takes it
-only in the no-stretch variant). The host launches them where `winograd.host_condition`
-holds (`manifest-alloc`); the group's other kernels compute the conv from im2col rows."""
-HOST_ATTR = "nimble.host"
 
 
 def _kernel_name(host: func.FuncOp, group: FusedOp, taken: set[str]) -> str:

@@ -44,9 +44,10 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from nimble.dialects import arith, dynshape
 from nimble.dialects.device import Device
-from nimble.dialects import arith
-from nimble.dialects import dynshape
+from nimble.dialects.discardable import RECURRENCE_ATTR
+from nimble.dialects.discardable import RECURRENCE_SKIPPED_ATTR as SKIPPED_ATTR
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.dialects.target import target_of
@@ -60,11 +61,6 @@ from nimble.lowering.spatial.rnn_to_spatial import (
     lower_recurrences,
 )
 from nimble.reference import XDSL_SEMANTICS
-
-RECURRENCE_ATTR = "nimble.recurrence"
-"""On a `graph.fused` holding a recurrence that one kernel computes."""
-SKIPPED_ATTR = "nimble.recurrence_skipped"
-"""On a `graph.while` this lowering does not take: why."""
 
 
 def _is_constant(value: SSAValue) -> bool:

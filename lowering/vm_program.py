@@ -25,7 +25,7 @@ from nimble.lowering.opencl.c_grid import kernel_plan
 from nimble.lowering.opencl.to_opencl import opencl_sources, program_text
 from nimble.reference import Interpreter
 from nimble.runtime.allocator import aligned
-from nimble.runtime.bytecode import SIGNATURE_OF, Function, Kernel, Program
+from nimble.runtime.bytecode import Function, Kernel, Program
 
 K = vm.Kind
 
@@ -113,14 +113,14 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
 
 
 def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:
-    """Declarations `@<name>` of the VM functions' source signatures (`SIGNATURE_OF`)."""
+    """Declarations `@<name>` of the VM functions' source signatures (`vm.SIGNATURE_OF`)."""
     out = []
     for f in functions:
         signature = f.attributes.get(vm.SIGNATURE)
         if signature is None:
             continue
         declaration = func.FuncOp.external(f"signature_of_{f.sym_name.data}", signature.inputs.data, signature.outputs.data)
-        declaration.attributes[SIGNATURE_OF] = StringAttr(f.sym_name.data)
+        declaration.attributes[vm.SIGNATURE_OF] = StringAttr(f.sym_name.data)
         declaration.attributes[vm.ARG_NAMES] = f.attributes[vm.ARG_NAMES]
         for key in (vm.DIM_NAMES, vm.RESULT_NAMES):
             if key in f.attributes:

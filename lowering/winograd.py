@@ -42,6 +42,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import arith, graph
+from nimble.dialects.discardable import FOLDED_ATTR
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import ReifyDims
 from nimble.lowering.kernel_parts import Dim
@@ -68,10 +69,6 @@ lose at 2 (0.150 vs 0.117, 0.377 vs 0.352: 4 panels of 64, 64, 64 and 8 columns 
 
 MIN_PIXELS_FOLDED = 196
 """`MIN_PIXELS` for a conv whose U is made at compile time (`fold_weights`)."""
-
-FOLDED_ATTR = "nimble.winograd_weights"
-"""On a conv in a group: the index of the group's block argument holding its weights'
-transform U, made at compile time from a constant weight (`fold_weights`)."""
 
 
 def shaped_for(op: Operation) -> bool:
@@ -276,7 +273,6 @@ def _products(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
     kb.foreach(4, product)
     return m
-
 
 
 def at_pair_panel(kb: KernelBuilder, op: graph.Conv2dOp, idx: list[Dim]) -> bool:

@@ -22,6 +22,7 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from nimble.dialects import discardable
 from nimble.errors import CompileError
 from nimble.parser import location_of
 
@@ -100,6 +101,10 @@ def verify_module(module: ModuleOp, source: str = "", skip: type | tuple[type, .
             op.verify(verify_nested_ops=False)
         except DiagnosticException as e:
             diagnostics.append(op_diagnostic(op, str(e).removeprefix("Operation does not verify: "), source=source))
+            continue
+        wrong = discardable.check(op)
+        if wrong is not None:
+            diagnostics.append(op_diagnostic(op, wrong, source=source))
     return diagnostics
 
 
@@ -182,6 +187,19 @@ class DominanceError(CompileError):
     dominance)."""
 
 
+class AttributeKeyError(CompileError):
+    """A discardable attribute nobody declared, or one holding another class of value
+    (`dialects/discardable.py`)."""
+
+
+def check_discardable(module: Operation) -> None:
+    """Raise `AttributeKeyError` at the first op whose discardable attributes are wrong."""
+    for op in module.walk():
+        wrong = discardable.check(op)
+        if wrong is not None:
+            raise AttributeKeyError(f"'{op.name}' op: {wrong}")
+
+
 def check_dominance(op: Operation) -> None:
     """Raise `DominanceError` at the first operand of an op nested in `op` that is not
     defined before its use, in the use's block or in a block enclosing it (blocks of one
@@ -217,5 +235,6 @@ def verify_after_pass(previous: ModulePass | None, module: ModuleOp, following: 
     try:
         module.verify()
         check_dominance(module)
-    except (DiagnosticException, DominanceError) as e:
+        check_discardable(module)
+    except (DiagnosticException, DominanceError, AttributeKeyError) as e:
         raise PassBrokeIR(previous.name, e) from e

@@ -38,21 +38,20 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import device, loop, dynshape
+from nimble.dialects import device, dynshape, kernel_analysis, loop
 from nimble.dialects.device import Device
-from nimble.dialects import kernel_analysis
+from nimble.dialects.discardable import FALLBACK_ATTR
 from nimble.dialects.graph import FusedOp
 from nimble.dialects.graph.adt import MatchOp
 from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
 from nimble.dialects.graph.vision import NmsOp
-from nimble.lowering.opencl.c_emitter import emit_kernel
-from nimble.lowering.opencl.c_source import NoDeviceLowering
 from nimble.lowering.graph_to_loops import kernel_groups, kernel_options
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.opencl.c_emitter import emit_kernel
+from nimble.lowering.opencl.c_source import NoDeviceLowering
 from nimble.lowering.opencl.to_opencl import OPENCL
 from nimble.passes.manifest_alloc import is_view_group
 
-FALLBACK_ATTR = "nimble.fallback"
 _SMALL_WORK = "estimated work"
 DEVICE_OPS: dict[type[Operation], tuple[str, ...]] = {NmsOp: (Device.OPENCL,)}
 """Ops outside fusion groups that a device runs by an implementation of its own

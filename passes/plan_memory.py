@@ -37,11 +37,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
-from nimble.dialects import arith
-from nimble.dialects import device, loop
+from nimble.dialects import arith, device, loop
+from nimble.dialects.device import MEMORY_PLAN as PLAN_ATTR
 from nimble.dialects.dynshape import ShapeType
 
-PLAN_ATTR = "device.memory_plan"
 ALIGN = device.ALIGNMENT
 
 

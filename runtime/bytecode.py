@@ -112,10 +112,6 @@ class Program:
         raise KeyError(name)
 
 
-SIGNATURE_OF = "vm.signature_of"
-"""On a declaration in the host functions module: the VM function it gives the types of."""
-
-
 # ---------------------------------------------------------------------------------------
 # Validation (shared by both ways a program is made)
 

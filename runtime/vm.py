@@ -28,7 +28,7 @@ from typing import Any
 from nimble.dialects.device import Device
 from nimble.dialects import vm
 from nimble.runtime.allocator import StoragePool
-from nimble.runtime.bytecode import SIGNATURE_OF, BytecodeError, Function, Program
+from nimble.runtime.bytecode import BytecodeError, Function, Program
 from nimble.runtime.cpu_vision import NativeKernel
 from nimble.runtime.kernels import KernelEntry, LaunchError, check_launches
 from nimble.runtime.llvm_jit import KernelCode
@@ -172,8 +172,8 @@ class VirtualMachine(Steps):
             host_module = program.host_module or parse(program.host_text, "<host functions>")
             self.interpreter = Interpreter(host_module, base_dir)
             for op in host_module.ops:
-                if SIGNATURE_OF in op.attributes:
-                    of = op.attributes[SIGNATURE_OF].data
+                if vm.SIGNATURE_OF in op.attributes:
+                    of = op.attributes[vm.SIGNATURE_OF].data
                     names = [a.data for a in op.attributes[vm.ARG_NAMES].data]
                     dims = op.attributes.get(vm.DIM_NAMES)
                     dim_names = {k: v.data for k, v in dims.data.items()} if dims is not None else {}

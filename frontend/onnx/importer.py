@@ -31,8 +31,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from nimble.dialects import arith
-from nimble.dialects import dynshape, graph, vm
+from nimble.dialects import arith, dynshape, graph, vm
+from nimble.dialects.discardable import SOURCE_ATTR
 from nimble.frontend.attributes import to_property
 from nimble.frontend.onnx.common import (
     MIN_OPSET,
@@ -392,5 +392,5 @@ def import_onnx(source: str | os.PathLike[str] | Any) -> ModuleOp:
         module.verify()
     except VerifyException as e:
         raise OnnxImportError(f"the imported module does not verify: {e}") from None
-    module.attributes["nimble.source"] = StringAttr("onnx")
+    module.attributes[SOURCE_ATTR] = StringAttr("onnx")
     return module

@@ -36,13 +36,12 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import loop
 from nimble.dialects.device import Device
+from nimble.dialects.discardable import SPATIAL_MACHINE_ATTR as MACHINE_ATTR
+from nimble.dialects.discardable import SPATIAL_REPORT_ATTR as REPORT_ATTR
+from nimble.dialects.discardable import SPATIAL_SIZES_ATTR as SIZES_ATTR
 from nimble.dialects.loop import LevelAttr, Schedule, ScheduleAttr
 from nimble.errors import CompileError
 from nimble.lowering.spatial.model import Estimate, Machine, ModelError, Plan, Sizes, parse_machine
-
-REPORT_ATTR = "nimble.spatial_report"
-SIZES_ATTR = "nimble.spatial_sizes"
-MACHINE_ATTR = "nimble.spatial_machine"
 
 
 class SearchError(DiagnosticException, CompileError):

@@ -56,6 +56,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from nimble.dialects import arith, dynshape, loop
 from nimble.dialects.device import Device
+from nimble.dialects.discardable import SPATIAL_ARGS_ATTR as ARGS_ATTR
+from nimble.dialects.discardable import SPATIAL_ATTR
+from nimble.dialects.discardable import SPATIAL_COUNTER_ATTR as COUNTER_ATTR
+from nimble.dialects.discardable import SPATIAL_SKIPPED_ATTR as SKIPPED_ATTR
+from nimble.dialects.discardable import SPATIAL_STACKED_ATTR as STACKED_ATTR
 from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp, stacked_rows
 from nimble.dialects.graph.fusion import fused_region
@@ -76,17 +81,6 @@ from nimble.lowering.spatial.weights import (
     nest,
 )
 from nimble.passes.int_range_optimizations import fold_index_ranges
-
-SPATIAL_ATTR = "nimble.spatial"
-"""On the `graph.fused` wrapping a recurrence: the symbol of its spatial program."""
-ARGS_ATTR = "nimble.spatial_args"
-"""On that `graph.fused`: for each input parameter of the program, the fused op's operand it takes."""
-COUNTER_ATTR = "nimble.spatial_counter"
-"""On that `graph.fused`: which of the loop's results is the counter (the others are the states)."""
-STACKED_ATTR = "nimble.spatial_stacked"
-"""On that `graph.fused`: the carried values that stack each step's rows (their outputs grow)."""
-SKIPPED_ATTR = "nimble.spatial_skipped"
-"""On a `graph.while` the lowering does not take: why."""
 
 
 class SpatialLoweringError(DiagnosticException, CompileError):
