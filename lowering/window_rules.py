@@ -367,15 +367,19 @@ def _im2col(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
 
 def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSAValue:
-    if op.groups.value.data == 1 and op.weight in kb.buffers:
+    groups = op.groups.value.data
+    if op.weight in kb.buffers:
         # im2col: a staged patch buffer, then a matrix product over (c, kh, kw), which
-        # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows).
-        in_panel = at_panel(kb, op, idx)
+        # `schedule-loops` tiles like a matmul (pixels as lanes, channels as rows). A
+        # grouped conv's output channel reads the rows of its group's input channels
+        # (depthwise and narrow groups take `grouped_conv` before this).
+        in_panel = groups == 1 and at_panel(kb, op, idx)
         assert not (in_panel and kb.panel.pairs), "a panel of pairs of rows takes winograd.conv2d"
         n, o, oh, ow = idx
         weights = kb.collapsed(op.weight, [[0], [1, 2, 3]])
-        _o, c_, kh_, kw_ = kb.dims(op.weight)
+        o_, c_, kh_, kw_ = kb.dims(op.weight)
         ckk = kb.imul(c_, kb.imul(kh_, kw_))
+        first = kb.imul(kb.ibinary("div", o, kb.ibinary("div", o_, groups)), ckk) if groups > 1 else 0
         t = op.result.type.get_element_type()
         if in_panel:
             col = kb.staged(("im2col", op), lambda: _im2col_panel(kb, op), per_panel=True)
@@ -383,7 +387,7 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
             patch = lambda k: kb.load_buffer(col, [k, column])  # noqa: E731
         else:
             col = kb.staged(("im2col", op), lambda: _im2col(kb, op))
-            patch = lambda k: kb.load_buffer(col, [n, k, oh, ow])  # noqa: E731
+            patch = lambda k: kb.load_buffer(col, [n, kb.iadd(first, k), oh, ow])  # noqa: E731
         acc = kb.reduce_nest([ckk], kb._identity("add", t), "add", lambda k: kb.emit(arith.MulfOp(
             kb.load_buffer(weights, [o, k[0]]), patch(k[0]))))
         if op.bias is not None:
@@ -392,7 +396,6 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
     n, o, oh, ow = idx
     x_dims, w_dims = kb.dims(op.input), kb.dims(op.weight)
     t = op.result.type.get_element_type()
-    groups = op.groups.value.data
     cg = w_dims[1]
     per_group = kb.ibinary("div", w_dims[0], groups) if groups > 1 else w_dims[0]
     base_c = kb.imul(kb.ibinary("div", o, per_group), cg) if groups > 1 else 0

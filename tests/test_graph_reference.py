@@ -206,6 +206,31 @@ def test_depthwise_and_grouped_conv2d(size, stride, pad, dilation, after, groups
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("size", [1, 7, 10])
+@pytest.mark.parametrize("stride,pad,dilation,after", [(1, (1, 1, 1, 1), 1, ""), (2, (1, 2, 0, 1), 1, "relu"),
+                                                       (1, (2, 0, 2, 3), 2, "sigmoid")])
+@pytest.mark.parametrize("groups", [2, 3])
+def test_wide_grouped_conv2d(size, stride, pad, dilation, after, groups, rng, run):
+    """Groups of more input channels than the row-by-row form takes (`GROUP_TAPS`:
+    ResNeXt's 32-channel groups): each output channel a product with the im2col rows of
+    its own group's channels."""
+    cg = 18  # 18 x 3 x 3 = 162 taps a pixel
+    c, o = cg * groups, 4 * groups
+    x = rng.standard_normal((2, c, size + 4, size + 3)).astype(np.float32)
+    w = rng.standard_normal((o, cg, 3, 3)).astype(np.float32) * 0.1
+    b = rng.standard_normal(o).astype(np.float32)
+    result = "%y" if not after else "%z"
+    then = f"  %z = graph.{after} %y : tensor<?x{o}x?x?xf32> -> tensor<?x{o}x?x?xf32>\n" if after else ""
+    text = f"""func.func @main(%x: tensor<?x{c}x?x?xf32>, %w: tensor<{o}x{cg}x3x3xf32>, %b: tensor<{o}xf32>) -> tensor<?x{o}x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {groups} : i64}} : (tensor<?x{c}x?x?xf32>, tensor<{o}x{cg}x3x3xf32>, tensor<{o}xf32>) -> tensor<?x{o}x?x?xf32>
+{then}  func.return {result} : tensor<?x{o}x?x?xf32>
+}}"""
+    (y,) = run(text, x, w, b)
+    expected = conv2d_naive(x, w, b, stride, pad, dilation, groups)
+    expected = {"": expected, "relu": np.maximum(expected, 0), "sigmoid": 1 / (1 + np.exp(-expected))}[after]
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("size", [2, 7, 16])
 def test_pooling(size, rng, run):
     text = """func.func @main(%x: tensor<1x3x?x?xf32>) -> (tensor<1x3x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x1x1xf32>) {
