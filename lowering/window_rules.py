@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from nimble.lowering.kernel_builder import KernelBuilder
 
 
-def _window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],
+def window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],
                    in_hw: Sequence[Dim]) -> tuple[list[Dim], SSAValue]:
     """Input (h, w) of a window tap, clamped into range, and whether it is inside."""
     strides, pads, dilations = op.window()
@@ -127,7 +127,7 @@ def _max_pool_rows(kb: KernelBuilder, op: graph.MaxPool2dOp, out: SSAValue | Non
         acc = low
         for kh in range(kh_):
             for kw in range(kw_):
-                (h, w), inside = _window_source(kb, op, [oh, ow], [kh, kw], [h_, w_])
+                (h, w), inside = window_source(kb, op, [oh, ow], [kh, kw], [h_, w_])
                 x = kb.at(op.input, [n, c, h, w])
                 acc = kb.emit(arith.MaximumfOp(acc, x if inside is None else kb.emit(arith.SelectOp(inside, x, low))))
         kb.emit(memref.StoreOp.get(acc, out, [kb.index(i) for i in (n, c, oh, ow)]))
@@ -402,7 +402,7 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
 
     def tap(ivs: list[SSAValue]) -> SSAValue:
         c, kh, kw = ivs
-        (h, w), inside = _window_source(kb, op, [oh, ow], [kh, kw], x_dims[2:])
+        (h, w), inside = window_source(kb, op, [oh, ow], [kh, kw], x_dims[2:])
         x = kb.at(op.input, [n, kb.iadd(base_c, c), h, w])
         if inside is not None:
             x = kb.emit(arith.SelectOp(inside, x, const(kb.emit, 0.0, t)))
@@ -428,7 +428,7 @@ def pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, i
     counted = not is_max and not op.count_include_pad.value.data
 
     def tap(ivs: list[SSAValue]) -> list[SSAValue]:
-        (h, w), inside = _window_source(kb, op, [oh, ow], ivs, x_dims[2:])
+        (h, w), inside = window_source(kb, op, [oh, ow], ivs, x_dims[2:])
         x = kb.at(op.input, [n, c, h, w])
         if inside is not None:
             x = kb.emit(arith.SelectOp(inside, x, const(kb.emit, pad_value, t)))

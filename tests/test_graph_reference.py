@@ -206,6 +206,22 @@ def test_depthwise_and_grouped_conv2d(size, stride, pad, dilation, after, groups
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("stride,pad,dilation", [(1, (2, 2, 2, 2), 1), (2, (1, 2, 0, 3), 1), (1, (4, 1, 3, 4), 2)])
+@pytest.mark.parametrize("hw", [(22, 25), (21, 64)])
+def test_depthwise_conv2d_read_in_place(hw, stride, pad, dilation, rng, run):
+    """5 x 5 windows on maps of at least `IN_PLACE_WINDOWS` windows: the input read in
+    place, the rows and columns whose windows overhang the padding through a select."""
+    x = rng.standard_normal((2, 6, *hw)).astype(np.float32)
+    w = rng.standard_normal((6, 1, 5, 5)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    text = f"""func.func @main(%x: tensor<?x6x{hw[0]}x{hw[1]}xf32>, %w: tensor<6x1x5x5xf32>, %b: tensor<6xf32>) -> tensor<?x6x?x?xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = 6 : i64}} : (tensor<?x6x{hw[0]}x{hw[1]}xf32>, tensor<6x1x5x5xf32>, tensor<6xf32>) -> tensor<?x6x?x?xf32>
+  func.return %y : tensor<?x6x?x?xf32>
+}}"""
+    (y,) = run(text, x, w, b)
+    np.testing.assert_allclose(y, conv2d_naive(x, w, b, stride, pad, dilation, 6), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("size", [1, 7, 10])
 @pytest.mark.parametrize("stride,pad,dilation,after", [(1, (1, 1, 1, 1), 1, ""), (2, (1, 2, 0, 1), 1, "relu"),
                                                        (1, (2, 0, 2, 3), 2, "sigmoid")])
