@@ -73,15 +73,18 @@ def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = 
     -> 4.8, ResNeXt-50 32x4d 92.6 -> 33.4 (its 32-channel groups take the im2col form,
     `window_rules.conv2d`: as fast as this one for its 8- and 16-channel groups too).
 
-    The input is read in place where it is at least `IN_PLACE_WINDOWS` windows wide and
-    high (static): the rows and columns whose windows lie inside it read it directly, the
-    few whose windows overhang the padding through a clamped load and a select. Smaller
-    (or `?`) maps are first copied with their padding written out (`_grouped_rows_padded`):
-    there most pixels would take the select."""
+    A depthwise conv's input is read in place where it is at least `IN_PLACE_WINDOWS`
+    windows wide and high (static) and its window at most `IN_PLACE_TAPS` cells: the rows
+    and columns whose windows lie inside it read it directly, the few whose windows
+    overhang the padding through a clamped load and a select per tap. Other maps are
+    first copied with their padding written out (`_grouped_rows_padded`): on small maps
+    most pixels would take the selects, and on wide windows or groups (ConvNeXt's 7 x 7,
+    ResNeXt's and RegNetY's 4- to 16-channel groups) an edge pixel's selects cost more
+    than the copy saves."""
     _n, _c, h_, w_ = kb.dims(op.input)
     _o, cg, kh_, kw_ = kb.dims(op.weight)
-    if not (isinstance(w_, int) and isinstance(h_, int) and w_ >= IN_PLACE_WINDOWS * kw_
-            and h_ >= IN_PLACE_WINDOWS * kh_):
+    if cg != 1 or kh_ * kw_ > IN_PLACE_TAPS or not (
+            isinstance(w_, int) and isinstance(h_, int) and w_ >= IN_PLACE_WINDOWS * kw_ and h_ >= IN_PLACE_WINDOWS * kh_):
         return _grouped_rows_padded(kb, op, out)
     (s0, s1), (top, left, _bottom, _right), (d0, d1) = op.window()
     x = kb.buffers[op.input]
@@ -138,6 +141,10 @@ threads, against the padded copy for every map (2026-12-06): MobileNetV2 batch 3
 MNASNet 10.44 -> 9.72, 3.48 -> 3.37. In place for every map: MobileNetV2 15.01 ->
 13.54 but EfficientNet-B0 21.76 -> 24.74 and MNASNet 10.25 -> 11.66 (their 5 x 5 windows
 on 7 x 7 and 14 x 14 maps are mostly edge); from 8 windows: 15.13 -> 13.84, 23.2 -> 21.33."""
+IN_PLACE_TAPS = 25
+"""Most window cells of a depthwise conv read in place (5 x 5). In place, ConvNeXt-tiny's
+7 x 7 convs made it 3% slower (batch 1 and 3); grouped convs of 4 to 16 channels made
+ResNeXt-50 32x4d 23.5 -> 28.9 ms at batch 1 (`benchmarks/zoo.py`, best of its calls)."""
 
 
 def _grouped_rows_padded(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = None) -> SSAValue:
