@@ -25,6 +25,17 @@ if TYPE_CHECKING:
 GROUP_TAPS = 144
 """Most taps (input channels of a group x window cells) a grouped conv's pixel takes
 unrolled (`_grouped_rows`): RegNetY-400MF's 8 x 3 x 3, ResNeXt's up to 16 x 3 x 3."""
+IN_PLACE_WINDOWS = 4
+"""Windows across a map from which `_grouped_rows` reads it in place. Same process, 2
+threads, against the padded copy for every map (2026-12-06): MobileNetV2 batch 3
+10.58 -> 9.44 ms, batch 1 2.83 -> 2.38; EfficientNet-B0 23.03 -> 21.85, 4.05 -> 3.74;
+MNASNet 10.44 -> 9.72, 3.48 -> 3.37. In place for every map: MobileNetV2 15.01 ->
+13.54 but EfficientNet-B0 21.76 -> 24.74 and MNASNet 10.25 -> 11.66 (their 5 x 5 windows
+on 7 x 7 and 14 x 14 maps are mostly edge); from 8 windows: 15.13 -> 13.84, 23.2 -> 21.33."""
+IN_PLACE_TAPS = 25
+"""Most window cells of a depthwise conv read in place (5 x 5). In place, ConvNeXt-tiny's
+7 x 7 convs made it 3% slower (batch 1 and 3); grouped convs of 4 to 16 channels made
+ResNeXt-50 32x4d 23.5 -> 28.9 ms at batch 1 (`benchmarks/zoo.py`, best of its calls)."""
 
 
 def narrow_groups(kb: KernelBuilder, op: graph.Conv2dOp) -> bool:
@@ -132,19 +143,6 @@ def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = 
 
     kb.foreach(n_, lambda n: kb.foreach(o_, lambda o: channel(n, o)))
     return out
-
-
-IN_PLACE_WINDOWS = 4
-"""Windows across a map from which `_grouped_rows` reads it in place. Same process, 2
-threads, against the padded copy for every map (2026-12-06): MobileNetV2 batch 3
-10.58 -> 9.44 ms, batch 1 2.83 -> 2.38; EfficientNet-B0 23.03 -> 21.85, 4.05 -> 3.74;
-MNASNet 10.44 -> 9.72, 3.48 -> 3.37. In place for every map: MobileNetV2 15.01 ->
-13.54 but EfficientNet-B0 21.76 -> 24.74 and MNASNet 10.25 -> 11.66 (their 5 x 5 windows
-on 7 x 7 and 14 x 14 maps are mostly edge); from 8 windows: 15.13 -> 13.84, 23.2 -> 21.33."""
-IN_PLACE_TAPS = 25
-"""Most window cells of a depthwise conv read in place (5 x 5). In place, ConvNeXt-tiny's
-7 x 7 convs made it 3% slower (batch 1 and 3); grouped convs of 4 to 16 channels made
-ResNeXt-50 32x4d 23.5 -> 28.9 ms at batch 1 (`benchmarks/zoo.py`, best of its calls)."""
 
 
 def _grouped_rows_padded(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = None) -> SSAValue:
