@@ -68,9 +68,14 @@ def vector_type(element: Attribute, shape: tuple[int, ...]) -> VectorType:
     return VectorType(element, shape)
 
 
+def is_kernel(op: Operation) -> bool:
+    """Whether `op` is a loop-level kernel: a `func.func` marked `nimble.kernel`."""
+    return isinstance(op, func.FuncOp) and KERNEL_MARK in op.attributes
+
+
 def kernels_of(module: Operation, device: str | None = None) -> list[func.FuncOp]:
     """The kernel functions of a module (those compiled for `device`, if given)."""
-    return [f for f in module.regions[0].block.ops if isinstance(f, func.FuncOp) and KERNEL_MARK in f.attributes
+    return [f for f in module.regions[0].block.ops if is_kernel(f)
             and (device is None or kernel_device(f) == device)]
 
 

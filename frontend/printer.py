@@ -131,7 +131,7 @@ class NbPrinter:
                     for c in op.constructors
                 )
                 self.line(f"type {op.sym_name.data} = {ctors}")
-            elif isinstance(op, func.FuncOp) and loop.KERNEL_MARK in op.attributes:
+            elif loop.is_kernel(op):
                 KernelPrinter(self.line, PrintError, dtype_name).kernel(op)
             elif isinstance(op, func.FuncOp):
                 self.function(op)

@@ -233,7 +233,7 @@ class LowerGraphToLoopsPass(ModulePass):
     name = "lower-graph-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and loop.KERNEL_MARK not in f.attributes]
+        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and not loop.is_kernel(f)]
         taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         built: dict[tuple[str, bool, str], _Kernels] = {}
         folded: dict[ConstantOp, ConstantOp] = {}

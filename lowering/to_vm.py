@@ -373,7 +373,7 @@ class LowerToVmPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowering = VmLowering(op)
         hosts = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks
-                 and loop.KERNEL_MARK not in f.attributes and HOST_FUNCTION not in f.attributes]
+                 and not loop.is_kernel(f) and HOST_FUNCTION not in f.attributes]
         for host in hosts:
             function = FunctionEmitter(lowering, host).lower()
             Rewriter.replace_op(host, function)

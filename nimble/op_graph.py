@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects.device import Device, placement_of
-from nimble.dialects.loop import DEVICE_MARK, KERNEL_MARK
+from nimble.dialects.loop import DEVICE_MARK, is_kernel
 
 COLOURS = {Device.CPU: "lightblue", Device.OPENCL: "orange", Device.SPATIAL: "palegreen"}
 """Fill colour of an op placed on a device (ops with no placement are white)."""
@@ -48,7 +48,7 @@ class _Graph:
 
     def function(self, f: func.FuncOp, indent: str) -> None:
         device = _device(f)
-        kind = "kernel" if KERNEL_MARK in f.attributes else "function"
+        kind = "kernel" if is_kernel(f) else "function"
         self.lines.append(f"{indent}subgraph cluster_{self.node_id(f)} {{")
         self.lines.append(f"{indent}  label={_quote(f'{kind} @{f.sym_name.data}')};")
         if device is not None:

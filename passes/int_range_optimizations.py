@@ -205,7 +205,7 @@ def fold_index_ranges(scope: Operation, kernels: bool = True) -> None:
     ranges = _Ranges()
     tops = [scope] if kernels or not isinstance(scope, ModuleOp) else list(scope.ops)
     for top in tops:
-        if top is not scope and loop_dialect.KERNEL_MARK in top.attributes:
+        if top is not scope and loop_dialect.is_kernel(top):
             continue
         for o in list(top.walk()):  # pre-order: a loop's counters are known before its body
             if o.parent is not None and o is not scope:

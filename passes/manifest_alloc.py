@@ -368,7 +368,7 @@ class ManifestAllocPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.ops):
-            if isinstance(function, func.FuncOp) and function.body.blocks and loop.KERNEL_MARK not in function.attributes \
+            if isinstance(function, func.FuncOp) and function.body.blocks and not loop.is_kernel(function) \
                     and device.HOST_FUNCTION not in function.attributes:
                 outputs_dims = entry_dims(function)
                 for group in _kernel_groups(function.body.block):

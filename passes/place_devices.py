@@ -140,7 +140,7 @@ class PlaceDevicesPass(ModulePass):
         if self.default not in (Device.CPU, *FLAVORS):
             raise ValueError(f"place-devices: unknown device '{self.default}' (known: cpu, {', '.join(FLAVORS)})")
         functions = {f.sym_name.data: f for f in op.body.block.ops
-                     if isinstance(f, func.FuncOp) and f.body.blocks and loop.KERNEL_MARK not in f.attributes}
+                     if isinstance(f, func.FuncOp) and f.body.blocks and not loop.is_kernel(f)}
         groups = [g for f in functions.values() for g in kernel_groups(f)]
         views = [g for g in groups if is_view_group(g)]
         for g in groups:

@@ -268,7 +268,7 @@ class PlanMemoryPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fresh = fresh_results(op)
         for function in op.ops:
-            if not isinstance(function, func.FuncOp) or not function.body.blocks or loop.KERNEL_MARK in function.attributes \
+            if not isinstance(function, func.FuncOp) or not function.body.blocks or loop.is_kernel(function) \
                     or device.HOST_FUNCTION in function.attributes:
                 continue
             report = plan_block(function.body.block, fresh)

@@ -475,8 +475,7 @@ class ScheduleLoopsPass(ModulePass):
             raise ValueError(f"remainder must be one of {', '.join(REMAINDERS)}, not '{self.remainder}'")
         cpu = target_of(op)
         for kernel in op.body.block.ops:
-            if not isinstance(kernel, func.FuncOp) or loop.KERNEL_MARK not in kernel.attributes \
-                    or loop.kernel_device(kernel) != Device.CPU:
+            if not loop.is_kernel(kernel) or loop.kernel_device(kernel) != Device.CPU:
                 continue  # device kernels keep their loops for the device emitter
             self._schedule_kernel(kernel, cpu)
 

@@ -102,7 +102,7 @@ class SimplifyHostPass(ModulePass):
         pattern = GreedyRewritePatternApplier([CanonicalizationRewritePattern(), FoldIndexOffsets(), FoldOffsetIntoDivision()], ctx=ctx,
                                               folding_enabled=True)
         for f in op.body.block.ops:
-            if not isinstance(f, func.FuncOp) or loop.KERNEL_MARK in f.attributes or not f.body.blocks:
+            if not isinstance(f, func.FuncOp) or loop.is_kernel(f) or not f.body.blocks:
                 continue
             PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_region(f.body)
             if self.cse:

@@ -499,7 +499,7 @@ def lower_recurrences(module: ModuleOp, lower: Callable[[Recurrence, Step, str],
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     taken = set(functions)
     names: list[str] = []
-    for host in [f for f in functions.values() if loop.KERNEL_MARK not in f.attributes and f.body.blocks]:
+    for host in [f for f in functions.values() if not loop.is_kernel(f) and f.body.blocks]:
         for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
             k = 0
             while f"{host.sym_name.data}_rnn_{k}" in taken:
