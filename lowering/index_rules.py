@@ -291,7 +291,9 @@ def _count(kb: KernelBuilder, dims: Sequence[Dim], t) -> SSAValue:
     return kb.emit(arith.SIToFPOp(as_int, t))
 
 
-_REDUCE_KIND = {graph.ReduceSumOp: "add", graph.ReduceMeanOp: "add", graph.ReduceMaxOp: "max"}
+_REDUCE_KIND = {graph.ReduceSumOp: loop.Combiner.ADD, graph.ReduceMeanOp: loop.Combiner.ADD,
+                graph.ReduceProdOp: loop.Combiner.MUL, graph.ReduceMaxOp: loop.Combiner.MAX,
+                graph.ReduceMinOp: loop.Combiner.MIN}
 
 
 def _reduce(kb: KernelBuilder, op: graph.ReduceOp, r: int, idx: list[Dim]) -> SSAValue:
@@ -548,6 +550,8 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.ReduceSumOp: _reduce,
     graph.ReduceMeanOp: _reduce,
     graph.ReduceMaxOp: _reduce,
+    graph.ReduceMinOp: _reduce,
+    graph.ReduceProdOp: _reduce,
     graph.ArgmaxOp: _argmax,
     graph.CumSumOp: _cumsum,
     graph.SoftmaxOp: _softmax,

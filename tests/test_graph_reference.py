@@ -323,6 +323,31 @@ def test_reductions(n, rng, run):
 
 
 @pytest.mark.parametrize("n", SIZES)
+def test_min_and_product(n, rng, run):
+    """reduce_min and reduce_prod along a `?` axis and across it, floats (a NaN wins the
+    minimum) and integers (the type's extremes; products wrap)."""
+    text = """func.func @main(%x: tensor<?x5xf32>, %i: tensor<3x?xi32>) -> (tensor<5xf32>, tensor<?xf32>, tensor<?x1xf32>, tensor<3xi32>, tensor<3x1xi32>) {
+  %a = graph.reduce_min %x {axes = array<i64: 0>} : tensor<?x5xf32> -> tensor<5xf32>
+  %b = graph.reduce_min %x {axes = array<i64: 1>} : tensor<?x5xf32> -> tensor<?xf32>
+  %c = graph.reduce_prod %x {axes = array<i64: -1>, keepdims = true} : tensor<?x5xf32> -> tensor<?x1xf32>
+  %d = graph.reduce_min %i {axes = array<i64: 1>} : tensor<3x?xi32> -> tensor<3xi32>
+  %e = graph.reduce_prod %i {axes = array<i64: 1>, keepdims = true} : tensor<3x?xi32> -> tensor<3x1xi32>
+  func.return %a, %b, %c, %d, %e : tensor<5xf32>, tensor<?xf32>, tensor<?x1xf32>, tensor<3xi32>, tensor<3x1xi32>
+}"""
+    x = rng.uniform(0.5, 1.5, (n, 5)).astype(np.float32)
+    x[n // 2, 3] = np.nan
+    i = rng.integers(-40, 41, (3, n)).astype(np.int32)
+    i[0, 0] = np.iinfo(np.int32).min  # -min(-x) would give it back as itself, not the minimum
+    i[1, n - 1] = np.iinfo(np.int32).max
+    a, b, c, d, e = run(text, x, i)
+    np.testing.assert_array_equal(a, x.min(0))
+    np.testing.assert_array_equal(b, x.min(1))
+    np.testing.assert_allclose(c, x.prod(1, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(d, i.min(1))
+    np.testing.assert_array_equal(e, i.prod(1, keepdims=True, dtype=np.int32))
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_cumsum_forms(n, rng, run):
     """Every (exclusive, reverse) form along an axis of `?` length, floats and ints."""
     text = """func.func @main(%x: tensor<3x?xf32>, %i: tensor<?x2xi64>) -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>) {

@@ -83,7 +83,15 @@ from nimble.dialects.graph.nn import (
     MaxPool2dOp,
     SoftmaxOp,
 )
-from nimble.dialects.graph.reduce import ArgmaxOp, CumSumOp, ReduceMaxOp, ReduceMeanOp, ReduceSumOp
+from nimble.dialects.graph.reduce import (
+    ArgmaxOp,
+    CumSumOp,
+    ReduceMaxOp,
+    ReduceMeanOp,
+    ReduceMinOp,
+    ReduceProdOp,
+    ReduceSumOp,
+)
 from nimble.dialects.graph.slice import SliceOp
 from nimble.dialects.graph.trigonometry import (
     TRIGONOMETRIC_OPS,
@@ -104,7 +112,7 @@ OPERATIONS = [
     ClipOp, CastOp,
     MatmulOp, DenseOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
-    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp, CumSumOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgmaxOp, CumSumOp,
     ReshapeOp, DynamicReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, GatherElementsOp,
     BroadcastToOp, SqueezeOp, UnsqueezeOp,
     ConstantOp, ExternalConstantOp, ZerosOp, FullOp, ArangeOp, FromElementsOp,

@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, max (optionally keeping dims), and argmax."""
+"""Reductions over axes: sum, mean, product, max, min (optionally keeping dims), argmax
+and the running sum."""
 
 from __future__ import annotations
 
@@ -62,6 +63,12 @@ def _lowest(dtype: np.dtype) -> Any:
     return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
 
 
+def _highest(dtype: np.dtype) -> Any:
+    if dtype == np.bool_:
+        return True
+    return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
+
+
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
     """Sum over `axes`.
@@ -95,6 +102,31 @@ class ReduceMaxOp(ReduceOp):
     name = "graph.reduce_max"
     FN: ClassVar[Callable[..., Any]] = staticmethod(
         lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims, initial=_lowest(x.dtype)))
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    """Minimum over `axes`; over an empty axis, the highest value of the type (inf for
+    floats, as ONNX's ReduceMin).
+
+    Example: `%m = graph.reduce_min %x {axes = array<i64: 1>} : tensor<?x4xf32> -> tensor<?xf32>`
+    """
+
+    name = "graph.reduce_min"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(
+        lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims, initial=_highest(x.dtype)))
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    """Product over `axes` (1 over an empty axis), in the element type: integers wrap.
+
+    Example: `%p = graph.reduce_prod %x {axes = array<i64: 0>} : tensor<?x4xi64> -> tensor<4xi64>`
+    """
+
+    name = "graph.reduce_prod"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(
+        lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
 
 
 @irdl_op_definition

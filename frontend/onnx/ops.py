@@ -44,7 +44,8 @@ _BINARY: dict[str, type[Operation]] = {
 }
 _VARIADIC: dict[str, type[Operation]] = {"Max": graph.MaximumOp, "Min": graph.MinimumOp, "Sum": graph.AddOp}
 _REDUCE: dict[str, type[Operation]] = {"ReduceSum": graph.ReduceSumOp, "ReduceMean": graph.ReduceMeanOp,
-                                       "ReduceMax": graph.ReduceMaxOp}
+                                       "ReduceMax": graph.ReduceMaxOp, "ReduceMin": graph.ReduceMinOp,
+                                       "ReduceProd": graph.ReduceProdOp}
 
 
 def _unary(cls):
@@ -458,7 +459,7 @@ def _dropout(b, n, xs, a):
 
 def _composite_reduce(before, reduce_cls, after, name):
     """Reductions ONNX has and the graph dialect spells as a reduction between two
-    elementwise steps (ReduceMin = -max(-x), ReduceL2 = sqrt(sum(x*x)), ...)."""
+    elementwise steps (ReduceL2 = sqrt(sum(x*x)), ...)."""
     inner = _reduce(reduce_cls, name)
 
     def convert(b, n, xs, a):
@@ -466,10 +467,6 @@ def _composite_reduce(before, reduce_cls, after, name):
         (y,) = inner(b, n, [x, *xs[1:]], a)
         return [after(b, y) if after else y]
     return convert
-
-
-def _neg(b, x):
-    return b.op(graph.NegOp, [x])
 
 
 def _square(b, x):
@@ -552,7 +549,6 @@ CONVERTERS: dict[str, Converter] = {
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
     "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor,
     "LogSoftmax": _log_softmax,
-    "ReduceMin": _composite_reduce(_neg, graph.ReduceMaxOp, _neg, "ReduceMin"),
     "ReduceSumSquare": _composite_reduce(_square, graph.ReduceSumOp, None, "ReduceSumSquare"),
     "ReduceL1": _composite_reduce(lambda b, x: b.op(graph.AbsOp, [x]), graph.ReduceSumOp, None, "ReduceL1"),
     "ReduceL2": _composite_reduce(_square, graph.ReduceSumOp, lambda b, y: b.op(graph.SqrtOp, [y]), "ReduceL2"),

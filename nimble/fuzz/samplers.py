@@ -445,7 +445,8 @@ SAMPLERS: dict[str, Callable[[ProgramGenerator], None]] = {
         graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.MaximumOp, graph.MinimumOp, graph.PowOp)},
     **{cls.name: _compare(cls) for cls in (graph.LessOp, graph.GreaterOp, graph.EqualOp)},
     **{cls.name: _logical(cls) for cls in (graph.AndOp, graph.OrOp)},
-    **{cls.name: _reduce(cls) for cls in (graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp)},
+    **{cls.name: _reduce(cls) for cls in (
+        graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp, graph.ReduceProdOp)},
     **{cls.name: _pool(cls) for cls in (graph.MaxPool2dOp, graph.AvgPool2dOp)},
     **{cls.name: _fill(cls) for cls in (graph.ZerosOp, graph.FullOp)},
     "graph.not": _not, "graph.where": _where, "graph.clip": _clip, "graph.is_inf": _is_inf, "graph.cast": _cast,

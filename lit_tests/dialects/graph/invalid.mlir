@@ -128,6 +128,14 @@ func.func @reduce_repeated_axes(%x: tensor<?x4xf32>) {
 
 // -----
 
+func.func @reduce_prod_result(%x: tensor<?x4xi64>) {
+  // expected-error @+1 {{'graph.reduce_prod' op result #0 has type tensor<5xi64>, incompatible with the inferred type tensor<4xi64>}}
+  %c = graph.reduce_prod %x {axes = array<i64: 0>} : tensor<?x4xi64> -> tensor<5xi64>
+  func.return
+}
+
+// -----
+
 func.func @reshape_count(%x: tensor<2x6xf32>) {
   // expected-error @+1 {{'graph.reshape' op reshape changes the number of elements (10 vs 12)}}
   %c = graph.reshape %x [5, 2] : tensor<2x6xf32> -> tensor<5x2xf32>

@@ -170,19 +170,23 @@ func.func @norms(%x: tensor<?x8x?x?xf32>, %s: tensor<8xf32>, %y: tensor<?x?x768x
 // -----
 
 // CHECK-LABEL: func.func @reductions
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>) {
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>, tensor<?x4xf32>, tensor<?x?xf32>) {
 // CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.reduce_sum %[[X]] {axes = array<i64: 1>, keepdims = true} : tensor<?x?x4xf32> -> tensor<?x1x4xf32>
 // CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = graph.reduce_mean %[[X]] {axes = array<i64: 1, -1>} : tensor<?x?x4xf32> -> tensor<?xf32>
 // CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.reduce_max %[[X]] : tensor<?x?x4xf32> -> tensor<f32>
 // CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]] = graph.argmax %[[X]] {axis = 2 : i64} : tensor<?x?x4xf32> -> tensor<?x?xi64>
-// CHECK-NEXT: func.return %[[S]], %[[M]], %[[A]], %[[I]] : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>
+// CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.reduce_min %[[X]] {axes = array<i64: 1>} : tensor<?x?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = graph.reduce_prod %[[X]] {axes = array<i64: 2>} : tensor<?x?x4xf32> -> tensor<?x?xf32>
+// CHECK-NEXT: func.return %[[S]], %[[M]], %[[A]], %[[I]], %[[N]], %[[P]] : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>, tensor<?x4xf32>, tensor<?x?xf32>
 // CHECK-NEXT: }
-func.func @reductions(%x: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>) {
+func.func @reductions(%x: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>, tensor<?x4xf32>, tensor<?x?xf32>) {
   %s = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<?x?x4xf32> -> tensor<?x1x4xf32>
   %m = graph.reduce_mean %x {axes = array<i64: 1, -1>} : tensor<?x?x4xf32> -> tensor<?xf32>
   %a = graph.reduce_max %x : tensor<?x?x4xf32> -> tensor<f32>
   %i = graph.argmax %x {axis = 2 : i64} : tensor<?x?x4xf32> -> tensor<?x?xi64>
-  func.return %s, %m, %a, %i : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>
+  %n = graph.reduce_min %x {axes = array<i64: 1>} : tensor<?x?x4xf32> -> tensor<?x4xf32>
+  %p = graph.reduce_prod %x {axes = array<i64: 2>} : tensor<?x?x4xf32> -> tensor<?x?xf32>
+  func.return %s, %m, %a, %i, %n, %p : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>, tensor<?x4xf32>, tensor<?x?xf32>
 }
 
 // -----
