@@ -50,8 +50,6 @@ def check(op: Operation) -> str | None:
 # The `nimble.*` marks: what one stage leaves for later ones
 
 
-KERNEL_MARK = declare("nimble.kernel", StringAttr)
-"""The attribute that marks a `func.func` as a loop-level kernel (its value: its name)."""
 DEVICE_MARK = declare("nimble.device", StringAttr)
 """On a kernel compiled for a device other than the CPU: the device (`opencl`)."""
 NO_STRETCH_MARK = declare("nimble.no_stretch", UnitAttr)
@@ -79,6 +77,8 @@ FALLBACK_ATTR = declare("nimble.fallback", StringAttr)
 """On a fusion group `place-devices` put on the host: why its device cannot run it."""
 HOST_ATTR = declare("nimble.host", StringAttr)
 """On a fusion group that runs by its reference semantics: why it has no kernel."""
+KERNEL_ATTR = declare("nimble.kernel", SymbolRefAttr)
+"""On a fusion group: the `loop.kernel` that computes it."""
 VARIANT_ATTR = declare("nimble.no_stretch_kernel", SymbolRefAttr)
 """On a fusion group: its kernel for calls where no `?` dim is broadcast from 1."""
 WINOGRAD_ATTR = declare("nimble.winograd_kernel", SymbolRefAttr)

@@ -13,15 +13,22 @@ backends read; they never change what a loop computes.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from enum import StrEnum
 from functools import cache
 
-from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import (ArrayAttr, IndexType, IntAttr, IntegerAttr, IntegerType, MemRefType, StringAttr,
-                                   VectorType)
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    VectorType,
+)
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -45,15 +52,14 @@ from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.device import Device
-from nimble.dialects.discardable import (  # noqa: F401 (the kernels' marks, read as loop.KERNEL_MARK ...)
+from nimble.dialects.discardable import (  # noqa: F401 (the kernels' marks, read as loop.DEVICE_MARK ...)
     COOPERATIVE_MARK,
     DEVICE_MARK,
     EXACT_MARK,
-    KERNEL_MARK,
     NO_STRETCH_MARK,
     WORK_MARK,
 )
-
+from nimble.dialects.loop_kernel import KernelOp, ReturnOp
 
 SHARED_BUFFERS = 56
 """Most buffers a cooperative kernel's chunks can share (the mailbox's words for them)."""
@@ -69,11 +75,11 @@ def vector_type(element: Attribute, shape: tuple[int, ...]) -> VectorType:
 
 
 def is_kernel(op: Operation) -> bool:
-    """Whether `op` is a loop-level kernel: a `func.func` marked `nimble.kernel`."""
-    return isinstance(op, func.FuncOp) and KERNEL_MARK in op.attributes
+    """Whether `op` is a loop-level kernel (a `loop.kernel`)."""
+    return isinstance(op, KernelOp)
 
 
-def kernels_of(module: Operation, device: str | None = None) -> list[func.FuncOp]:
+def kernels_of(module: Operation, device: str | None = None) -> list[KernelOp]:
     """The kernel functions of a module (those compiled for `device`, if given)."""
     return [f for f in module.regions[0].block.ops if is_kernel(f)
             and (device is None or kernel_device(f) == device)]
@@ -580,4 +586,4 @@ class PrefetchOp(IRDLOperation):
             raise _error(self, f"locality must be 0 to 3, got {self.locality.value.data}")
 
 
-Loop = Dialect("loop", [ForeachOp, ReduceOp, YieldOp, AllocOp, PrefetchOp], [ScheduleAttr, LevelAttr])
+Loop = Dialect("loop", [KernelOp, ReturnOp, ForeachOp, ReduceOp, YieldOp, AllocOp, PrefetchOp], [ScheduleAttr, LevelAttr])

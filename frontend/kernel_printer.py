@@ -1,4 +1,4 @@
-"""Print a loop-level kernel (`func.func` marked `nimble.kernel`) as a `.nb` `kernel`.
+"""Print a loop-level kernel (a `loop.kernel`) as a `.nb` `kernel`.
 
 One statement per op (`let %v = %a * %b`, `%out[%i] = %v`, `foreach`, `reduce`,
 `let %t = sram f32[..]`); `?` dims of the parameters become named dims (`n0`, `n1`,
@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, f32
 from xdsl.ir import Block, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
 
 INFIX: dict[type[Operation], str] = {
@@ -62,7 +61,7 @@ class KernelPrinter:
         return self.names[value]
 
     # -- the kernel ------------------------------------------------------------------------
-    def kernel(self, f: func.FuncOp) -> None:
+    def kernel(self, f: loop.KernelOp) -> None:
         params = []
         dim_names: dict[tuple[int, int], str] = {}
         for i, arg in enumerate(f.body.block.args):
@@ -95,7 +94,7 @@ class KernelPrinter:
     def body(self, block: Block) -> None:
         self.depth += 1
         for op in block.ops:
-            if op in self.skip or isinstance(op, func.ReturnOp | loop.YieldOp) or self.implicit(op):
+            if op in self.skip or isinstance(op, loop.ReturnOp | loop.YieldOp) or self.implicit(op):
                 continue
             self.statement(op)
         self.depth -= 1

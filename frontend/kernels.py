@@ -11,8 +11,8 @@ kernel @softmax_rows(%x: f32[n, 64], %out: f32[n, 64]) {
 ```
 
 Parameters are buffers (`memref`s with the parameter's element type and dims); a named
-dim of a parameter is an index value `%n` in the body. A kernel becomes a `func.func`
-marked `nimble.kernel` holding `loop.foreach` / `loop.reduce` / `loop.alloc` with
+dim of a parameter is an index value `%n` in the body. A kernel becomes a `loop.kernel`
+holding `loop.foreach` / `loop.reduce` / `loop.alloc` with
 `arith`, `math` and `memref` ops, so `nimble.compile.compile_kernels` can JIT it.
 Numbers take the type of the other operand (index in index arithmetic, else f32).
 """
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lark import Token, Tree
-from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -33,13 +33,11 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
-    StringAttr,
     f32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.frontend.nodes import BuildError
 from nimble.frontend.types import ELEMENT_TYPES
 
@@ -94,15 +92,14 @@ class KernelDefinition:
             self.block = saved
 
     # -- the definition -----------------------------------------------------------------------
-    def build(self, node: Tree) -> func.FuncOp:
+    def build(self, node: Tree) -> loop.KernelOp:
         name, *params, body = node.children
         params = [p for p in params if p is not None]
         types: list[Attribute] = []
         for p in params:
             types.append(self.param_type(p.children[1]))
         entry = Block(arg_types=types)
-        kernel = func.FuncOp(name.value[1:], (types, []), Region(entry))
-        kernel.attributes[loop.KERNEL_MARK] = StringAttr(name.value[1:])
+        kernel = loop.KernelOp(name.value[1:], types, Region(entry))
         kernel.location = self.m.location(name)
         self.block = entry
         self.scopes = [{}]
@@ -111,7 +108,7 @@ class KernelDefinition:
             self.bind(p.children[0], arg)
         self.bind_named_dims(params, entry)
         self.statements(body)
-        self.emit(func.ReturnOp(), body)
+        self.emit(loop.ReturnOp(), body)
         return kernel
 
     def param_type(self, node: Tree) -> MemRefType:

@@ -29,7 +29,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects import device, loop
 from nimble.dialects.device import Device
-from nimble.dialects.discardable import HOST_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
+from nimble.dialects.discardable import (
+    HOST_ATTR,
+    KERNEL_ATTR,
+    VARIANT_ATTR,
+    WINOGRAD_ATTR,
+    WINOGRAD_VARIANT_ATTR,
+)
 from nimble.dialects.graph import ConstantOp, Conv2dOp, FusedOp, GraphOp
 from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.dialects.interfaces import FusionKind
@@ -37,8 +43,6 @@ from nimble.lowering import winograd
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.shared_forms import shared_forms
 from nimble.passes.fuse_ops import outline
-
-KERNEL_ATTR = "kernel"
 
 
 def _kernel_name(host: func.FuncOp, group: FusedOp, taken: set[str]) -> str:
@@ -118,7 +122,7 @@ def _wants_variant(group: FusedOp) -> bool:
             or (bool(sites) and len(group.outputs) > 1))
 
 
-def _kernel_text(kernel: func.FuncOp) -> str:
+def _kernel_text(kernel: loop.KernelOp) -> str:
     """The kernel's IR under a fixed name: equal texts make interchangeable kernels."""
     name = kernel.sym_name
     kernel.sym_name = StringAttr("kernel")
@@ -128,9 +132,8 @@ def _kernel_text(kernel: func.FuncOp) -> str:
         kernel.sym_name = name
 
 
-def _insert_kernel(kernel: func.FuncOp, where: str, anchor: Operation) -> func.FuncOp:
-    """Mark `kernel` a kernel (for `where`) and put it after `anchor`; the new anchor."""
-    kernel.attributes[loop.KERNEL_MARK] = StringAttr(kernel.sym_name.data)
+def _insert_kernel(kernel: loop.KernelOp, where: str, anchor: Operation) -> loop.KernelOp:
+    """Mark `kernel` for `where` and put it after `anchor`; the new anchor."""
     if where != Device.CPU:
         kernel.attributes[loop.DEVICE_MARK] = StringAttr(where)
     Rewriter.insert_op(kernel, InsertPoint.after(anchor))
@@ -233,8 +236,8 @@ class LowerGraphToLoopsPass(ModulePass):
     name = "lower-graph-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp) and not loop.is_kernel(f)]
-        taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]
+        taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp | loop.KernelOp)}
         built: dict[tuple[str, bool, str], _Kernels] = {}
         folded: dict[ConstantOp, ConstantOp] = {}
         for host in hosts:

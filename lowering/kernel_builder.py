@@ -1,6 +1,6 @@
 """Build one loop-nest kernel from a `graph.fused` group.
 
-The kernel is a `func.func` taking one `memref` per tensor input, one scalar per index
+The kernel is a `loop.kernel` taking one `memref` per tensor input, one scalar per index
 input, then one `memref` per output (destination passing). Its body computes every
 output in a `loop.foreach` nest over the output's dims; inside, the value of any group
 member at an index is *computed where it is needed* (`KernelBuilder.at`): elementwise ops
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects import func, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -69,7 +69,7 @@ class KernelBuilder:
         n_in = len(arg_types)
         arg_types += [memref_of(v.type) for v in self.outputs]
         entry = Block(arg_types=arg_types)
-        self.func = func.FuncOp(name, (arg_types, []), Region(entry))
+        self.func = loop.KernelOp(name, arg_types, Region(entry))
         # Constants and dims go to a prologue, staged buffers (im2col) to a staging block;
         # both are spliced before the loop nests at the end.
         self.prologue = Block()
@@ -314,7 +314,7 @@ class KernelBuilder:
         return index_rule(self, op, op.results.index(value), idx)
 
     # -- the kernel ---------------------------------------------------------------------
-    def build(self) -> func.FuncOp:
+    def build(self) -> loop.KernelOp:
         for out in self.outputs:
             self.dims(out)
         nests: list[tuple[list[Dim], list[int]]] = []
@@ -341,7 +341,7 @@ class KernelBuilder:
             else:
                 self._nest(dims, members, [], order)
             self.flatten = False
-        self.emit(func.ReturnOp())
+        self.emit(loop.ReturnOp())
         body = self.func.body.block
         first = body.first_op
         for op in [*self.prologue.ops, *self.staging.ops]:

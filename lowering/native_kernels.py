@@ -45,9 +45,9 @@ NONE = -(1 << 63)
 """The key of a box that is not, or no longer, a candidate."""
 
 NMS_KERNEL = f"""
-func.func @nms_cpu(%boxes: memref<?x4xf32>, %scores: memref<?xf32>, %iou_threshold: memref<1xf64>,
-                   %score_threshold: memref<1xf32>, %filtered: memref<1xi64>, %keep: memref<?xi64>,
-                   %count: memref<1xi64>) attributes {{nimble.kernel = "nms_cpu"}} {{
+loop.kernel @nms_cpu(%boxes: memref<?x4xf32>, %scores: memref<?xf32>, %iou_threshold: memref<1xf64>,
+                     %score_threshold: memref<1xf32>, %filtered: memref<1xi64>, %keep: memref<?xi64>,
+                     %count: memref<1xi64>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -176,7 +176,7 @@ func.func @nms_cpu(%boxes: memref<?x4xf32>, %scores: memref<?xf32>, %iou_thresho
     }}
     loop.yield
   }}
-  func.return
+  loop.return
 }}
 """
 

@@ -32,13 +32,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 import numpy as np
-from xdsl.dialects import func, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import FixedBitwidthType, IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.graph import ConstantOp
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import constant_index
@@ -120,7 +119,7 @@ def _copy(block: Block, arg: SSAValue, rows: int, lo: int, width: int, pad: int,
     return copy.memref
 
 
-def pad_aliasing_rows(program: func.FuncOp, laid_out: Collection[SSAValue] = ()) -> int:
+def pad_aliasing_rows(program: loop.KernelOp, laid_out: Collection[SSAValue] = ()) -> int:
     """Read every weight matrix of `program` (a parameter it only loads from, in loops)
     through copies made at entry where they read better (module docstring); returns how
     many matrices are read through copies. A parameter of `laid_out` (one its caller

@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -44,14 +43,13 @@ from xdsl.ir import Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import arith, dynshape
+from nimble.dialects import arith, dynshape, loop
 from nimble.dialects.device import Device
-from nimble.dialects.discardable import RECURRENCE_ATTR
+from nimble.dialects.discardable import KERNEL_ATTR, RECURRENCE_ATTR
 from nimble.dialects.discardable import RECURRENCE_SKIPPED_ATTR as SKIPPED_ATTR
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.dialects.target import target_of
-from nimble.lowering.graph_to_loops import KERNEL_ATTR
 from nimble.lowering.pad_rows import padded_constant
 from nimble.lowering.spatial.rnn_to_spatial import (
     NotARecurrence,
@@ -67,7 +65,7 @@ def _is_constant(value: SSAValue) -> bool:
     return isinstance(value.owner, ConstantOp)
 
 
-def _laid_out(rec: Recurrence, program: func.FuncOp, host_values: list[SSAValue]) -> list[SSAValue]:
+def _laid_out(rec: Recurrence, program: loop.KernelOp, host_values: list[SSAValue]) -> list[SSAValue]:
     """The kernel's operands: `host_values`, except a constant whose parameter took a
     padded type (`pad_rows`), padded here once (zeros past its columns), before the loop."""
     operands = list(host_values)

@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
 from nimble.dialects import arith
-from nimble.dialects import device, loop, dynshape, vm
+from nimble.dialects import device, dynshape, vm
 from nimble.dialects.device import HOST_FUNCTION
 from nimble.dialects.graph import ConstantOp, ExternalConstantOp, FusedOp
 from nimble.dialects.graph.adt import ConstructOp, MatchOp, find_adt
@@ -372,8 +372,7 @@ class LowerToVmPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowering = VmLowering(op)
-        hosts = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks
-                 and not loop.is_kernel(f) and HOST_FUNCTION not in f.attributes]
+        hosts = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and HOST_FUNCTION not in f.attributes]
         for host in hosts:
             function = FunctionEmitter(lowering, host).lower()
             Rewriter.replace_op(host, function)

@@ -30,7 +30,7 @@ from nimble.runtime.bytecode import Function, Kernel, Program
 K = vm.Kind
 
 
-def kernel_abi(kernel: func.FuncOp) -> list[tuple[str, tuple[int, ...]] | None]:
+def kernel_abi(kernel: loop.KernelOp) -> list[tuple[str, tuple[int, ...]] | None]:
     """The argument list of a loop-level kernel, as `Kernel.abi`."""
     return [(str(t.element_type), tuple(t.get_shape())) if isinstance(t, MemRefType) else None
             for t in kernel.function_type.inputs.data]

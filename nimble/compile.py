@@ -23,24 +23,23 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import PassPipeline
 
-from nimble.dialects.device import Device
+from nimble import program_cache
 from nimble.diagnostics import verify_after_pass
 from nimble.dialects import loop
+from nimble.dialects.device import Device
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.target import set_target, target_of
+from nimble.lowering.vm_program import program_from_module
 from nimble.passes.schedule_loops import REMAINDERS
-from nimble import program_cache
+from nimble.pipelines import JIT_MODES, PER_KERNEL, PIPELINES, STAGES, TARGET_OPTIONS, TARGETS  # noqa: F401 (part of nimble.compile's API)
 from nimble.registry import all_passes, make_context
 from nimble.runtime import bounds, cpu_target, kernel_cache
-from nimble.lowering.vm_program import program_from_module
 from nimble.runtime.bytecode import BytecodeError
 from nimble.runtime.collector import COMPILE_GC_THRESHOLD, fewer_collections  # noqa: F401 (part of the API)
 from nimble.runtime.cpu_target import CpuTarget, TargetError
+from nimble.runtime.executable import CompileStats, Executable, load  # noqa: F401 (nimble.compile's API)
 from nimble.runtime.kernel_cache import KernelCache
 from nimble.runtime.kernels import ArrayKernel
-from nimble.pipelines import (  # noqa: F401 (part of nimble.compile's API)
-    JIT_MODES, PER_KERNEL, PIPELINES, STAGES, TARGET_OPTIONS, TARGETS)
-from nimble.runtime.executable import CompileStats, Executable, load  # noqa: F401 (nimble.compile's API)
 
 if TYPE_CHECKING:
     from nimble.runtime.llvm_jit import KernelStream, Progress
@@ -56,7 +55,7 @@ def to_vm(module: ModuleOp, target: str = "llvm") -> ModuleOp:
 
 
 def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] | None = None,
-               verify_each: bool = False, on_kernel: Callable[[func.FuncOp], None] | None = None) -> ModuleOp:
+               verify_each: bool = False, on_kernel: Callable[[loop.KernelOp], None] | None = None) -> ModuleOp:
     """Run the named stages; `options` adds pass options (`{"schedule-loops": "remainder=masked"}`).
     `verify_each` verifies the module after every pass (`PassBrokeIR` names the pass
     after which it stopped verifying). `on_kernel(kernel)` is told of each kernel as the
@@ -81,7 +80,7 @@ def run_stages(module: ModuleOp, stages: Sequence[str], options: dict[str, str] 
     return module
 
 
-def _run_on_kernel(passes: PassPipeline, ctx: Context, module: ModuleOp, kernel: func.FuncOp) -> None:
+def _run_on_kernel(passes: PassPipeline, ctx: Context, module: ModuleOp, kernel: loop.KernelOp) -> None:
     """`passes` on a module holding `kernel` alone (with `module`'s attributes: its target),
     whatever they leave in it put back in `kernel`'s place."""
     after = kernel.next_op
@@ -231,7 +230,7 @@ def _compile(source: Any, target: str, entry: str | None, threads: int | None, r
         options["place-devices"] += " half=true"
     set_target(module, cpu)
 
-    def on_kernel(kernel: func.FuncOp) -> None:
+    def on_kernel(kernel: loop.KernelOp) -> None:
         if loop.kernel_device(kernel) == Device.CPU:
             stream.add(kernel)
 
@@ -252,7 +251,7 @@ class KernelFunction(ArrayKernel):
     """A kernel of `compile_kernels`, called directly on numpy arrays (one per memref
     argument, an int per index argument; `ArrayKernel` checks them)."""
 
-    def __init__(self, kernel: func.FuncOp, jit: Any, checked: bool = False):
+    def __init__(self, kernel: loop.KernelOp, jit: Any, checked: bool = False):
         self.jit = jit  # keeps the machine code alive
         types = [a.type for a in kernel.args]
         params = [(numpy_dtype(t.get_element_type()), t.get_shape()) if isinstance(t, MemRefType) else None
@@ -262,7 +261,7 @@ class KernelFunction(ArrayKernel):
 
 
 def compile_kernels(source: Any, devices: Sequence[str] = (Device.CPU,)) -> dict[str, KernelFunction]:
-    """JIT every `nimble.kernel` function for `devices` of a loop-level module (a
+    """JIT every `loop.kernel` for `devices` of a loop-level module (a
     `.nb`/`.mlir` path, text, or a module), realising the schedules written on its loops."""
     from nimble.api import parse
     from nimble.lowering.llvm.loops_to_llvm import lower_kernels

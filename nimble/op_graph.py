@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects.device import Device, placement_of
-from nimble.dialects.loop import DEVICE_MARK, is_kernel
+from nimble.dialects.loop import DEVICE_MARK, KernelOp, is_kernel
 
 COLOURS = {Device.CPU: "lightblue", Device.OPENCL: "orange", Device.SPATIAL: "palegreen"}
 """Fill colour of an op placed on a device (ops with no placement are white)."""
@@ -46,7 +46,7 @@ class _Graph:
         owner = value.owner
         return self.node_id(owner if isinstance(owner, Operation) else value)
 
-    def function(self, f: func.FuncOp, indent: str) -> None:
+    def function(self, f: func.FuncOp | KernelOp, indent: str) -> None:
         device = _device(f)
         kind = "kernel" if is_kernel(f) else "function"
         self.lines.append(f"{indent}subgraph cluster_{self.node_id(f)} {{")
@@ -94,7 +94,7 @@ def op_graph(module: ModuleOp, function: str | None = None) -> str:
     graph = _Graph()
     found = False
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and (function is None or op.sym_name.data == function):
+        if isinstance(op, func.FuncOp | KernelOp) and (function is None or op.sym_name.data == function):
             graph.function(op, "  ")
             found = True
     if function is not None and not found:

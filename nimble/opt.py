@@ -95,9 +95,9 @@ def _emit_llvm(module: ModuleOp, out: IO[str]) -> None:
     from nimble.lowering.llvm.loops_to_llvm import lower_kernels
     from nimble.runtime.llvm_jit import to_llvmlite
 
-    functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
-    if functions:
-        if not any(loop.is_kernel(f) for f in functions):
+    has_kernels = bool(loop.kernels_of(module))
+    if has_kernels or any(isinstance(o, func.FuncOp) for o in module.ops):
+        if not has_kernels:
             run_stages(module, ["graph", "loops"])
         module = lower_kernels(module)
     out.write(str(to_llvmlite(module)))
@@ -110,8 +110,7 @@ def _emit_opencl(module: ModuleOp, out: IO[str]) -> None:
     from nimble.compile import TARGET_OPTIONS, run_stages
     from nimble.lowering.opencl.to_opencl import opencl_sources, program_text
 
-    functions = [o for o in module.ops if isinstance(o, func.FuncOp)]
-    if functions and not any(loop.is_kernel(f) for f in functions):
+    if not loop.kernels_of(module) and any(isinstance(o, func.FuncOp) for o in module.ops):
         run_stages(module, ["graph", "place", "loops"], TARGET_OPTIONS["opencl"])
         kernels = loop.kernels_of(module, Device.OPENCL)
     else:
@@ -131,7 +130,7 @@ def _emit_spatial(module: ModuleOp, out: IO[str]) -> None:
     from nimble.lowering.spatial.to_spatial import spatial_listing
 
     if not loop.kernels_of(module, Device.SPATIAL) and any(
-            isinstance(o, func.FuncOp) and not loop.is_kernel(o) for o in module.ops):
+            isinstance(o, func.FuncOp) for o in module.ops):
         run_stages(module, ["spatial"])
     out.write(spatial_listing(module))
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
 from nimble.dialects import loop
@@ -42,7 +41,7 @@ class SpatialError(CompileError):
     """A model the spatial target cannot take (the reasons)."""
 
 
-def spatial_programs(module: ModuleOp) -> list[func.FuncOp]:
+def spatial_programs(module: ModuleOp) -> list[loop.KernelOp]:
     return loop.kernels_of(module, Device.SPATIAL)
 
 
@@ -59,7 +58,7 @@ class SpatialExecutable:
         return results[0] if len(results) == 1 else tuple(results)
 
     @property
-    def programs(self) -> list[func.FuncOp]:
+    def programs(self) -> list[loop.KernelOp]:
         return spatial_programs(self.module)
 
 

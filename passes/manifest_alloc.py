@@ -32,9 +32,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from nimble.diagnostics import OpError
-from nimble.dialects import arith
-from nimble.dialects import device, loop, dynshape
+from nimble.dialects import arith, device, dynshape
 from nimble.dialects.device import Device
+from nimble.dialects.discardable import KERNEL_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
 from nimble.dialects.graph import (
     CastOp,
     DynamicReshapeOp,
@@ -47,12 +47,11 @@ from nimble.dialects.graph import (
     WhileOp,
     YieldOp,
 )
+from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import join_types, numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 from nimble.lowering import winograd
-from nimble.lowering.graph_to_loops import KERNEL_ATTR, VARIANT_ATTR, WINOGRAD_ATTR, WINOGRAD_VARIANT_ATTR
-from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 
 
@@ -368,7 +367,7 @@ class ManifestAllocPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.ops):
-            if isinstance(function, func.FuncOp) and function.body.blocks and not loop.is_kernel(function) \
+            if isinstance(function, func.FuncOp) and function.body.blocks \
                     and device.HOST_FUNCTION not in function.attributes:
                 outputs_dims = entry_dims(function)
                 for group in _kernel_groups(function.body.block):

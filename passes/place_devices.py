@@ -38,7 +38,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import device, dynshape, kernel_analysis, loop
+from nimble.dialects import device, dynshape, kernel_analysis
 from nimble.dialects.device import Device
 from nimble.dialects.discardable import FALLBACK_ATTR
 from nimble.dialects.graph import FusedOp
@@ -140,7 +140,7 @@ class PlaceDevicesPass(ModulePass):
         if self.default not in (Device.CPU, *FLAVORS):
             raise ValueError(f"place-devices: unknown device '{self.default}' (known: cpu, {', '.join(FLAVORS)})")
         functions = {f.sym_name.data: f for f in op.body.block.ops
-                     if isinstance(f, func.FuncOp) and f.body.blocks and not loop.is_kernel(f)}
+                     if isinstance(f, func.FuncOp) and f.body.blocks}
         groups = [g for f in functions.values() for g in kernel_groups(f)]
         views = [g for g in groups if is_view_group(g)]
         for g in groups:

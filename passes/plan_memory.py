@@ -37,7 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
-from nimble.dialects import arith, device, loop
+from nimble.dialects import arith, device
 from nimble.dialects.device import MEMORY_PLAN as PLAN_ATTR
 from nimble.dialects.dynshape import ShapeType
 
@@ -268,7 +268,7 @@ class PlanMemoryPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fresh = fresh_results(op)
         for function in op.ops:
-            if not isinstance(function, func.FuncOp) or not function.body.blocks or loop.is_kernel(function) \
+            if not isinstance(function, func.FuncOp) or not function.body.blocks \
                     or device.HOST_FUNCTION in function.attributes:
                 continue
             report = plan_block(function.body.block, fresh)

@@ -46,15 +46,13 @@ from dataclasses import dataclass, replace
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func, memref, vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from nimble.dialects import arith, kernel_analysis, loop
 from nimble.dialects.device import Device
-from nimble.dialects import arith
-from nimble.dialects import loop
-from nimble.dialects import kernel_analysis
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
 from nimble.dialects.target import target_of
@@ -479,7 +477,7 @@ class ScheduleLoopsPass(ModulePass):
                 continue  # device kernels keep their loops for the device emitter
             self._schedule_kernel(kernel, cpu)
 
-    def _schedule_nest(self, kernel: func.FuncOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
+    def _schedule_nest(self, kernel: loop.KernelOp, outer: loop.ForeachOp | None, inner: loop.ForeachOp,
                        parallel: bool, strategies: list[Strategy], lanes: int) -> None:
         remainder = self.remainder
         unpacked = [replace(s, inner=replace(s.inner, pack=False)) for s in strategies]
@@ -531,7 +529,7 @@ class ScheduleLoopsPass(ModulePass):
         elif parallel:
             (outer or inner).schedule = loop.ScheduleAttr(Schedule(parallel=True))
 
-    def _schedule_kernel(self, kernel: func.FuncOp, cpu: CpuTarget) -> None:
+    def _schedule_kernel(self, kernel: loop.KernelOp, cpu: CpuTarget) -> None:
         lanes = cpu.lanes(32)
         kernel.attributes[loop.WORK_MARK] = IntegerAttr(kernel_analysis.reduction_work(kernel), i64)
         # Chunks of a kernel run independently (no barrier), each with its own local

@@ -21,14 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from nimble.dialects import arith
-from nimble.dialects import loop
-from nimble.dialects import kernel_analysis
+from nimble.dialects import arith, kernel_analysis, loop
 from nimble.passes.tile_emitter import schedule_of
 
 
@@ -60,7 +57,7 @@ def _same(a: Operation, b: Operation, known: dict[SSAValue, SSAValue]) -> bool:
     return True
 
 
-def share_packs(kernel: func.FuncOp) -> int:
+def share_packs(kernel: loop.KernelOp) -> int:
     """Drop the kernel's repeated packs; returns how many."""
     block = kernel.body.block
     writers: dict[SSAValue, list[Operation]] = {}

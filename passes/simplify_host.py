@@ -35,7 +35,6 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from nimble.dialects import arith
-from nimble.dialects import loop
 from nimble.dialects.shape_functions import constant_index
 
 
@@ -102,7 +101,7 @@ class SimplifyHostPass(ModulePass):
         pattern = GreedyRewritePatternApplier([CanonicalizationRewritePattern(), FoldIndexOffsets(), FoldOffsetIntoDivision()], ctx=ctx,
                                               folding_enabled=True)
         for f in op.body.block.ops:
-            if not isinstance(f, func.FuncOp) or loop.is_kernel(f) or not f.body.blocks:
+            if not isinstance(f, func.FuncOp) or not f.body.blocks:
                 continue
             PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_region(f.body)
             if self.cse:

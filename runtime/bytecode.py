@@ -33,7 +33,7 @@ from nimble.runtime.allocator import aligned
 from nimble.runtime.opencl_plan import ClKernel
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 HEADER = struct.Struct("<8sII16s32s")  # magic, version, sections, producer, SHA-256 of the rest
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64

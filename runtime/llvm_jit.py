@@ -28,10 +28,10 @@ from functools import cache, partial
 import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
+from nimble.dialects import loop
 from nimble.runtime import bounds, cpu_target, jit_pool, kernel_cache, sync
 from nimble.runtime.collector import fewer_collections
 from nimble.runtime.cpu_target import CpuTarget
@@ -227,7 +227,7 @@ class KernelCode:
     `objects()` compiles the rest for a saved model; a loaded one has every kernel from
     its object code (`from_objects`). Kernels in the kernel cache are loaded from it."""
 
-    def __init__(self, kernels: list[func.FuncOp], lower: Callable[[ModuleOp], ModuleOp],
+    def __init__(self, kernels: list[loop.KernelOp], lower: Callable[[ModuleOp], ModuleOp],
                  cpu: CpuTarget | None = None, cache: KernelCache | None = kernel_cache.DEFAULT):
         self._pending = {k.sym_name.data: k for k in kernels}
         self.checked, self._lower = checked_lowering(lower)
@@ -348,7 +348,7 @@ class KernelCode:
         if names[0] in self._failed:
             raise self._failed[names[0]]
 
-    def _object(self, kernel: func.FuncOp) -> bytes:
+    def _object(self, kernel: loop.KernelOp) -> bytes:
         return object_code(self._lower(ModuleOp([kernel.clone()])), self.cpu)  # (the kernel stays as it is)
 
     def _load_cached(self, name: str, key: bytes | None) -> bool:
@@ -382,10 +382,10 @@ class KernelStream:
         self.cache = cache
         self.texts: dict[str, str] = {}
         """The IR of each kernel added, printed."""
-        self._kernels: dict[str, func.FuncOp] = {}
+        self._kernels: dict[str, loop.KernelOp] = {}
         self._stream = jit_pool.Stream(self._object, workers, fork_lock=_LOCK)
 
-    def add(self, kernel: func.FuncOp) -> None:
+    def add(self, kernel: loop.KernelOp) -> None:
         """`kernel` (a CPU kernel) is final: compile it."""
         name = kernel.sym_name.data
         self.texts[name] = text = str(kernel)

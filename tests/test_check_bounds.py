@@ -25,7 +25,7 @@ from nimble.reference import InterpreterError
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 KERNELS = """
-func.func @ahead(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "ahead"} {
+loop.kernel @ahead(%a: memref<?xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
@@ -35,10 +35,10 @@ func.func @ahead(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
     memref.store %x, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
-func.func @behind(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "behind"} {
+loop.kernel @behind(%a: memref<?xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
@@ -48,10 +48,10 @@ func.func @behind(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.ker
     memref.store %x, %out[%j] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
-func.func @rows(%a: memref<?x16xf32>, %out: memref<?x16xf32>) attributes {nimble.kernel = "rows"} {
+loop.kernel @rows(%a: memref<?x16xf32>, %out: memref<?x16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?x16xf32>
@@ -61,7 +61,7 @@ func.func @rows(%a: memref<?x16xf32>, %out: memref<?x16xf32>) attributes {nimble
     vector.store %v, %out[%i, %c0] : memref<?x16xf32>, vector<16xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 """
 

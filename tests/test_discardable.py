@@ -14,9 +14,9 @@ from nimble.dialects import discardable, loop
 
 
 def test_the_marks_are_declared_once_with_their_classes():
-    assert discardable.DECLARED[loop.KERNEL_MARK] == (StringAttr,)
+    assert discardable.DECLARED[loop.DEVICE_MARK] == (StringAttr,)
     with pytest.raises(ValueError, match="declared twice"):
-        discardable.declare(loop.KERNEL_MARK, StringAttr)
+        discardable.declare(loop.DEVICE_MARK, StringAttr)
 
 
 def test_a_pass_that_writes_a_misspelt_or_mistyped_mark_is_named():

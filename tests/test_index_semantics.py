@@ -63,10 +63,10 @@ def program(e) -> str:
 
 
 def kernel(e) -> str:
-    return mlir(e, "func.func @k(%a: index, %b: index, %c: index, %out: memref<1xi64>) "
-                   "attributes {nimble.kernel = \"k\"} {\n  %zero = arith.constant 0 : index\n",
+    return mlir(e, "loop.kernel @k(%a: index, %b: index, %c: index, %out: memref<1xi64>) "
+                   "{\n  %zero = arith.constant 0 : index\n",
                 "  %i = arith.index_cast %r : index to i64\n  memref.store %i, %out[%zero] : memref<1xi64>\n"
-                "  func.return\n}\n")
+                "  loop.return\n}\n")
 
 
 operands = st.integers(-(1 << 20), 1 << 20)

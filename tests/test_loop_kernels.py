@@ -10,7 +10,7 @@ from conftest import SIZES
 from nimble.compile import compile_kernels
 
 KERNELS = """
-func.func @axpy(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "axpy"} {
+loop.kernel @axpy(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %two = arith.constant 2.0 : f32
@@ -23,10 +23,10 @@ func.func @axpy(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>) attri
     memref.store %s, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
-func.func @sum_max(%a: memref<?xf32>, %out: memref<2xf32>) attributes {nimble.kernel = "sum_max"} {
+loop.kernel @sum_max(%a: memref<?xf32>, %out: memref<2xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
@@ -38,10 +38,10 @@ func.func @sum_max(%a: memref<?xf32>, %out: memref<2xf32>) attributes {nimble.ke
   }
   memref.store %s, %out[%c0] : memref<2xf32>
   memref.store %m, %out[%c1] : memref<2xf32>
-  func.return
+  loop.return
 }
 
-func.func @row_sums_ahead(%a: memref<?x?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_sums_ahead"} {
+loop.kernel @row_sums_ahead(%a: memref<?x?xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?x?xf32>
@@ -59,10 +59,10 @@ func.func @row_sums_ahead(%a: memref<?x?xf32>, %out: memref<?xf32>) attributes {
     memref.store %s, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
-func.func @column_sums(%a: memref<?x16xf32>, %out: memref<16xf32>) attributes {nimble.kernel = "column_sums"} {
+loop.kernel @column_sums(%a: memref<?x16xf32>, %out: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?x16xf32>
@@ -72,10 +72,10 @@ func.func @column_sums(%a: memref<?x16xf32>, %out: memref<16xf32>) attributes {n
     loop.yield %x : vector<16xf32>
   }
   vector.store %v, %out[%c0] : memref<16xf32>, vector<16xf32>
-  func.return
+  loop.return
 }
 
-func.func @staged(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "staged"} {
+loop.kernel @staged(%a: memref<?xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
@@ -100,11 +100,11 @@ func.func @staged(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.ker
     memref.store %p, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
-func.func @lanes(%a: memref<?x16xf32>, %relu: memref<?x16xf32>, %ints: memref<?x16xi32>, %back: memref<?x16xf32>,
-                 %wide: memref<?x16xi64>) attributes {nimble.kernel = "lanes"} {
+loop.kernel @lanes(%a: memref<?x16xf32>, %relu: memref<?x16xf32>, %ints: memref<?x16xi32>, %back: memref<?x16xf32>,
+                 %wide: memref<?x16xi64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?x16xf32>
@@ -131,7 +131,7 @@ func.func @lanes(%a: memref<?x16xf32>, %relu: memref<?x16xf32>, %ints: memref<?x
     vector.store %v, %wide[%i, %c0] : memref<?x16xi64>, vector<16xi64>
     loop.yield
   }
-  func.return
+  loop.return
 }
 """
 
@@ -213,7 +213,7 @@ def test_kernel_rejects_bad_arguments(kernels):
 
 def _packed_dense(width: int, cols: int) -> str:
     return f"""
-func.func @dense_t(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {{nimble.kernel = "dense_t"}} {{
+loop.kernel @dense_t(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf32>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %x, %c0 : memref<?x?xf32>
@@ -233,7 +233,7 @@ func.func @dense_t(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %out: memref<?x?xf3
     }}
     loop.yield
   }}
-  func.return
+  loop.return
 }}
 """
 
@@ -253,7 +253,7 @@ def test_transposed_panels(width, cols, rng):
 
 
 SEEDED = """
-func.func @seeded(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %c: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "seeded"} {
+loop.kernel @seeded(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %c: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %x, %c0 : memref<?x?xf32>
@@ -273,7 +273,7 @@ func.func @seeded(%x: memref<?x?xf32>, %w: memref<?x?xf32>, %c: memref<?x?xf32>,
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 """
 

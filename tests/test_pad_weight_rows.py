@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func, vector
+from xdsl.dialects import vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 
 import nimble
@@ -27,7 +27,7 @@ def _source(k: int, n: int, w: np.ndarray | None) -> str:
 
 def _kernel_weights(exe) -> set[tuple[int, ...]]:
     """The shapes of the kernels' 2-D parameters with static shapes (the weights)."""
-    kernels = [f for f in exe.module.walk() if isinstance(f, func.FuncOp) and loop.KERNEL_MARK in f.attributes]
+    kernels = loop.kernels_of(exe.module)
     types = [a.type for f in kernels for a in f.args if isinstance(a.type, MemRefType)]
     return {tuple(t.get_shape()) for t in types if t.get_num_dims() == 2 and DYNAMIC_INDEX not in t.get_shape()}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func, vector
+from xdsl.dialects import vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 import nimble
@@ -177,7 +177,7 @@ def test_a_stretching_conv_cooperates_in_chunks(chunks, rng, monkeypatch):
   func.return %a : tensor<1x8x?x?xf32>
 }"""
     exe = nimble.compile(text, threads=chunks)
-    (general,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes and loop.NO_STRETCH_MARK not in f.attributes]
+    (general,) = [f for f in loop.kernels_of(exe.module) if loop.NO_STRETCH_MARK not in f.attributes]
     assert loop.COOPERATIVE_MARK in general.attributes
     module = nimble.parse(text)
     w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
@@ -239,7 +239,7 @@ def test_strips_split_a_batch_of_one(chunks, rng, monkeypatch):
 
     monkeypatch.setattr(KernelEntry, "min_work", 0)
     exe = nimble.compile(CELL, threads=chunks)
-    kernels = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    kernels = loop.kernels_of(exe.module)
     assert {kernel_analysis.kernel_work(k) for k in kernels} == {8 * 32}
     assert {k.work for k in exe.vm.kernels} == {8 * 32}
 
@@ -273,7 +273,7 @@ def test_a_batch_of_one_is_split_inside(chunks, rng, monkeypatch):
   func.return %r : tensor<?x?x?x?xf32>
 }"""
     exe = nimble.compile(text, threads=chunks)
-    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes and loop.NO_STRETCH_MARK in f.attributes]
+    (kernel,) = [f for f in loop.kernels_of(exe.module) if loop.NO_STRETCH_MARK in f.attributes]
     nest = [o for o in kernel.walk() if isinstance(o, loop.ForeachOp)]
     assert all(o.schedule is not None and o.schedule.schedule.parallel for o in nest[:3])
     for shape in [(1, 1, 1, 1), (1, 3, 5, 7), (1, 7, 2, 33), (2, 5, 3, 3)]:
@@ -299,7 +299,7 @@ def test_conv_panels_are_read_in_place(threads, rng):
   func.return %r : tensor<?x20x?x?xf32>
 }"""
     exe = nimble.compile(text, threads=threads)
-    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    (kernel,) = loop.kernels_of(exe.module)
     assert loop.COOPERATIVE_MARK not in kernel.attributes
     allocs = {tuple(o.memref.type.get_shape()): o for o in kernel.walk() if isinstance(o, loop.AllocOp)}
     # the panel, its taps' edge flags (`_shifted_rows`), its last columns transposed (leftover_dots)
@@ -335,7 +335,7 @@ def test_leftover_columns_are_dot_products(rng):
   func.return %r, %m, %y1 : tensor<1x12x?x?xf32>, tensor<?x?xf32>, tensor<1x12x?x?xf32>
 }"""
     exe = nimble.compile(text)
-    kernels = {f.sym_name.data: f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes}
+    kernels = {f.sym_name.data: f for f in loop.kernels_of(exe.module)}
 
     def masked_in_reductions(kernel) -> bool:
         return any(isinstance(o, vector.MaskedLoadOp) for red in kernel.walk() if isinstance(red, loop.ReduceOp)
@@ -383,7 +383,7 @@ def test_whole_vectors_left_by_full_tiles_share_one_tile(rng):
   func.return %y : tensor<1x12x?x?xf32>
 }"""
     exe = nimble.compile(text)
-    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    (kernel,) = loop.kernels_of(exe.module)
     accumulators = {len(o.results) for o in kernel.walk() if isinstance(o, loop.ReduceOp)}
     rows = max(accumulators) // 4  # the full tile: rows x 4 vectors
     assert rows * 3 in accumulators
@@ -501,7 +501,7 @@ def test_auto_remainder_masks_elementwise_rows_only(rng):
   func.return %e, %c : tensor<?x?xf32>, tensor<?x?xf32>
 }"""
     exe = nimble.compile(text)
-    kernels = {k.sym_name.data: str(k) for k in exe.module.body.block.ops if "nimble.kernel" in k.attributes}
+    kernels = {k.sym_name.data: str(k) for k in loop.kernels_of(exe.module)}
     (exp,) = [t for n, t in kernels.items() if "exp" in n]
     matmuls = [t for n, t in kernels.items() if "matmul" in n]
     assert "vector.maskedstore" in exp
@@ -542,7 +542,7 @@ def test_softmax_rows_end_with_a_masked_step(dtype, rng):
   func.return %y : tensor<?x?x{dtype}>
 }}"""
     exe = nimble.compile(text)
-    (kernel,) = [str(k) for k in exe.module.body.block.ops if "nimble.kernel" in k.attributes]
+    (kernel,) = [str(k) for k in loop.kernels_of(exe.module)]
     assert kernel.count("vector.reduction") == 2
     assert ("vector.maskedload" in kernel) == (dtype == "f32")
     ref = nimble.parse(text)
@@ -675,7 +675,7 @@ def test_head_merge_reads_whole_vectors_inside_a_head(heads, depth, rng):
   func.return %y : tensor<?x{heads * depth}xf32>
 }}"""
     exe = nimble.compile(text)
-    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    (kernel,) = loop.kernels_of(exe.module)
     vector_loads = [o for o in kernel.walk() if isinstance(o, vector.LoadOp)]
     assert bool(vector_loads) == (depth % LANES == 0)
     # 16 divides the static row length: no leftover loops (nor empty ones) are emitted
@@ -721,7 +721,7 @@ def test_plain_transpose_in_blocks_at_sizes_off_the_block(dtype, rng):
   func.return %y : tensor<?x?x{dtype}>
 }}"""
     exe = nimble.compile(text)
-    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    (kernel,) = loop.kernels_of(exe.module)
     assert any(isinstance(o, vector.ShuffleOp) for o in kernel.walk()) == (dtype == "f32")
     for m, n in ((1, 1), (17, 5), (16, 48), (33, 40)):
         x = rng.standard_normal((m, n)) * 100
@@ -746,7 +746,7 @@ def test_dynamic_reshape_with_static_dims_indexes_by_groups(rng):
   func.return %z : tensor<4x?x64xf32>
 }"""
     exe = nimble.compile(text)
-    (kernel,) = [f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes]
+    (kernel,) = loop.kernels_of(exe.module)
     ops = list(kernel.walk())
     assert not any(isinstance(o, arith.DivSIOp | arith.RemSIOp) for o in ops)
     assert any(isinstance(o, vector.LoadOp) for o in ops)
@@ -756,7 +756,7 @@ def test_dynamic_reshape_with_static_dims_indexes_by_groups(rng):
 
 
 def _top_level(op):
-    while not isinstance(op.parent_op(), func.FuncOp):
+    while not isinstance(op.parent_op(), loop.KernelOp):
         op = op.parent_op()
     return op
 

@@ -226,7 +226,7 @@ def @main(%x: f32[4], %n: index) -> f32[4] {
 # -- the machine model ----------------------------------------------------------------------
 
 COPY_AND_COMPUTE = """
-func.func @p(%a: memref<64xf32>, %b: memref<64xf32>) attributes {nimble.kernel = "p", nimble.device = "spatial"} {
+loop.kernel @p(%a: memref<64xf32>, %b: memref<64xf32>) attributes {nimble.device = "spatial"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -243,12 +243,12 @@ func.func @p(%a: memref<64xf32>, %b: memref<64xf32>) attributes {nimble.kernel =
     memref.store %z, %b[%i] : memref<64xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 """
 
 WIDE_REDUCE = """
-func.func @r(%out: memref<1xf32>) attributes {nimble.kernel = "r", nimble.device = "spatial"} {
+loop.kernel @r(%out: memref<1xf32>) attributes {nimble.device = "spatial"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c128 = arith.constant 128 : index
@@ -260,7 +260,7 @@ func.func @r(%out: memref<1xf32>) attributes {nimble.kernel = "r", nimble.device
     loop.yield %y : f32
   }
   memref.store %r, %out[%c0] : memref<1xf32>
-  func.return
+  loop.return
 }
 """
 
@@ -381,8 +381,8 @@ def test_bf16_buffers_and_sequential_loops_compile(rng: np.random.Generator) -> 
 # -- nimble-opt ------------------------------------------------------------------------------
 
 NO_SUCH_SIZE = """
-func.func @p(%a: memref<?xf32>) attributes {nimble.kernel = "p", nimble.device = "spatial", nimble.spatial_sizes = "nope=3"} {
-  func.return
+loop.kernel @p(%a: memref<?xf32>) attributes {nimble.device = "spatial", nimble.spatial_sizes = "nope=3"} {
+  loop.return
 }
 """
 
@@ -404,7 +404,7 @@ def test_tool_errors_are_diagnostics(args: list[str], message: str, tmp_path: Pa
 
 
 DEPENDENT_REDUCES = """
-func.func @k(%a: memref<8xf32>, %out: memref<1xf32>) attributes {nimble.kernel = "k"} {
+loop.kernel @k(%a: memref<8xf32>, %out: memref<1xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -424,7 +424,7 @@ func.func @k(%a: memref<8xf32>, %out: memref<1xf32>) attributes {nimble.kernel =
   }
   %v = arith.addf %t, %u : f32
   memref.store %v, %out[%c0] : memref<1xf32>
-  func.return
+  loop.return
 }
 """
 

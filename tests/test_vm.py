@@ -848,7 +848,7 @@ def test_cooperating_chunks_keep_a_packed_panel_whole(chunks, rng, monkeypatch):
   func.return %c : tensor<?x70xf32>
 }"""
     module = run_stages(parse(text), [s for s in TARGETS["llvm"] if s != "llvm"])
-    (kernel,) = [f for f in module.ops if loop.KERNEL_MARK in f.attributes]
+    (kernel,) = loop.kernels_of(module)
     assert any(isinstance(o, loop.AllocOp) for o in kernel.walk())  # the panel
     kernel.attributes[loop.COOPERATIVE_MARK] = UnitAttr()
     assert kernel_analysis.can_cooperate(kernel)
@@ -883,7 +883,7 @@ def test_kernels_with_a_staged_buffer_cooperate(threads, rng, monkeypatch):
   func.return %p, %r, %d, %q : tensor<1x8x?x?xf32>, tensor<1x8x?x?xf32>, tensor<?x32xf32>, tensor<1x8x?x?xf32>
 }"""
     exe = nimble.compile(text, threads=threads)
-    kernels = {f.sym_name.data: f for f in exe.module.ops if loop.KERNEL_MARK in f.attributes}
+    kernels = {f.sym_name.data: f for f in loop.kernels_of(exe.module)}
     assert {k.name: k.parallel for k in exe.vm.kernels} == {name: True for name in kernels}
     cooperative = {name for name, f in kernels.items() if loop.COOPERATIVE_MARK in f.attributes}
     assert set(kernels) == {"main_max_pool2d_0", "main_max_pool2d_1", "main_conv2d_0", "main_dense_0"}

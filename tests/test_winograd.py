@@ -6,6 +6,8 @@ launches the kernel of one form or the other)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -97,7 +99,7 @@ def test_run_time_choice_builds_both_forms():
 
     dynamic, large, small = (kernel_text(t) for t in ("1x{}x?x?xf32", "1x{}x32x32xf32", "1x{}x8x8xf32"))
     winograd_panel, im2col_panel = "memref<4x96x64xf32>", "memref<288x64xf32>"
-    kernels = {part.split("(", 1)[0]: part for part in dynamic.split("func.func @")[1:]}
+    kernels = {part.split("(", 1)[0]: part for part in re.split(r"(?:func\.func|loop\.kernel) @", dynamic)[1:]}
     assert sorted(kernels) == ["main", "main_conv2d_0", "main_conv2d_0_ns", "main_conv2d_0_wg_ns"]
     assert winograd_panel in kernels["main_conv2d_0_wg_ns"] and im2col_panel not in kernels["main_conv2d_0_wg_ns"]
     assert winograd_panel not in kernels["main_conv2d_0_ns"] and im2col_panel in kernels["main_conv2d_0_ns"]

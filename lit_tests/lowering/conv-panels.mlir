@@ -9,7 +9,7 @@
 // image (a prefix and a suffix of the panel) and where `edge[kw, column]` says the tap
 // wraps past the left or right edge (set once per panel, per output row it spans).
 
-// CHECK-LABEL: func.func @same_conv2d_0
+// CHECK-LABEL: loop.kernel @same_conv2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<3x2x3x3xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x3x?x?xf32>)
 // CHECK-DAG: %[[H:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<1x2x?x?xf32>
 // CHECK-DAG: %[[WIDTH:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<1x2x?x?xf32>
@@ -70,7 +70,7 @@ func.func @same(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x
 // tap and input channel: zeros / every second input column / zeros; no edge flags. With
 // few input channels (2 here, an image's 3), one segment's loops fill every channel's row.
 
-// CHECK-LABEL: func.func @strided_conv2d_0
+// CHECK-LABEL: loop.kernel @strided_conv2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<3x2x3x3xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x3x?x?xf32>)
 // CHECK-NOT: memref<1x2x?xf32>
 // CHECK: %[[COL:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<18x64xf32>
@@ -103,7 +103,7 @@ func.func @strided(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1
 
 // More input channels: a channel loop inside each tap, one segment's loops per channel.
 
-// CHECK-LABEL: func.func @strided_channels_conv2d_0
+// CHECK-LABEL: loop.kernel @strided_channels_conv2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x8x?x?xf32>,
 // CHECK: %[[COL:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<72x64xf32>
 // CHECK: loop.foreach %[[ROW:[A-Za-z0-9_$.-]+]] =

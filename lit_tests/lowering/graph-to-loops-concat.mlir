@@ -9,11 +9,11 @@
 // CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.relu %[[A_1]] : tensor<?x4xf32> -> tensor<?x4xf32>
 // CHECK-NEXT: %[[C_1:[A-Za-z0-9_$.-]+]] = graph.concat %[[R]], %[[B_1]] {axis = 1 : i64} : (tensor<?x4xf32>, tensor<?x2xf32>) -> tensor<?x6xf32>
 // CHECK-NEXT: graph.yield %[[C_1]] : tensor<?x6xf32>
-// CHECK-NEXT: } attributes {kernel = @concat_output_relu_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @concat_output_relu_0}
 // CHECK-NEXT: func.return %[[C]] : tensor<?x6xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @concat_output_relu_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<?x2xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>) attributes {nimble.kernel = "concat_output_relu_0"} {
+// CHECK-LABEL: loop.kernel @concat_output_relu_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<?x2xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>) {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x4xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = memref.dim %[[V1]], %[[V3]] : memref<?x2xf32>
@@ -39,7 +39,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 func.func @concat_output(%a: tensor<?x4xf32>, %b: tensor<?x2xf32>) -> tensor<?x6xf32> {
   %r = graph.relu %a : tensor<?x4xf32> -> tensor<?x4xf32>

@@ -3,7 +3,7 @@
 // Creation ops from run-time sizes are kernels, not host calls: arange computes
 // start + i * step in index arithmetic, then converts it (here to f32).
 
-// CHECK-LABEL: func.func @arange_arange_0
+// CHECK-LABEL: loop.kernel @arange_arange_0
 // CHECK-SAME: (%[[START:[A-Za-z0-9_$.-]+]]: index, %[[STOP:[A-Za-z0-9_$.-]+]]: index, %[[STEP:[A-Za-z0-9_$.-]+]]: index, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?xf32>)
 // CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[OFF:[A-Za-z0-9_$.-]+]] = arith.muli %[[I]], %[[STEP]] : index
@@ -23,7 +23,7 @@ func.func @arange(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // from_elements (dims as data): element i picked from the operands by a chain of selects.
 
-// CHECK-LABEL: func.func @from_elements_from_elements_0
+// CHECK-LABEL: loop.kernel @from_elements_from_elements_0
 // CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: index, %[[B:[A-Za-z0-9_$.-]+]]: index, %[[C:[A-Za-z0-9_$.-]+]]: index, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<3xi64>)
 // CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[A64:[A-Za-z0-9_$.-]+]] = arith.index_cast %[[A]] : index to i64
@@ -46,7 +46,7 @@ func.func @from_elements(%x: tensor<?x?xf32>) -> tensor<3xi64> {
 
 // zeros of a run-time shape: a kernel storing the constant.
 
-// CHECK-LABEL: func.func @zeros_zeros_0
+// CHECK-LABEL: loop.kernel @zeros_zeros_0
 // CHECK-SAME: (%[[N:[A-Za-z0-9_$.-]+]]: index, %{{[A-Za-z0-9_$.-]+}}: index, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>)
 // CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %{{[A-Za-z0-9_$.-]+}} to %[[N]]
 // CHECK-NEXT: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] =

@@ -11,11 +11,11 @@
 // CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.dynamic_reshape %[[X_1]], %[[SHAPE_1]] : (tensor<?x?x64xf32, #nimble.dims<[batch, seq, 64]>>, !dynshape.shape<4>) -> tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>>
 // CHECK-NEXT: %[[T_1:[A-Za-z0-9_$.-]+]] = graph.transpose %[[R]] [0, 2, 1, 3] : tensor<?x?x4x16xf32, #nimble.dims<[batch, seq, 4, 16]>> -> tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
 // CHECK-NEXT: graph.yield %[[T_1]] : tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
-// CHECK-NEXT: } attributes {kernel = @heads_dynamic_reshape_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @heads_dynamic_reshape_0}
 // CHECK-NEXT: func.return %[[T]] : tensor<?x4x?x16xf32, #nimble.dims<[batch, 4, seq, 16]>>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @heads_dynamic_reshape_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: index, %[[V2:[A-Za-z0-9_$.-]+]]: index, %[[V3:[A-Za-z0-9_$.-]+]]: index, %[[V4:[A-Za-z0-9_$.-]+]]: index, %[[V5:[A-Za-z0-9_$.-]+]]: memref<?x4x?x16xf32>) attributes {nimble.kernel = "heads_dynamic_reshape_0"} {
+// CHECK-LABEL: loop.kernel @heads_dynamic_reshape_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: index, %[[V2:[A-Za-z0-9_$.-]+]]: index, %[[V3:[A-Za-z0-9_$.-]+]]: index, %[[V4:[A-Za-z0-9_$.-]+]]: index, %[[V5:[A-Za-z0-9_$.-]+]]: memref<?x4x?x16xf32>) {
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V7:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V6]] : memref<?x?x64xf32>
 // CHECK-NEXT: %[[V8:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -48,7 +48,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 // Dims the types name alike are one value in the kernel: a reshape that splits the last
 // dim of `[batch, seq, 64]` into `[batch, seq, 4, 16]` (its target given at run time)

@@ -5,11 +5,11 @@
 // CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.fused (%[[A_1:[A-Za-z0-9_$.-]+]] = %[[A]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> {
 // CHECK-NEXT: %[[C_1:[A-Za-z0-9_$.-]+]] = graph.add %[[A_1]], %[[B_1]] : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
 // CHECK-NEXT: graph.yield %[[C_1]] : tensor<?x4xf32>
-// CHECK-NEXT: } attributes {kernel = @broadcast_add_add_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @broadcast_add_add_0}
 // CHECK-NEXT: func.return %[[C]] : tensor<?x4xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @broadcast_add_add_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "broadcast_add_add_0"} {
+// CHECK-LABEL: loop.kernel @broadcast_add_add_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x4xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -24,7 +24,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
 func.func @broadcast_add(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
@@ -40,11 +40,11 @@ func.func @broadcast_add(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf
 // CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.dense %[[X1]], %[[W1]], %[[B1]] : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
 // CHECK-NEXT: %[[R:[A-Za-z0-9_$.-]+]] = graph.relu %[[D]] : tensor<?x16xf32> -> tensor<?x16xf32>
 // CHECK-NEXT: graph.yield %[[R]] : tensor<?x16xf32>
-// CHECK-NEXT: } attributes {kernel = @dense_relu_dense_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @dense_relu_dense_0}
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x16xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @dense_relu_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<16x8xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<16xf32>, %[[V3:[A-Za-z0-9_$.-]+]]: memref<?x16xf32>) attributes {nimble.kernel = "dense_relu_dense_0"} {
+// CHECK-LABEL: loop.kernel @dense_relu_dense_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<16x8xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<16xf32>, %[[V3:[A-Za-z0-9_$.-]+]]: memref<?x16xf32>) {
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V4]] : memref<?x8xf32>
 // CHECK-NEXT: %[[V6:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -68,7 +68,7 @@ func.func @broadcast_add(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 func.func @dense_relu(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
   %y = graph.fused (%x1 = %x, %w1 = %w, %b1 = %b) : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> (tensor<?x16xf32>) {
@@ -86,23 +86,23 @@ func.func @dense_relu(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf
 // CHECK-NEXT: graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]]) : (tensor<?x6xf32>) -> () {
 // CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.slice %[[X_1]][:, 1:-1:2] : tensor<?x6xf32> -> tensor<?x2xf32>
 // CHECK-NEXT: graph.yield
-// CHECK-NEXT: } attributes {kernel = @transpose_slice_slice_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @transpose_slice_slice_0}
 // CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1]] = %[[X]]) : (tensor<?x6xf32>) -> tensor<6x?xf32> {
 // CHECK-NEXT: %[[T_1:[A-Za-z0-9_$.-]+]] = graph.transpose %[[X_1]] [1, 0] : tensor<?x6xf32> -> tensor<6x?xf32>
 // CHECK-NEXT: graph.yield %[[T_1]] : tensor<6x?xf32>
-// CHECK-NEXT: } attributes {kernel = @transpose_slice_transpose_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @transpose_slice_transpose_0}
 // CHECK-NEXT: %[[U:[A-Za-z0-9_$.-]+]] = graph.fused (%[[T_1]] = %[[T]]) : (tensor<6x?xf32>) -> tensor<3x?xf32> {
 // CHECK-NEXT: %[[U_1:[A-Za-z0-9_$.-]+]] = graph.slice %[[T_1]][:3, :] : tensor<6x?xf32> -> tensor<3x?xf32>
 // CHECK-NEXT: graph.yield %[[U_1]] : tensor<3x?xf32>
-// CHECK-NEXT: } attributes {kernel = @transpose_slice_slice_1}
+// CHECK-NEXT: } attributes {nimble.kernel = @transpose_slice_slice_1}
 // CHECK-NEXT: func.return %[[U]] : tensor<3x?xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @transpose_slice_slice_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>) attributes {nimble.kernel = "transpose_slice_slice_0"} {
-// CHECK-NEXT: func.return
+// CHECK-LABEL: loop.kernel @transpose_slice_slice_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>) {
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @transpose_slice_transpose_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<6x?xf32>) attributes {nimble.kernel = "transpose_slice_transpose_0"} {
+// CHECK-LABEL: loop.kernel @transpose_slice_transpose_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x6xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<6x?xf32>) {
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<?x6xf32>
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 6 : index
@@ -115,10 +115,10 @@ func.func @dense_relu(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @transpose_slice_slice_1
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<6x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<3x?xf32>) attributes {nimble.kernel = "transpose_slice_slice_1"} {
+// CHECK-LABEL: loop.kernel @transpose_slice_slice_1
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<6x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<3x?xf32>) {
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<6x?xf32>
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
@@ -135,7 +135,7 @@ func.func @dense_relu(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 func.func @transpose_slice(%x: tensor<?x6xf32>) -> tensor<3x?xf32> {
   %s = graph.slice %x[:, 1:-1:2] : tensor<?x6xf32> -> tensor<?x2xf32>
@@ -163,7 +163,7 @@ func.func @opaque_stays_on_host(%b: tensor<?x4xf32>, %s: tensor<?xf32>) -> tenso
 // columns left and right of them, take the taps inside their window one after the other
 // (no padding here: those loops run no iteration). The pool's result is the kernel's
 // output: it is staged straight into the output buffer, and no nest copies it.
-// CHECK-LABEL: func.func @max_pool_rows_max_pool2d_0
+// CHECK-LABEL: loop.kernel @max_pool_rows_max_pool2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>)
 // CHECK-NOT: loop.alloc
 // CHECK: %[[LOW:[A-Za-z0-9_$.-]+]] = arith.constant 0xff800000 : f32
@@ -184,7 +184,7 @@ func.func @opaque_stays_on_host(%b: tensor<?x4xf32>, %s: tensor<?xf32>) -> tenso
 // CHECK: arith.maximumf %[[LOW]],
 // CHECK: arith.maximumf %[[LOW]],
 // CHECK-NOT: memref.load %[[Y]]
-// CHECK: func.return
+// CHECK: loop.return
 
 func.func @max_pool_rows(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
   %y = graph.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x2x?x?xf32> -> tensor<1x2x?x?xf32>
@@ -195,14 +195,14 @@ func.func @max_pool_rows(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
 
 // A max pool whose result an op after it reads: staged in a buffer of its own, which the
 // output nest reads.
-// CHECK-LABEL: func.func @max_pool_then_relu_max_pool2d_0
+// CHECK-LABEL: loop.kernel @max_pool_then_relu_max_pool2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x2x?x?xf32>)
 // CHECK: %[[ROWS:[A-Za-z0-9_$.-]+]] = loop.alloc dram
 // CHECK: memref.store {{.*}}, %[[ROWS]]
 // CHECK: %[[V:[A-Za-z0-9_$.-]+]] = memref.load %[[ROWS]]
 // CHECK: %[[R:[A-Za-z0-9_$.-]+]] = arith.maximumf %[[V]],
 // CHECK-NEXT: memref.store %[[R]], %[[Y]]
-// CHECK: func.return
+// CHECK: loop.return
 
 func.func @max_pool_then_relu(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
   %y = graph.fused (%x1 = %x) : (tensor<1x2x?x?xf32>) -> (tensor<1x2x?x?xf32>) {
@@ -218,7 +218,7 @@ func.func @max_pool_then_relu(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
 // A softmax along the last axis whose result is the kernel's output: computed in the
 // output buffer, each exponential taken once (stored as it is summed, then scaled there);
 // an f32 difference below -87 gives 0, never a denormal.
-// CHECK-LABEL: func.func @softmax_rows_softmax_0
+// CHECK-LABEL: loop.kernel @softmax_rows_softmax_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>)
 // CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] =
 // CHECK: %[[MAX:[A-Za-z0-9_$.-]+]] = loop.reduce {{.*}} combine(max)
@@ -239,7 +239,7 @@ func.func @max_pool_then_relu(%x: tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32> {
 // CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = arith.mulf %[[S]], %[[INV]] : f32
 // CHECK-NEXT: memref.store %[[P]], %[[Y]][%[[I]], %[[J]]]
 // CHECK-NOT: math.exp
-// CHECK: func.return
+// CHECK: loop.return
 
 func.func @softmax_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %p = graph.softmax %x {axis = -1 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
@@ -250,13 +250,13 @@ func.func @softmax_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 
 // Along another axis the output nest computes it per element (the sum's exponentials,
 // then the element's own).
-// CHECK-LABEL: func.func @softmax_columns_softmax_0
+// CHECK-LABEL: loop.kernel @softmax_columns_softmax_0
 // CHECK: %[[SUM:[A-Za-z0-9_$.-]+]] = loop.reduce {{.*}} combine(add)
 // CHECK: math.exp
 // CHECK: loop.yield
 // CHECK: math.exp
 // CHECK: arith.divf %{{.*}}, %[[SUM]] : f32
-// CHECK: func.return
+// CHECK: loop.return
 
 func.func @softmax_columns(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %p = graph.softmax %x {axis = 0 : i64} : tensor<?x?xf32> -> tensor<?x?xf32>
@@ -269,15 +269,15 @@ func.func @softmax_columns(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // their weights arguments) share one kernel; a different one gets its own.
 // CHECK-LABEL: func.func @twice
 // CHECK: %[[X:[A-Za-z0-9_$.-]+]] = graph.fused
-// CHECK: } attributes {kernel = @[[RELU:twice_relu_[0-9]+]]}
+// CHECK: } attributes {nimble.kernel = @[[RELU:twice_relu_[0-9]+]]}
 // CHECK: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused
-// CHECK: } attributes {kernel = @[[RELU]]}
+// CHECK: } attributes {nimble.kernel = @[[RELU]]}
 // CHECK: graph.fused (%{{.*}} = %[[X]], %{{.*}} = %[[Y]])
-// CHECK: } attributes {kernel = @twice_add_0}
-// CHECK: } attributes {kernel = @twice_tanh_0}
-// CHECK: func.func @[[RELU]](
+// CHECK: } attributes {nimble.kernel = @twice_add_0}
+// CHECK: } attributes {nimble.kernel = @twice_tanh_0}
+// CHECK: loop.kernel @[[RELU]](
 // CHECK-NOT: func.func @twice_relu_
-// CHECK: func.func @twice_add_0(
+// CHECK: loop.kernel @twice_add_0(
 
 func.func @twice(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %x = graph.relu %a : tensor<?x4xf32> -> tensor<?x4xf32>

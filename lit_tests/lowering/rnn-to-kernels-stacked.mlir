@@ -7,9 +7,9 @@
 
 // CHECK-LABEL: func.func @appended(
 // CHECK: %{{.*}}, %[[YS:[A-Za-z0-9_$.-]+]] = graph.fused
-// CHECK: } attributes {kernel = @appended_rnn_0, nimble.recurrence}
+// CHECK: } attributes {nimble.kernel = @appended_rnn_0, nimble.recurrence}
 // CHECK: func.return %[[YS]]
-// CHECK-LABEL: func.func @appended_rnn_0
+// CHECK-LABEL: loop.kernel @appended_rnn_0
 // CHECK-SAME: %[[YS0:[A-Za-z0-9_$.-]+]]: memref<?x?x5xf32>, %{{[A-Za-z0-9_$.-]+}}: memref<?x5xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?x5xf32>)
 // CHECK: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK: %[[K:[A-Za-z0-9_$.-]+]] = memref.dim %[[YS0]], %[[C0]]
@@ -52,8 +52,8 @@ func.func @appended(%xs: tensor<?x?x3xf32>, %h0: tensor<?x5xf32>, %ys0: tensor<?
 // step t's at steps - 1 - t.
 
 // CHECK-LABEL: func.func @reversed(
-// CHECK: } attributes {kernel = @reversed_rnn_0, nimble.recurrence}
-// CHECK-LABEL: func.func @reversed_rnn_0
+// CHECK: } attributes {nimble.kernel = @reversed_rnn_0, nimble.recurrence}
+// CHECK-LABEL: loop.kernel @reversed_rnn_0
 // CHECK-SAME: %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %{{[A-Za-z0-9_$.-]+}}: index, %{{[A-Za-z0-9_$.-]+}}: memref<?x5xf32>, %[[YS0:[A-Za-z0-9_$.-]+]]: memref<?x?x5xf32>, %{{[A-Za-z0-9_$.-]+}}: memref<?x5xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?x5xf32>)
 // CHECK: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index

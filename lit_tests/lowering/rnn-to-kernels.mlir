@@ -30,11 +30,11 @@
 // CHECK-NEXT: graph.yield %[[V10]], %[[V15]] : index, tensor<?x4xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: graph.yield %[[V5]] : tensor<?x4xf32>
-// CHECK-NEXT: } attributes {kernel = @rnn_rnn_0, nimble.recurrence}
+// CHECK-NEXT: } attributes {nimble.kernel = @rnn_rnn_0, nimble.recurrence}
 // CHECK-NEXT: func.return %[[H]] : tensor<?x4xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @rnn_rnn_0
-// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "rnn_rnn_0", nimble.cooperative} {
+// CHECK-LABEL: loop.kernel @rnn_rnn_0
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.cooperative} {
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
@@ -135,7 +135,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %0 = dynshape.dim %xs, 1 : tensor<?x?x2xf32>

@@ -7,7 +7,7 @@
 // sample positions carry `nimble.exact` (no fused multiply-add: their rounding decides
 // whether a sample lies inside the map).
 
-// CPU-LABEL: func.func @roi_roi_align_0
+// CPU-LABEL: loop.kernel @roi_roi_align_0
 // CPU-SAME: (%[[F:[0-9]+]]: memref<1x64x?x?xf32>, %[[R:[0-9]+]]: memref<?x4xf32>, %[[I:[0-9]+]]: memref<?xi64>, %[[OUT:[0-9]+]]: memref<?x64x7x7xf32>)
 // CPU: %[[K:[0-9]+]] = memref.dim %[[R]], %{{[0-9]+}} : memref<?x4xf32>
 // CPU-NEXT: %[[KI:[0-9]+]] = memref.dim %[[I]], %{{[0-9]+}} : memref<?xi64>
@@ -44,7 +44,7 @@
 // A device kernel's buffers are sized on the host: its tables hold 16 samples a bin,
 // and a box with a larger grid samples inline (the tables' nest then runs no step).
 
-// DEVICE-LABEL: func.func @roi_roi_align_0
+// DEVICE-LABEL: loop.kernel @roi_roi_align_0
 // DEVICE: %[[CAP:[0-9]+]] = arith.constant 16 : index
 // DEVICE: %[[LOW:[0-9]+]] = loop.alloc dram (%{{[0-9]+}}) : memref<?x7x16xi64>
 // DEVICE-NOT: combine(max)

@@ -6,7 +6,7 @@
 // column: V[i, (c, kw), column] = (B^T d)_i for the pair's four input rows d, the four
 // products M[i] = U[i] V[i] over (c, kw), and each pixel of the pair's rows from M.
 
-// CHECK-LABEL: func.func @winograd_conv2d_0
+// CHECK-LABEL: loop.kernel @winograd_conv2d_0
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<1x32x24x24xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<32x32x3x3xf32>, %[[Y:[A-Za-z0-9_$.-]+]]: memref<1x32x24x24xf32>)
 // CHECK-DAG: %[[C2:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
 // CHECK: %[[U:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<4x32x96xf32>
@@ -112,12 +112,12 @@ func.func @winograd(%x: tensor<1x32x24x24xf32>, %w: tensor<32x32x3x3xf32>) -> te
 // Winograd one (the host launches it where the sizes ask for it: manifest-alloc).
 
 // CHECK-LABEL: func.func @dynamic
-// CHECK: attributes {kernel = @dynamic_conv2d_0, nimble.winograd_kernel = @dynamic_conv2d_0_wg}
-// CHECK-LABEL: func.func @dynamic_conv2d_0(
+// CHECK: attributes {nimble.kernel = @dynamic_conv2d_0, nimble.winograd_kernel = @dynamic_conv2d_0_wg}
+// CHECK-LABEL: loop.kernel @dynamic_conv2d_0(
 // CHECK-NOT: memref<4x
 // CHECK: loop.alloc dram : memref<288x64xf32>
 // CHECK-NOT: memref<4x
-// CHECK-LABEL: func.func @dynamic_conv2d_0_wg(
+// CHECK-LABEL: loop.kernel @dynamic_conv2d_0_wg(
 // CHECK-NOT: memref<288x64xf32>
 // CHECK: loop.alloc dram : memref<4x32x96xf32>
 // CHECK: loop.alloc dram : memref<4x96x64xf32>
@@ -131,11 +131,11 @@ func.func @dynamic(%x: tensor<1x32x?x?xf32>, %w: tensor<32x32x3x3xf32>) -> tenso
 
 // Fewer than 576 output pixels, or 16 channels: the im2col form only.
 
-// CHECK-LABEL: func.func @small_conv2d_0
+// CHECK-LABEL: loop.kernel @small_conv2d_0
 // CHECK-NOT: memref<4x
 // CHECK: loop.alloc dram : memref<288x64xf32>
 // CHECK-NOT: memref<4x
-// CHECK-LABEL: func.func @narrow_conv2d_0
+// CHECK-LABEL: loop.kernel @narrow_conv2d_0
 // CHECK-NOT: memref<4x
 // CHECK: loop.alloc dram : memref<144x64xf32>
 // CHECK-NOT: memref<4x
@@ -160,7 +160,7 @@ func.func @narrow(%x: tensor<1x16x32x32xf32>, %w: tensor<32x16x3x3xf32>) -> tens
 // CHECK-NEXT: %[[U:[A-Za-z0-9_$.-]+]] = graph.constant dense<"0x{{[0-9A-F]+}}"> : tensor<4x32x96xf32>
 // CHECK-NEXT: graph.fused (%{{.*}} = %{{.*}}, %{{.*}} = %[[W]], %{{.*}} = %[[U]])
 // CHECK-NEXT: graph.conv2d %{{.*}}, %{{.*}} {nimble.winograd_weights = 2 : i64,
-// CHECK-LABEL: func.func @folded_conv2d_0
+// CHECK-LABEL: loop.kernel @folded_conv2d_0
 // CHECK-SAME: %[[UK:[A-Za-z0-9_$.-]+]]: memref<4x32x96xf32>
 // CHECK-NOT: loop.alloc dram : memref<4x32x96xf32>
 // CHECK: loop.alloc dram : memref<4x96x64xf32>

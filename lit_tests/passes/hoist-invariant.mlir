@@ -1,7 +1,7 @@
 // RUN: nimble-opt %s --split-input-file -p hoist-invariant | filecheck %s
 
-// CHECK-LABEL: func.func @row_max_hoisted
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>) attributes {nimble.kernel = "row_max_hoisted"} {
+// CHECK-LABEL: loop.kernel @row_max_hoisted
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[C8:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
@@ -20,10 +20,10 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @row_max_hoisted(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble.kernel = "row_max_hoisted"} {
+loop.kernel @row_max_hoisted(%a: memref<?x8xf32>, %out: memref<?x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -42,13 +42,13 @@ func.func @row_max_hoisted(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attribute
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
-// CHECK-LABEL: func.func @written_buffer_stays
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<8xf32>) attributes {nimble.kernel = "written_buffer_stays"} {
+// CHECK-LABEL: loop.kernel @written_buffer_stays
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<8xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[C8:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
@@ -57,9 +57,9 @@ func.func @row_max_hoisted(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attribute
 // CHECK-NEXT: memref.store %[[X]], %[[A]][%[[J]]] : memref<8xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
-func.func @written_buffer_stays(%a: memref<8xf32>) attributes {nimble.kernel = "written_buffer_stays"} {
+loop.kernel @written_buffer_stays(%a: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -68,5 +68,5 @@ func.func @written_buffer_stays(%a: memref<8xf32>) attributes {nimble.kernel = "
     memref.store %x, %a[%j] : memref<8xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }

@@ -16,11 +16,11 @@ func.func @host(%xs: tensor<?x4xf32>) -> index {
 
 // -----
 
-// CHECK-LABEL: func.func @kernel
+// CHECK-LABEL: loop.kernel @kernel
 // CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] =
 // CHECK-NEXT: %[[NEG:[A-Za-z0-9_$.-]+]] = arith.cmpi slt, %[[I]], %{{.*}} : index
 // CHECK-NEXT: %[[J:[A-Za-z0-9_$.-]+]] = arith.select %[[NEG]]
-func.func @kernel(%xs: memref<?xindex>) attributes {nimble.kernel = "kernel"} {
+loop.kernel @kernel(%xs: memref<?xindex>) {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
   %n = memref.dim %xs, %zero : memref<?xindex>
@@ -29,5 +29,5 @@ func.func @kernel(%xs: memref<?xindex>) attributes {nimble.kernel = "kernel"} {
     %j = arith.select %neg, %n, %i : index
     memref.store %j, %xs[%i] : memref<?xindex>
   }
-  func.return
+  loop.return
 }

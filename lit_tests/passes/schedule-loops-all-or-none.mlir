@@ -1,6 +1,6 @@
 // RUN: nimble-opt %s --cpu skylake-avx512 --split-input-file -p fuse-ops,lower-graph-to-loops,canonicalize,cse,schedule-loops | filecheck %s
 
-// CHECK-LABEL: func.func @dense_dense_0
+// CHECK-LABEL: loop.kernel @dense_dense_0
 // CHECK: %[[C128:[A-Za-z0-9_$.-]+]] = arith.constant 128 : index
 // CHECK: %[[LEAST:[A-Za-z0-9_$.-]+]] = arith.constant 20 : index
 // CHECK-NEXT: %[[ENOUGH:[A-Za-z0-9_$.-]+]] = arith.cmpi sge, %{{[A-Za-z0-9_$.-]+}}, %[[LEAST]] : index

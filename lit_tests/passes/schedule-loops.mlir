@@ -8,11 +8,11 @@
 // CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.fused (%[[A_1:[A-Za-z0-9_$.-]+]] = %[[A]], %[[B_1:[A-Za-z0-9_$.-]+]] = %[[B]]) : (tensor<?x64xf32>, tensor<64x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT: %[[C_1:[A-Za-z0-9_$.-]+]] = graph.matmul %[[A_1]], %[[B_1]] : (tensor<?x64xf32>, tensor<64x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT: graph.yield %[[C_1]] : tensor<?x?xf32>
-// CHECK-NEXT: } attributes {kernel = @matmul_gets_register_tile_matmul_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @matmul_gets_register_tile_matmul_0}
 // CHECK-NEXT: func.return %[[C]] : tensor<?x?xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @matmul_gets_register_tile_matmul_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<64x?xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "matmul_gets_register_tile_matmul_0", nimble.work = 64 : i64} {
+// CHECK-LABEL: loop.kernel @matmul_gets_register_tile_matmul_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<64x?xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.work = 64 : i64} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -55,7 +55,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
 func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>) -> tensor<?x?xf32> {
@@ -72,11 +72,11 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32> {
 // CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]] : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
 // CHECK-NEXT: graph.yield %[[Y_1]] : tensor<?x32xf32>
-// CHECK-NEXT: } attributes {kernel = @dense_rows_in_lanes_dense_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @dense_rows_in_lanes_dense_0}
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x32xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @dense_rows_in_lanes_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<32x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>) attributes {nimble.kernel = "dense_rows_in_lanes_dense_0", nimble.work = 64 : i64} {
+// CHECK-LABEL: loop.kernel @dense_rows_in_lanes_dense_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<32x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>) attributes {nimble.work = 64 : i64} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -125,7 +125,7 @@ func.func @matmul_gets_register_tile(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>)
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
   %y = graph.dense %x, %w : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
@@ -141,11 +141,11 @@ func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> t
 // CHECK-NEXT: %[[Y:[A-Za-z0-9_$.-]+]] = graph.fused (%[[X_1:[A-Za-z0-9_$.-]+]] = %[[X]], %[[W_1:[A-Za-z0-9_$.-]+]] = %[[W]]) : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32> {
 // CHECK-NEXT: %[[Y_1:[A-Za-z0-9_$.-]+]] = graph.dense %[[X_1]], %[[W_1]] : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
 // CHECK-NEXT: graph.yield %[[Y_1]] : tensor<?x128xf32>
-// CHECK-NEXT: } attributes {kernel = @dense_packs_transposed_panels_dense_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @dense_packs_transposed_panels_dense_0}
 // CHECK-NEXT: func.return %[[Y]] : tensor<?x128xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @dense_packs_transposed_panels_dense_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<128x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x128xf32>) attributes {nimble.kernel = "dense_packs_transposed_panels_dense_0", nimble.work = 64 : i64} {
+// CHECK-LABEL: loop.kernel @dense_packs_transposed_panels_dense_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x64xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<128x64xf32>, %[[V2:[A-Za-z0-9_$.-]+]]: memref<?x128xf32>) attributes {nimble.work = 64 : i64} {
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V3]] : memref<?x64xf32>
 // CHECK-NEXT: %[[V5:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -221,7 +221,7 @@ func.func @dense_rows_in_lanes(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> t
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 func.func @dense_packs_transposed_panels(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128xf32> {
   %y = graph.dense %x, %w : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
@@ -234,11 +234,11 @@ func.func @dense_packs_transposed_panels(%x: tensor<?x64xf32>, %w: tensor<128x64
 // CHECK-NEXT: %[[E:[A-Za-z0-9_$.-]+]] = graph.fused (%[[A_1:[A-Za-z0-9_$.-]+]] = %[[A]]) : (tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT: %[[E_1:[A-Za-z0-9_$.-]+]] = graph.exp %[[A_1]] : tensor<?x?xf32> -> tensor<?x?xf32>
 // CHECK-NEXT: graph.yield %[[E_1]] : tensor<?x?xf32>
-// CHECK-NEXT: } attributes {kernel = @elementwise_gets_lanes_exp_0}
+// CHECK-NEXT: } attributes {nimble.kernel = @elementwise_gets_lanes_exp_0}
 // CHECK-NEXT: func.return %[[E]] : tensor<?x?xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @elementwise_gets_lanes_exp_0
-// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "elementwise_gets_lanes_exp_0", nimble.work = 1 : i64} {
+// CHECK-LABEL: loop.kernel @elementwise_gets_lanes_exp_0
+// CHECK-SAME: (%[[V0:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[V1:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.work = 1 : i64} {
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V3:[A-Za-z0-9_$.-]+]] = memref.dim %[[V0]], %[[V2]] : memref<?x?xf32>
 // CHECK-NEXT: %[[V4:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
@@ -252,7 +252,7 @@ func.func @dense_packs_transposed_panels(%x: tensor<?x64xf32>, %w: tensor<128x64
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
 func.func @elementwise_gets_lanes(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {

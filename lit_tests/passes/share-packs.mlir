@@ -2,7 +2,7 @@
 
 // Two nests pack the same rows of %x into equal buffers (the second with constants of
 // its own, as CSE may leave them): the second pack goes, its reader reads the first.
-// CHECK-LABEL: func.func @same_pack_twice
+// CHECK-LABEL: loop.kernel @same_pack_twice
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[O1:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[O2:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>)
 // CHECK: %[[P:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%[[N:[A-Za-z0-9_$.-]+]]) : memref<?x4xf32>
 // CHECK-NEXT: loop.foreach
@@ -12,9 +12,9 @@
 // CHECK-NOT: loop.alloc
 // CHECK: memref.load %[[P]][%{{.*}}, %{{.*}}] : memref<?x4xf32>
 // CHECK: memref.store %{{.*}}, %[[O2]][%{{.*}}, %{{.*}}] : memref<?x4xf32>
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @same_pack_twice(%x: memref<?x4xf32>, %o1: memref<?x4xf32>, %o2: memref<?x4xf32>) attributes {nimble.kernel = "same_pack_twice"} {
+loop.kernel @same_pack_twice(%x: memref<?x4xf32>, %o1: memref<?x4xf32>, %o2: memref<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -54,19 +54,19 @@ func.func @same_pack_twice(%x: memref<?x4xf32>, %o1: memref<?x4xf32>, %o2: memre
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
 // Packs that differ are both kept: another column order, and a source the kernel writes
 // (between the packs it could change).
-// CHECK-LABEL: func.func @different_packs
+// CHECK-LABEL: loop.kernel @different_packs
 // CHECK-COUNT-4: loop.alloc dram
 // CHECK-NOT: loop.alloc
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @different_packs(%x: memref<?x4xf32>, %y: memref<?x4xf32>, %o: memref<?x4xf32>) attributes {nimble.kernel = "different_packs"} {
+loop.kernel @different_packs(%x: memref<?x4xf32>, %y: memref<?x4xf32>, %o: memref<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
@@ -124,5 +124,5 @@ func.func @different_packs(%x: memref<?x4xf32>, %y: memref<?x4xf32>, %o: memref<
     }
     loop.yield
   }
-  func.return
+  loop.return
 }

@@ -5,13 +5,13 @@
 // CHECK-LABEL: func.func @host
 // CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = arith.constant 5 : index
 // CHECK-NEXT: func.return %[[C]], %[[C]] : index, index
-// CHECK-LABEL: func.func @kernel
+// CHECK-LABEL: loop.kernel @kernel
 // CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
 // CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = arith.constant 3 : index
 // CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = arith.addi %[[A]], %[[B]] : index
 // CHECK-NEXT: %[[T:[A-Za-z0-9_$.-]+]] = arith.addi %[[A]], %[[B]] : index
 // CHECK-NEXT: %[[DEAD:[A-Za-z0-9_$.-]+]] = arith.muli %[[S]], %[[T]] : index
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 
 func.func @host() -> (index, index) {
   %a = arith.constant 2 : index
@@ -22,13 +22,13 @@ func.func @host() -> (index, index) {
   func.return %s, %t : index, index
 }
 
-func.func @kernel() attributes {nimble.kernel = "kernel"} {
+loop.kernel @kernel() {
   %a = arith.constant 2 : index
   %b = arith.constant 3 : index
   %s = arith.addi %a, %b : index
   %t = arith.addi %a, %b : index
   %dead = arith.muli %s, %t : index
-  func.return
+  loop.return
 }
 
 // -----

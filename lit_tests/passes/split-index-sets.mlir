@@ -2,7 +2,7 @@
 
 // A concatenation along the rows: each row selects between the two operands. Split at
 // the seam, each loop copies one operand; the comparison, the clamps and the select go.
-// CHECK-LABEL: func.func @concat_rows
+// CHECK-LABEL: loop.kernel @concat_rows
 // CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<3x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<5x8xf32>, %[[O:[A-Za-z0-9_$.-]+]]: memref<8x8xf32>)
 // CHECK-NOT: arith.select
 // CHECK: loop.foreach %[[I:[A-Za-z0-9_$.-]+]] = %{{.*}} to %[[S:[A-Za-z0-9_$.-]+]] step
@@ -12,9 +12,9 @@
 // CHECK: %[[R:[A-Za-z0-9_$.-]+]] = arith.subi %[[J]], %{{.*}} : index
 // CHECK: memref.load %[[B]][%[[R]], %{{.*}}] : memref<5x8xf32>
 // CHECK-NOT: arith.select
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @concat_rows(%a: memref<3x8xf32>, %b: memref<5x8xf32>, %o: memref<8x8xf32>) attributes {nimble.kernel = "concat_rows"} {
+loop.kernel @concat_rows(%a: memref<3x8xf32>, %b: memref<5x8xf32>, %o: memref<8x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -36,22 +36,22 @@ func.func @concat_rows(%a: memref<3x8xf32>, %b: memref<5x8xf32>, %o: memref<8x8x
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
 // A reduction whose result nothing reads after the split (the conv a concatenation's
 // copied channels computed for nothing): gone with its select.
-// CHECK-LABEL: func.func @dead_reduction
+// CHECK-LABEL: loop.kernel @dead_reduction
 // CHECK-NOT: arith.select
 // CHECK: loop.foreach
 // CHECK-NOT: loop.reduce
 // CHECK: loop.foreach
 // CHECK: loop.reduce
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @dead_reduction(%a: memref<2x4xf32>, %w: memref<4xf32>, %o: memref<3x4xf32>) attributes {nimble.kernel = "dead_reduction"} {
+loop.kernel @dead_reduction(%a: memref<2x4xf32>, %w: memref<4xf32>, %o: memref<3x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -73,19 +73,19 @@ func.func @dead_reduction(%a: memref<2x4xf32>, %w: memref<4xf32>, %o: memref<3x4
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
 // A bound known only at run time: nothing to split at.
-// CHECK-LABEL: func.func @dynamic_bound
+// CHECK-LABEL: loop.kernel @dynamic_bound
 // CHECK: loop.foreach
 // CHECK: arith.select
 // CHECK-NOT: loop.foreach %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @dynamic_bound(%a: memref<?xf32>, %o: memref<?xf32>) attributes {nimble.kernel = "dynamic_bound"} {
+loop.kernel @dynamic_bound(%a: memref<?xf32>, %o: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
@@ -98,5 +98,5 @@ func.func @dynamic_bound(%a: memref<?xf32>, %o: memref<?xf32>) attributes {nimbl
     memref.store %v, %o[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }

@@ -12,7 +12,7 @@
 // lanes along the columns. The rows left over by whole panels run as one more panel:
 // packed element by element, zeros past the last row, its tiles' results through a
 // register block, row by row.
-// CHECK-LABEL: func.func @rows_in_lanes
+// CHECK-LABEL: loop.kernel @rows_in_lanes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<48x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<48xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x48xf32>)
 // CHECK: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %{{.*}} : memref<?x32xf32>
 // CHECK: %[[WHOLE:[A-Za-z0-9_$.-]+]] = arith.subi %[[M]], %{{.*}} : index
@@ -81,8 +81,8 @@
 // CHECK-NEXT: %[[ROW:[A-Za-z0-9_$.-]+]] = vector.load %[[RB]][%[[R]], %{{.*}}] : memref<16x16xf32>, vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[J0]]] : memref<?x48xf32>, vector<16xf32>
 // CHECK-NOT: memref.store %{{.*}}, %[[OUT]]
-// CHECK: func.return
-func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref<48xf32>, %out: memref<?x48xf32>) attributes {nimble.kernel = "rows_in_lanes"} {
+// CHECK: loop.return
+loop.kernel @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref<48xf32>, %out: memref<?x48xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -104,7 +104,7 @@ func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -113,7 +113,7 @@ func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref
 // rows 4 KiB apart share an L1 set) to a buffer with an odd number of 16-float lines per
 // row, and its broadcasts read that copy (the rows left over too, as one more panel:
 // W is never read in place).
-// CHECK-LABEL: func.func @staged_rows
+// CHECK-LABEL: loop.kernel @staged_rows
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x1024xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<32x1024xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>)
 // CHECK: %[[STRIDE:[A-Za-z0-9_$.-]+]] = arith.constant 1040 : index
 // CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} schedule #loop.schedule<parallel> {
@@ -129,8 +129,8 @@ func.func @rows_in_lanes(%x: memref<?x32xf32>, %w: memref<48x32xf32>, %b: memref
 // CHECK-NOT: memref.load %[[W]]
 // CHECK: loop.alloc reg : memref<16x16xf32>
 // CHECK-NOT: memref.load %[[W]]
-// CHECK: func.return
-func.func @staged_rows(%x: memref<?x1024xf32>, %w: memref<32x1024xf32>, %out: memref<?x32xf32>) attributes {nimble.kernel = "staged_rows"} {
+// CHECK: loop.return
+loop.kernel @staged_rows(%x: memref<?x1024xf32>, %w: memref<32x1024xf32>, %out: memref<?x32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -150,5 +150,5 @@ func.func @staged_rows(%x: memref<?x1024xf32>, %w: memref<32x1024xf32>, %out: me
     }
     loop.yield
   }
-  func.return
+  loop.return
 }

@@ -1,7 +1,7 @@
 // RUN: nimble-opt %s --split-input-file -p tile-vectorize,canonicalize,cse | filecheck %s
 
-// CHECK-LABEL: func.func @lanes_and_remainder
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "lanes_and_remainder"} {
+// CHECK-LABEL: loop.kernel @lanes_and_remainder
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
@@ -26,10 +26,10 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @lanes_and_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "lanes_and_remainder"} {
+loop.kernel @lanes_and_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %a, %c0 : memref<?x?xf32>
@@ -44,13 +44,13 @@ func.func @lanes_and_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attri
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
-// CHECK-LABEL: func.func @register_tile
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<8x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "register_tile"} {
+// CHECK-LABEL: loop.kernel @register_tile
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x8xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<8x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[C8:[A-Za-z0-9_$.-]+]] = arith.constant 8 : index
@@ -124,10 +124,10 @@ func.func @lanes_and_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attri
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "register_tile"} {
+loop.kernel @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -147,13 +147,13 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
-// CHECK-LABEL: func.func @dot_products
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x70xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x70xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
+// CHECK-LABEL: loop.kernel @dot_products
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x70xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x70xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C70:[A-Za-z0-9_$.-]+]] = arith.constant 70 : index
 // CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[W]], %[[C0]] : memref<?x70xf32>
@@ -210,10 +210,10 @@ func.func @register_tile(%a: memref<?x8xf32>, %b: memref<8x?xf32>, %out: memref<
 // CHECK-NEXT: memref.store %[[V33]], %[[OUT]][%[[V23]]] : memref<?xf32>
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @dot_products(%x: memref<?x70xf32>, %w: memref<?x70xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "dot_products"} {
+loop.kernel @dot_products(%x: memref<?x70xf32>, %w: memref<?x70xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c70 = arith.constant 70 : index
@@ -229,13 +229,13 @@ func.func @dot_products(%x: memref<?x70xf32>, %w: memref<?x70xf32>, %out: memref
     memref.store %s, %out[%j] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
-// CHECK-LABEL: func.func @strided_stays_scalar
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "strided_stays_scalar"} {
+// CHECK-LABEL: loop.kernel @strided_stays_scalar
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
@@ -248,10 +248,10 @@ func.func @dot_products(%x: memref<?x70xf32>, %w: memref<?x70xf32>, %out: memref
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "strided_stays_scalar"} {
+loop.kernel @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %a, %c0 : memref<?x?xf32>
@@ -264,7 +264,7 @@ func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attr
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -272,7 +272,7 @@ func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attr
 // A dense layer's weights W[j, k] packed for 16-lane columns: each panel is a transpose,
 // copied in 16 x 16 blocks (16 row loads, 4 rounds of 16 shuffles, 16 stores); the
 // row tiles then read it along the lanes. K = 32: whole blocks, no element-wise rest.
-// CHECK-LABEL: func.func @transposed_panel
+// CHECK-LABEL: loop.kernel @transposed_panel
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>,
 // CHECK: loop.foreach %[[J0:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %[[C16:[A-Za-z0-9_$.-]+]] {
 // CHECK-NEXT: %[[PANEL:[A-Za-z0-9_$.-]+]] = loop.alloc dram (%{{.*}}) : memref<?x16xf32>
@@ -300,9 +300,9 @@ func.func @strided_stays_scalar(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attr
 // CHECK: loop.foreach %[[J:[A-Za-z0-9_$.-]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: vector.load %[[W]][%[[J]], %{{.*}}] : memref<?x32xf32>, vector<16xf32>
 // CHECK-NOT: memref.load %[[W]]
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "transposed_panel"} {
+loop.kernel @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -322,15 +322,15 @@ func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: me
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
 // A reduction outside any scheduled nest (a softmax row max hoisted above the loop over
 // the row) runs along k in vector accumulators, lanes combined, scalar remainder.
-// CHECK-LABEL: func.func @hoisted_reduction
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "hoisted_reduction"} {
+// CHECK-LABEL: loop.kernel @hoisted_reduction
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
@@ -358,10 +358,10 @@ func.func @transposed_panel(%x: memref<?x32xf32>, %w: memref<?x32xf32>, %out: me
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "hoisted_reduction"} {
+loop.kernel @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %a, %c0 : memref<?x?xf32>
@@ -380,7 +380,7 @@ func.func @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -388,8 +388,8 @@ func.func @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
 // Lanes reading every other element (a stride-2 convolution window): two overlapping
 // vector loads (the second from 15 elements on, so nothing past the last lane is read),
 // even elements shuffled out.
-// CHECK-LABEL: func.func @stride_two_window
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "stride_two_window"} {
+// CHECK-LABEL: loop.kernel @stride_two_window
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[C2:[A-Za-z0-9_$.-]+]] = arith.constant 2 : index
@@ -419,10 +419,10 @@ func.func @hoisted_reduction(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
-func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "stride_two_window"} {
+loop.kernel @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -438,7 +438,7 @@ func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -446,8 +446,8 @@ func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
 // A vector schedule with `mask`: the leftover columns are one masked vector step, its
 // lanes from vector.create_mask over the count left.
 
-// CHECK-LABEL: func.func @masked_remainder
-// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) attributes {nimble.kernel = "masked_remainder"} {
+// CHECK-LABEL: loop.kernel @masked_remainder
+// CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[C1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = memref.dim %[[A]], %[[C0]] : memref<?x?xf32>
@@ -477,9 +477,9 @@ func.func @stride_two_window(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribu
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
-func.func @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "masked_remainder"} {
+loop.kernel @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %a, %c0 : memref<?x?xf32>
@@ -494,7 +494,7 @@ func.func @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribut
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -503,7 +503,7 @@ func.func @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribut
 // products along k after all the rows: those columns of B copied first, transposed
 // (`[j - first, k]`).
 
-// CHECK-LABEL: func.func @leftover_dot_products
+// CHECK-LABEL: loop.kernel @leftover_dot_products
 // CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<32x?xf32>,
 // CHECK: vector.load %[[B]]
 // CHECK: %[[T:[A-Za-z0-9_$.-]+]] = loop.alloc dram : memref<16x32xf32>
@@ -516,9 +516,9 @@ func.func @masked_remainder(%a: memref<?x?xf32>, %out: memref<?x?xf32>) attribut
 // CHECK-COUNT-4: vector.load %[[T]][%{{.*}}, %[[K2]]] : memref<16x32xf32>, vector<16xf32>
 // CHECK-NOT: %[[B]]
 // CHECK: vector.reduction <add>
-// CHECK: func.return
+// CHECK: loop.return
 
-func.func @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "leftover_dot_products"} {
+loop.kernel @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -538,7 +538,7 @@ func.func @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %ou
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -548,7 +548,7 @@ func.func @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %ou
 // slot (`loop.alloc reg`, one row per copy), each trip loading one copy's; a shorter
 // one keeps a copy per tile element (@leftover_dot_products above).
 
-// CHECK-LABEL: func.func @epilogue_loop
+// CHECK-LABEL: loop.kernel @epilogue_loop
 // CHECK-SAME: (%[[A:[A-Za-z0-9_$.-]+]]: memref<?x32xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<32x?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<?x?xf32>)
 // CHECK: %[[S0:[A-Za-z0-9_$.-]+]], %[[S1:[A-Za-z0-9_$.-]+]], %[[S2:[A-Za-z0-9_$.-]+]], %[[S3:[A-Za-z0-9_$.-]+]] = loop.reduce
 // CHECK: loop.yield
@@ -576,7 +576,7 @@ func.func @leftover_dot_products(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %ou
 // CHECK-NOT: arith.maximumf
 // CHECK: loop.alloc reg : memref<2x16xf32>
 
-func.func @epilogue_loop(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memref<?x?xf32>) attributes {nimble.kernel = "epilogue_loop"} {
+loop.kernel @epilogue_loop(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -613,13 +613,13 @@ func.func @epilogue_loop(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memre
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
 
-// CHECK-LABEL: func.func @masked_row_sum
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?xf32>, %[[E:[A-Za-z0-9_$.-]+]]: memref<?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<f32>) attributes {nimble.kernel = "masked_row_sum"} {
+// CHECK-LABEL: loop.kernel @masked_row_sum
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: memref<?xf32>, %[[E:[A-Za-z0-9_$.-]+]]: memref<?xf32>, %[[OUT:[A-Za-z0-9_$.-]+]]: memref<f32>) {
 // CHECK-NEXT: %[[C0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = memref.dim %[[X]], %[[C0]] : memref<?xf32>
 // CHECK-NEXT: %[[ZERO:[A-Za-z0-9_$.-]+]] = arith.constant 0.000000e+00 : f32
@@ -644,12 +644,12 @@ func.func @epilogue_loop(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %out: memre
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = vector.reduction <add>, %[[V8]], %[[ZERO]] : vector<16xf32> into f32
 // CHECK-NEXT: memref.store %[[S]], %[[OUT]][] : memref<f32>
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 // A row's sum of exps along k in 16 lanes, the steps whole vectors leave (`mask`) as
 // one masked vector step (a loop.reduce by 16 that runs once, or not at all), its off
 // lanes adding 0; the exps it stores are masked stores.
-func.func @masked_row_sum(%x: memref<?xf32>, %e: memref<?xf32>, %out: memref<f32>) attributes {nimble.kernel = "masked_row_sum"} {
+loop.kernel @masked_row_sum(%x: memref<?xf32>, %e: memref<?xf32>, %out: memref<f32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
@@ -661,5 +661,5 @@ func.func @masked_row_sum(%x: memref<?xf32>, %e: memref<?xf32>, %out: memref<f32
     loop.yield %p : f32
   }
   memref.store %s, %out[] : memref<f32>
-  func.return
+  loop.return
 }

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -20,8 +19,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from nimble.dialects import llvm
-from nimble.dialects import kernel_analysis, loop
+from nimble.dialects import kernel_analysis, llvm, loop
 from nimble.lowering.llvm.common import PTR, Buffer, llvm_function, llvm_type, type_suffix
 
 _PROPERTIES: dict[tuple, dict[str, Attribute]] = {}  # (see `LoweringBase.made`)
@@ -30,7 +28,7 @@ _PROPERTIES: dict[tuple, dict[str, Attribute]] = {}  # (see `LoweringBase.made`)
 class LoweringBase:
     """Translates one kernel `func.func` into an `llvm.func` (with its CFG): the state."""
 
-    def __init__(self, kernel: func.FuncOp, externals: dict[str, Operation], check_bounds: bool = False):
+    def __init__(self, kernel: loop.KernelOp, externals: dict[str, Operation], check_bounds: bool = False):
         self.kernel = kernel
         self.externals = externals
         self.check_bounds = check_bounds

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import func, memref, scf, vector
 from xdsl.dialects import math as xmath
+from xdsl.dialects import memref, scf, vector
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, i64
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 
-from nimble.dialects import arith, llvm
-from nimble.dialects import kernel_analysis, loop
+from nimble.dialects import arith, kernel_analysis, llvm, loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.lowering.llvm.common import PTR, LazyBuffer, LLVMLoweringError, llvm_function
 from nimble.lowering.llvm.memory import MemoryLowering
@@ -45,7 +44,7 @@ class FunctionLowering(MemoryLowering, ScalarLowering):
         reads: set[SSAValue] = set()  # buffers read and written since the last barrier
         writes: set[SSAValue] = set()
         for op in block.ops:
-            if isinstance(op, (loop.YieldOp, scf.YieldOp, func.ReturnOp)):
+            if isinstance(op, (loop.YieldOp, scf.YieldOp, loop.ReturnOp)):
                 continue
             if together:
                 op_reads, op_writes = kernel_analysis.accessed_buffers(op)
@@ -70,7 +69,7 @@ class FunctionLowering(MemoryLowering, ScalarLowering):
                 self.emit(llvm.CallOp(name, self.chunk, ptr))
             else:
                 self.emit(llvm.CallOp(self.external("free", llvm.LLVMVoidType(), [PTR]), ptr))
-        if isinstance(block.last_op, func.ReturnOp):
+        if isinstance(block.last_op, loop.ReturnOp):
             self.emit(llvm.ReturnOp())
 
     def op(self, op: Operation, frees: list[SSAValue | LazyBuffer]) -> None:

@@ -25,20 +25,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from nimble.dialects import llvm, loop
 from nimble.dialects.device import Device
-from nimble.dialects import llvm
-from nimble.dialects import loop
 from nimble.lowering.llvm.common import PTR, llvm_function
 from nimble.lowering.llvm.function import FunctionLowering
 from nimble.runtime import bounds
 
 
-def _wrapper(kernel: func.FuncOp, body: llvm.FuncOp) -> llvm.FuncOp:
+def _wrapper(kernel: loop.KernelOp, body: llvm.FuncOp) -> llvm.FuncOp:
     """`void k(i64* args)`: unpack the slots and call the body."""
     entry = Block(arg_types=[PTR])
 

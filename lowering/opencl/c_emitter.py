@@ -1,6 +1,6 @@
 """Loop-level kernels → C-like source: the base emitter every C-family backend shares.
 
-A kernel (`func.func` marked `nimble.kernel`, holding `loop.foreach`/`loop.reduce`
+A kernel (a `loop.kernel`, holding `loop.foreach`/`loop.reduce`
 nests over `memref` buffers with `arith`/`math` bodies) becomes one or more device
 functions, one per *phase*: each top-level `loop.foreach` is a phase whose perfectly
 nested leading loops (up to `Flavor.grid_dims`, bounds defined outside the nest) are
@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import func, memref
 from xdsl.dialects import math as xmath
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
@@ -38,14 +38,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.lowering.opencl.c_grid import host_computable
 from nimble.lowering.opencl.c_groups import group_phase
 from nimble.lowering.opencl.c_source import (
     C_PREAMBLE,
     CASTS,
-    CBuffer,
     CMPF,
     CMPI,
     COMBINE,
@@ -54,6 +52,7 @@ from nimble.lowering.opencl.c_source import (
     NAN_MINMAX,
     UNSIGNED_CASTS,
     UNSIGNED_INFIX,
+    CBuffer,
     Flavor,
     KernelSource,
     NoDeviceLowering,
@@ -71,7 +70,6 @@ from nimble.lowering.opencl.c_source import (
 )
 from nimble.lowering.opencl.c_tiles import NotTileable, TileEmitter
 
-
 REMAINDER_WIDTH = 4
 """The narrowest vector of a tile's lane remainder before single lanes (`tile_at`)."""
 
@@ -83,7 +81,7 @@ REMAINDER_WIDTH = 4
 class CEmitter:
     """Emits one kernel for one `Flavor`."""
 
-    def __init__(self, flavor: Flavor, kernel: func.FuncOp):
+    def __init__(self, flavor: Flavor, kernel: loop.KernelOp):
         self.f = flavor
         self.kernel = kernel
         self.name = kernel.sym_name.data
@@ -186,7 +184,7 @@ class CEmitter:
         pure = [op for op in block.ops if is_pure_scalar(op) or op in staged]
         loops = [op for op in block.ops if isinstance(op, loop.ForeachOp)]
         serial = [op for op in block.ops if op not in pure and op not in staged
-                  and not isinstance(op, loop.ForeachOp | func.ReturnOp)]
+                  and not isinstance(op, loop.ForeachOp | loop.ReturnOp)]
         position = {op: i for i, op in enumerate(block.ops)}
         defined = {r for op in serial for r in op.results}
         for op in list(pure):  # (in block order) scalar code on a statement's values is a statement too
@@ -524,11 +522,11 @@ _STATEMENTS: dict[type[Operation], Callable[[CEmitter, Operation], None]] = {
 }
 
 
-def emit_kernel(flavor: Flavor, kernel: func.FuncOp) -> KernelSource:
+def emit_kernel(flavor: Flavor, kernel: loop.KernelOp) -> KernelSource:
     """The source of one kernel (raises `NoDeviceLowering` for what the flavour lacks)."""
     return CEmitter(flavor, kernel).emit()
 
 
-def emit_module(flavor: Flavor, kernels: Sequence[func.FuncOp]) -> str:
+def emit_module(flavor: Flavor, kernels: Sequence[loop.KernelOp]) -> str:
     """One translation unit: the flavour's preamble, then every kernel's phases."""
     return "\n".join([C_PREAMBLE, *(emit_kernel(flavor, k).text for k in kernels)])

@@ -4,11 +4,11 @@ from a launch's arguments (`host_computable`), and the launch plan that computes
 
 from __future__ import annotations
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, SSAValue
 
-from nimble.dialects import arith, kernel_analysis
+from nimble.dialects import arith, kernel_analysis, loop
 from nimble.dialects.index_semantics import INDEX_BINARY
 from nimble.lowering.opencl.c_source import KernelSource, NoDeviceLowering, type_key
 from nimble.runtime.opencl_plan import ClKernel, ClParam, ClPhase, ClScratch, ParamKind
@@ -17,7 +17,7 @@ from nimble.runtime.opencl_plan import ClKernel, ClParam, ClPhase, ClScratch, Pa
 def host_computable(value: SSAValue) -> bool:
     """Whether the runtime can compute `value` from a launch's arguments (`kernel_plan`)."""
     if isinstance(value.owner, Block):
-        return isinstance(value.owner.parent_op(), func.FuncOp) and isinstance(value.type, IndexType)
+        return isinstance(value.owner.parent_op(), loop.KernelOp) and isinstance(value.type, IndexType)
     op = value.owner
     if isinstance(op, arith.ConstantOp):
         return True
@@ -57,7 +57,7 @@ def kernel_plan(source: KernelSource) -> ClKernel:
 class _Nodes:
     """The expression table of one kernel's host-computable index values."""
 
-    def __init__(self, kernel: func.FuncOp):
+    def __init__(self, kernel: loop.KernelOp):
         self.args = {a: i for i, a in enumerate(kernel.args)}
         self.nodes: list[tuple] = []
         self.index: dict[object, int] = {}

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -21,8 +21,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 
 
 class NoDeviceLowering(Exception):
@@ -120,7 +119,7 @@ class KernelSource:
     params: list[Param]
     phases: list[Phase]
     text: str
-    kernel: func.FuncOp
+    kernel: loop.KernelOp
 
 
 # ---------------------------------------------------------------------------------------

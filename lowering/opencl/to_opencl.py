@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import func
 from xdsl.dialects import math as xmath
 
+from nimble.dialects import loop
 from nimble.dialects.device import Device
 from nimble.lowering.opencl.c_emitter import emit_kernel
 from nimble.lowering.opencl.c_source import C_PREAMBLE, Flavor, KernelSource
@@ -48,7 +48,7 @@ EXTENSIONS = {"double": "cl_khr_fp64", "half": "cl_khr_fp16"}
 """The extension a type needs; its pragma is emitted only where a kernel uses the type."""
 
 
-def opencl_sources(kernels: Sequence[func.FuncOp]) -> list[KernelSource]:
+def opencl_sources(kernels: Sequence[loop.KernelOp]) -> list[KernelSource]:
     return [emit_kernel(OPENCL, k) for k in kernels]
 
 

@@ -29,7 +29,7 @@ import itertools
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -75,7 +75,7 @@ def _label(plan: Plan, op: loop._LoopOp) -> str:
     return f"{kind}({plan.trips[op]})"
 
 
-def search(program: func.FuncOp, machine: Machine, sizes: Sizes, max_par: int = 1024
+def search(program: loop.KernelOp, machine: Machine, sizes: Sizes, max_par: int = 1024
            ) -> tuple[Point, list[Point], int]:
     """(the chosen point, the Pareto front, how many points were costed); the program
     keeps the chosen schedules and levels."""

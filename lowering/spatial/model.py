@@ -43,8 +43,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 
-from xdsl.dialects import func, memref, scf
 from xdsl.dialects import math as xmath
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
@@ -116,7 +116,7 @@ class Sizes:
     buffer parameters, given by name (`steps=25`, `xs=25x1x64`; unnamed `?` dims take
     `default`)."""
 
-    def __init__(self, program: func.FuncOp, given: dict[str, str] | None = None, default: int = 1):
+    def __init__(self, program: loop.KernelOp, given: dict[str, str] | None = None, default: int = 1):
         given = dict(given or {})
         self.values: dict[SSAValue, int] = {}
         self.shapes: dict[SSAValue, list[int]] = {}
@@ -303,7 +303,7 @@ class Plan:
     memory accesses. `estimate` reads the `par` factors and memory levels written on the
     program at that moment, so a search builds one plan and costs many designs."""
 
-    def __init__(self, program: func.FuncOp, sizes: Sizes):
+    def __init__(self, program: loop.KernelOp, sizes: Sizes):
         self.program = program
         self.sizes = sizes
         self.params = set(program.args)
@@ -344,7 +344,7 @@ class Plan:
                     stages.append(self.group(group))
                     group = []
                 stages.append(self.loop(op))
-            elif not isinstance(op, loop.YieldOp | scf.YieldOp | func.ReturnOp | loop.AllocOp):
+            elif not isinstance(op, loop.YieldOp | scf.YieldOp | loop.ReturnOp | loop.AllocOp):
                 group.append(op)
         if group:
             stages.append(self.group(group))
@@ -471,7 +471,7 @@ def _invariant_load(op: Operation, stored_in_time_loop: set[SSAValue]) -> bool:
     return bool(stores) and all(isinstance(s.owner, loop.AllocOp) and s not in stored_in_time_loop for s in stores)
 
 
-def estimate(program: func.FuncOp, machine: Machine | None = None, sizes: Sizes | dict[str, str] | None = None
+def estimate(program: loop.KernelOp, machine: Machine | None = None, sizes: Sizes | dict[str, str] | None = None
              ) -> Estimate:
     """Cost `program` (a spatial program: its loops' schedules and memory levels as
     written) on `machine` at `sizes`."""

@@ -283,11 +283,11 @@ class _Signature:
         inits = [v for i, v in enumerate(rec.op.inits) if i != rec.counter]
         return _Signature([v for v in outside if isinstance(v.type, TensorType)], indices, inits)
 
-    def function(self, rec: Recurrence, name: str) -> func.FuncOp:
+    def function(self, rec: Recurrence, name: str) -> loop.KernelOp:
         finals = [r for i, r in enumerate(rec.op.results) if i != rec.counter]
         types = [memref_of(v.type) for v in self.tensors] + [IndexType()] * len(self.indices) \
             + [memref_of(v.type) for v in self.inits] + [memref_of(r.type) for r in finals]
-        program = func.FuncOp(name, (types, []), Region(Block(arg_types=types)))
+        program = loop.KernelOp(name, types)
         hints = [v.name_hint for v in (*self.tensors, *self.indices, *self.inits)]
         hints += [f"{r.name_hint or f'state{k}'}_out" for k, r in enumerate(finals)]
         for arg, hint in zip(program.args, hints):
@@ -378,7 +378,7 @@ def _time_step(rec: Recurrence, step: Step, name: str, host: dict[SSAValue, SSAV
     args = [residents[v].buffer if v in residents else env[v] for v in step.group.inputs] + following
     inline = dict(zip(kernel.body.block.args, args))
     for o in kernel.body.block.ops:
-        if not isinstance(o, func.ReturnOp):
+        if not isinstance(o, loop.ReturnOp):
             tb.insert(o.clone(value_mapper=inline))
     for c, nxt, p, out, (_, first) in zip(current, following, init_params, out_params, kinds):
         if c is not None:
@@ -391,7 +391,7 @@ def _time_step(rec: Recurrence, step: Step, name: str, host: dict[SSAValue, SSAV
 
 def build_program(rec: Recurrence, step: Step, name: str, precision: str, target: str = Device.SPATIAL,
                   constant: Callable[[SSAValue], bool] = lambda v: False,
-                  lanes: int | None = None) -> tuple[func.FuncOp, list[SSAValue]]:
+                  lanes: int | None = None) -> tuple[loop.KernelOp, list[SSAValue]]:
     """The spatial program of a recurrence, and the host values its input parameters
     take (outside tensors, outside index values, initial states; one output per state
     follows them). `target="cpu"`: the same time loop as a CPU kernel: weights read where
@@ -430,8 +430,7 @@ def build_program(rec: Recurrence, step: Step, name: str, precision: str, target
     for c, out in zip(current, out_params):
         if c is not None:
             copy(b, c[0], out, c[1], zero, one)
-    b.insert(func.ReturnOp())
-    program.attributes[loop.KERNEL_MARK] = StringAttr(name)
+    b.insert(loop.ReturnOp())
     if not spatial:  # gates fused; concatenations split, their clamps and selects folded
         merge_reductions(program)
         cse(program)
@@ -497,9 +496,9 @@ def lower_recurrences(module: ModuleOp, lower: Callable[[Recurrence, Step, str],
     that is not one, or that `lower` refuses (NotARecurrence, NoLoopLowering), keeps the
     reason in attribute `skipped`."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-    taken = set(functions)
+    taken = set(functions) | {k.sym_name.data for k in loop.kernels_of(module)}
     names: list[str] = []
-    for host in [f for f in functions.values() if not loop.is_kernel(f) and f.body.blocks]:
+    for host in [f for f in functions.values() if f.body.blocks]:
         for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
             k = 0
             while f"{host.sym_name.data}_rnn_{k}" in taken:

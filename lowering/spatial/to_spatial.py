@@ -10,19 +10,18 @@ as written on the default machine at size 1 for every `?`.
 
 from __future__ import annotations
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.device import Device
 from nimble.lowering.spatial.dse import MACHINE_ATTR, REPORT_ATTR, SIZES_ATTR, parse_sizes
 from nimble.lowering.spatial.model import Estimate, ModelError, Sizes, estimate, is_compute, parse_machine
 
 
 class _Printer:
-    def __init__(self, program: func.FuncOp, est: Estimate, sizes: Sizes):
+    def __init__(self, program: loop.KernelOp, est: Estimate, sizes: Sizes):
         self.est = est
         self.sizes = sizes
         self.lines: list[str] = []
@@ -69,7 +68,7 @@ class _Printer:
                 self.straight(depth, straight)
                 straight = []
                 self.controller(depth, op)
-            elif not isinstance(op, loop.YieldOp | scf.YieldOp | func.ReturnOp):
+            elif not isinstance(op, loop.YieldOp | scf.YieldOp | loop.ReturnOp):
                 straight.append(op)
         self.straight(depth, straight)
 
@@ -124,7 +123,7 @@ def _dynamic_iter(op: loop.AllocOp, shape: tuple[int, ...]) -> list[SSAValue | N
     return [next(sizes) if d < 0 else None for d in shape]
 
 
-def program_listing(program: func.FuncOp) -> str:
+def program_listing(program: loop.KernelOp) -> str:
     def text(attr: str) -> str:
         value = program.attributes.get(attr)
         return value.data if isinstance(value, StringAttr) else ""

@@ -1,16 +1,16 @@
 // RUN: nimble-opt %s --split-input-file --verify-diagnostics
 
 // A misspelt mark is an error, not an attribute nobody reads.
-// expected-error @+1 {{'func.func' op unknown discardable attribute 'nimble.kernal'}}
-func.func @misspelt(%x: memref<4xf32>) attributes {nimble.kernal = "misspelt"} {
-  func.return
+// expected-error @+1 {{'loop.kernel' op unknown discardable attribute 'nimble.devise'}}
+loop.kernel @misspelt(%x: memref<4xf32>) attributes {nimble.devise = "opencl"} {
+  loop.return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op discardable attribute 'nimble.kernel' holds 3 : i64, not a StringAttr}}
-func.func @wrong_class(%x: memref<4xf32>) attributes {nimble.kernel = 3 : i64} {
-  func.return
+// expected-error @+1 {{'loop.kernel' op discardable attribute 'nimble.device' holds 3 : i64, not a StringAttr}}
+loop.kernel @wrong_class(%x: memref<4xf32>) attributes {nimble.device = 3 : i64} {
+  loop.return
 }
 
 // -----

@@ -29,7 +29,7 @@
 // CHECK-NEXT: ^[[JOIN]](
 // CHECK-NOT: @malloc
 // CHECK-LABEL: llvm.func @panels
-func.func @panels(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble.kernel = "panels"} {
+loop.kernel @panels(%a: memref<?x8xf32>, %out: memref<?x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -45,7 +45,7 @@ func.func @panels(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -60,7 +60,7 @@ func.func @panels(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble
 // CHECK: llvm.call @free(%[[P]]) : (!llvm.ptr) -> ()
 // CHECK-NEXT: llvm.add
 // CHECK-NEXT: llvm.br ^[[HEADER]](
-func.func @rows(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble.kernel = "rows"} {
+loop.kernel @rows(%a: memref<?x8xf32>, %out: memref<?x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -77,5 +77,5 @@ func.func @rows(%a: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {nimble.k
     }
     loop.yield
   }
-  func.return
+  loop.return
 }

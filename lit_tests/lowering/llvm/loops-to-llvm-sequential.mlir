@@ -69,7 +69,7 @@
 // What spatial programs need from the LLVM lowering: scf.for (a sequential loop,
 // carrying values) and bf16 buffers, stored as their 16 bits; truncf rounds to nearest
 // even through integer ops, extf shifts the bits into the top half of an f32.
-func.func @seq(%a: memref<8xf32>, %out: memref<1xf32>) attributes {nimble.kernel = "seq"} {
+loop.kernel @seq(%a: memref<8xf32>, %out: memref<1xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -88,5 +88,5 @@ func.func @seq(%a: memref<8xf32>, %out: memref<1xf32>) attributes {nimble.kernel
     scf.yield %n : f32
   }
   memref.store %s, %out[%c0] : memref<1xf32>
-  func.return
+  loop.return
 }

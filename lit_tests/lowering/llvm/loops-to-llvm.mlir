@@ -60,7 +60,7 @@
 // CHECK-NEXT: llvm.call @scale_body(%[[V39]], %[[V41]], %[[V43]], %[[V45]], %[[V47]], %[[V49]], %[[V51]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "scale"} {
+loop.kernel @scale(%a: memref<?xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %two = arith.constant 2.0 : f32
@@ -71,7 +71,7 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
     memref.store %y, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -130,7 +130,7 @@ func.func @scale(%a: memref<?xf32>, %out: memref<?xf32>) attributes {nimble.kern
 // CHECK-NEXT: llvm.call @row_max_body(%[[V29]], %[[V31]], %[[V33]], %[[V35]], %[[V37]], %[[V39]], %[[V41]]) : (!llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "row_max"} {
+loop.kernel @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -144,7 +144,7 @@ func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.
     memref.store %m, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -165,7 +165,7 @@ func.func @row_max(%a: memref<?x8xf32>, %out: memref<?xf32>) attributes {nimble.
 // CHECK: llvm.call @nimble_barrier(%[[BOX]], %[[CHUNKS]], %[[COUNT]])
 // CHECK-NOT: nimble_barrier
 // CHECK-LABEL: llvm.func @steps
-func.func @steps(%x: memref<?xf32>, %n: index) attributes {nimble.kernel = "steps", nimble.cooperative} {
+loop.kernel @steps(%x: memref<?xf32>, %n: index) attributes {nimble.cooperative} {
   %0 = arith.constant 0 : index
   %1 = arith.constant 1 : index
   %d = memref.dim %x, %0 : memref<?xf32>
@@ -189,7 +189,7 @@ func.func @steps(%x: memref<?xf32>, %n: index) attributes {nimble.kernel = "step
     }
     scf.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -228,12 +228,12 @@ func.func @steps(%x: memref<?xf32>, %n: index) attributes {nimble.kernel = "step
 // CHECK-NEXT: llvm.call @prefix_body(%[[V17]], %[[V19]], %[[V21]], %[[V23]], %[[V25]], %[[V27]]) : (!llvm.ptr, i64, i64, i64, i64, i64) -> ()
 // CHECK-NEXT: llvm.return
 // CHECK-NEXT: }
-func.func @prefix(%out: memref<?xf32>, %n: index) attributes {nimble.kernel = "prefix"} {
+loop.kernel @prefix(%out: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %mask = vector.create_mask %n : vector<16xi1>
   %v = arith.constant dense<1.000000e+00> : vector<16xf32>
   vector.maskedstore %out[%c0], %mask, %v : memref<?xf32>, vector<16xi1>, vector<16xf32>
-  func.return
+  loop.return
 }
 
 // -----
@@ -250,9 +250,9 @@ func.func @prefix(%out: memref<?xf32>, %n: index) attributes {nimble.kernel = "p
 // CHECK-NEXT: %[[PTR:[A-Za-z0-9_$.-]+]] = llvm.getelementptr inbounds %[[W]][%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT: llvm.call_intrinsic "llvm.prefetch.p0"(%[[PTR]], %[[READ]], %[[KEEP]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NEXT: llvm.return
-func.func @prefetch_row(%w: memref<?x64xf32>, %j: index, %k: index) attributes {nimble.kernel = "prefetch_row"} {
+loop.kernel @prefetch_row(%w: memref<?x64xf32>, %j: index, %k: index) {
   loop.prefetch %w[%j, %k] {locality = 2 : i64} : memref<?x64xf32>
-  func.return
+  loop.return
 }
 
 // -----
@@ -264,7 +264,7 @@ func.func @prefetch_row(%w: memref<?x64xf32>, %j: index, %k: index) attributes {
 // CHECK: llvm.fadd %{{.*}}, %{{.*}} {fastmathFlags = #llvm.fastmath<contract>} : f32
 // CHECK: llvm.fadd %{{.*}}, %{{.*}} {fastmathFlags = #llvm.fastmath<{{(reassoc,contract|contract,reassoc)}}>} : f32
 // CHECK-LABEL: llvm.func @short_sum
-func.func @short_sum(%a: memref<?xf32>, %out: memref<2xf32>) attributes {nimble.kernel = "short_sum"} {
+loop.kernel @short_sum(%a: memref<?xf32>, %out: memref<2xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -282,5 +282,5 @@ func.func @short_sum(%a: memref<?xf32>, %out: memref<2xf32>) attributes {nimble.
   }
   memref.store %tail, %out[%c0] : memref<2xf32>
   memref.store %all, %out[%c1] : memref<2xf32>
-  func.return
+  loop.return
 }

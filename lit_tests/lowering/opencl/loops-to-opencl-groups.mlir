@@ -28,7 +28,7 @@
 // CHECK: barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-func.func @panels(%x: memref<?x64xf32>, %w: memref<16x64xf32>, %y: memref<16x?xf32>) attributes {nimble.kernel = "panels"} {
+loop.kernel @panels(%x: memref<?x64xf32>, %w: memref<16x64xf32>, %y: memref<16x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -75,7 +75,7 @@ func.func @panels(%x: memref<?x64xf32>, %w: memref<16x64xf32>, %y: memref<16x?xf
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -92,7 +92,7 @@ func.func @panels(%x: memref<?x64xf32>, %w: memref<16x64xf32>, %y: memref<16x?xf
 // CHECK-NEXT: for (long [[D:i[0-9]+]] = {{v[0-9]+}} + (long)get_local_id(0) * {{v[0-9]+}}; [[D]] < {{v[0-9]+}};
 // CHECK: (a1 + a1_off)[
 // CHECK: barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-func.func @copy_panels(%x: memref<?xf32>, %y: memref<?xf32>) attributes {nimble.kernel = "copy_panels"} {
+loop.kernel @copy_panels(%x: memref<?xf32>, %y: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -118,5 +118,5 @@ func.func @copy_panels(%x: memref<?xf32>, %y: memref<?xf32>) attributes {nimble.
     }
     loop.yield
   }
-  func.return
+  loop.return
 }

@@ -45,7 +45,7 @@
 // CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[II]] + 0)) * a0_d1 + [[JR]]);
 // CHECK: for (; [[JR]] + 1 <= [[END]]; [[JR]] += 1) {
 // CHECK-NEXT: float {{v[0-9]+}} = *((a0 + a0_off) + (([[II]] + 0)) * a0_d1 + [[JR]]);
-func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "scale"} {
+loop.kernel @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?x?xf32>
@@ -60,7 +60,7 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.ke
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -84,7 +84,7 @@ func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.ke
 // CHECK-NEXT: [[ACC1]] = [[ACC1]] + [[P1]];
 // CHECK: vstore16([[ACC0]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + [[J]]);
 // CHECK-NEXT: vstore16([[ACC1]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + ([[J]] + 16));
-func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32>) attributes {nimble.kernel = "matmul"} {
+loop.kernel @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
@@ -104,7 +104,7 @@ func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -120,7 +120,7 @@ func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32
 // CHECK-NEXT: for (long [[J:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * [[S]]; [[J]] < [[M]]; [[J]] += (long)get_global_size(0) * [[S]]) {
 // CHECK-NEXT: float [[X:v[0-9]+]] = (a0 + a0_off)[([[I]]) * a0_d1 + [[J]]];
 // CHECK-NEXT: (a1 + a1_off)[([[J]]) * a1_d1 + [[I]]] = [[X]];
-func.func @transpose(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimble.kernel = "transpose"} {
+loop.kernel @transpose(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?x?xf32>
@@ -133,7 +133,7 @@ func.func @transpose(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimbl
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -146,7 +146,7 @@ func.func @transpose(%a: memref<?x?xf32>, %b: memref<?x?xf32>) attributes {nimbl
 // CHECK-NEXT: [[ACC]] = (isnan([[X]]) || [[X]] > [[ACC]]) ? [[X]] : [[ACC]];
 // CHECK-NEXT: }
 // CHECK-NEXT: (a1 + a1_off)[[[I]]] = [[ACC]];
-func.func @rowsum(%a: memref<?x64xf32>, %out: memref<?xf32>) attributes {nimble.kernel = "rowsum"} {
+loop.kernel @rowsum(%a: memref<?x64xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -160,7 +160,7 @@ func.func @rowsum(%a: memref<?x64xf32>, %out: memref<?xf32>) attributes {nimble.
     memref.store %s, %out[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -172,7 +172,7 @@ func.func @rowsum(%a: memref<?x64xf32>, %out: memref<?xf32>) attributes {nimble.
 // CHECK: get_global_id(0)
 // CHECK: float [[Y:v[0-9]+]] = (isnan([[X:v[0-9]+]]) || [[X]] > [[X]]) ? [[X]] : [[X]];
 // CHECK-NEXT: (a2 + a2_off)[{{i[0-9]+}}] = [[Y]];
-func.func @two_nests(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) attributes {nimble.kernel = "two_nests"} {
+loop.kernel @two_nests(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
@@ -187,7 +187,7 @@ func.func @two_nests(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) at
     memref.store %y, %c[%i] : memref<?xf32>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -200,7 +200,7 @@ func.func @two_nests(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) at
 // CHECK-NEXT: [[ACC]] = [[ACC]] + [[X]];
 // CHECK-NEXT: }
 // CHECK-NEXT: (a1 + a1_off)[0] = [[ACC]];
-func.func @total(%a: memref<?xf32>, %out: memref<f32>) attributes {nimble.kernel = "total"} {
+loop.kernel @total(%a: memref<?xf32>, %out: memref<f32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
@@ -210,7 +210,7 @@ func.func @total(%a: memref<?xf32>, %out: memref<f32>) attributes {nimble.kernel
     loop.yield %x : f32
   }
   memref.store %s, %out[] : memref<f32>
-  func.return
+  loop.return
 }
 
 // -----
@@ -224,7 +224,7 @@ func.func @total(%a: memref<?xf32>, %out: memref<f32>) attributes {nimble.kernel
 // CHECK-NEXT: long [[Y:v[0-9]+]] = (long)[[X]];
 // CHECK-NEXT: uchar [[LT:v[0-9]+]] = (ulong)[[Y]] < (ulong)[[N]];
 // CHECK-NEXT: (a1 + a1_off)[[[I]]] = [[LT]];
-func.func @index_ops(%a: memref<?xi64>, %b: memref<?xi1>) attributes {nimble.kernel = "index_ops"} {
+loop.kernel @index_ops(%a: memref<?xi64>, %b: memref<?xi1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
@@ -237,7 +237,7 @@ func.func @index_ops(%a: memref<?xi64>, %b: memref<?xi1>) attributes {nimble.ker
     memref.store %lt, %b[%i] : memref<?xi1>
     loop.yield
   }
-  func.return
+  loop.return
 }
 
 // -----
@@ -258,7 +258,7 @@ func.func @index_ops(%a: memref<?xi64>, %b: memref<?xi1>) attributes {nimble.ker
 // CHECK-NEXT: double [[Q:v[0-9]+]] = [[S]] * [[S]];
 // CHECK-NEXT: uchar [[B:v[0-9]+]] = ([[Q]] > [[S]]);
 // CHECK-NEXT: long [[W:v[0-9]+]] = (long)(uchar)[[B]];
-func.func @exact_ops(%a: memref<?xf64>, %out: memref<?xi64>) attributes {nimble.kernel = "exact_ops"} {
+loop.kernel @exact_ops(%a: memref<?xf64>, %out: memref<?xi64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf64>
@@ -272,5 +272,5 @@ func.func @exact_ops(%a: memref<?xf64>, %out: memref<?xi64>) attributes {nimble.
     memref.store %w, %out[%i] : memref<?xi64>
     loop.yield
   }
-  func.return
+  loop.return
 }

@@ -6,7 +6,7 @@
 // even); reads inside the step widen to f32 (i8 times its row's scale, read once per row
 // outside the reduction); the bias vector stays f32.
 
-// INT8-LABEL: func.func @rnn_rnn_0
+// INT8-LABEL: loop.kernel @rnn_rnn_0
 // INT8: %[[W:[A-Za-z0-9_$.-]+]] = loop.alloc sram : memref<4x6xi8>
 // INT8-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = loop.alloc sram : memref<4xf32>
 // INT8: combine(max)
@@ -25,7 +25,7 @@
 // INT8-NEXT: %[[FW:[A-Za-z0-9_$.-]+]] = arith.sitofp %[[QW]] : i8 to f32
 // INT8-NEXT: arith.mulf %[[FW]], %[[ROW]] : f32
 
-// BF16-LABEL: func.func @rnn_rnn_0
+// BF16-LABEL: loop.kernel @rnn_rnn_0
 // BF16: %[[W:[A-Za-z0-9_$.-]+]] = loop.alloc sram : memref<4x6xbf16>
 // BF16: %[[T:[A-Za-z0-9_$.-]+]] = arith.truncf %{{[A-Za-z0-9_$.-]+}} : f32 to bf16
 // BF16-NEXT: memref.store %[[T]], %[[W]]

@@ -33,8 +33,8 @@
 // CHECK-NEXT: } attributes {nimble.spatial = @rnn_rnn_0, nimble.spatial_args = array<i64: 3, 4, 5, 2, 1>, nimble.spatial_counter = 0 : i64, nimble.spatial_stacked = array<i64>}
 // CHECK-NEXT: func.return %[[H]] : tensor<?x4xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @rnn_rnn_0
-// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "rnn_rnn_0", nimble.device = "spatial"} {
+// CHECK-LABEL: loop.kernel @rnn_rnn_0
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.device = "spatial"} {
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
@@ -126,7 +126,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
 // A vanilla RNN (h = tanh(dense(concat(x_t, h), w, b))) over a sequence of dynamic length
@@ -203,8 +203,8 @@ func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>
 // CHECK-NEXT: } attributes {nimble.spatial = @rnn_seq_rnn_0, nimble.spatial_args = array<i64: 4, 5, 6, 3, 1, 2>, nimble.spatial_counter = 0 : i64, nimble.spatial_stacked = array<i64: 2>}
 // CHECK-NEXT: func.return %[[YS]] : tensor<?x?x4xf32>
 // CHECK-NEXT: }
-// CHECK-LABEL: func.func @rnn_seq_rnn_0
-// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[YS0:[A-Za-z0-9_$.-]+]]: memref<?x?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[YS_OUT:[A-Za-z0-9_$.-]+]]: memref<?x?x4xf32>) attributes {nimble.kernel = "rnn_seq_rnn_0", nimble.device = "spatial"} {
+// CHECK-LABEL: loop.kernel @rnn_seq_rnn_0
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[YS0:[A-Za-z0-9_$.-]+]]: memref<?x?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[YS_OUT:[A-Za-z0-9_$.-]+]]: memref<?x?x4xf32>) attributes {nimble.device = "spatial"} {
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
@@ -362,7 +362,7 @@ func.func @rnn(%xs: tensor<?x?x2xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x6xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 // Every step's h stacked (ys = concat(ys, h[None])): the initial rows are copied to the
 // output first, each step's row is staged in SRAM and written at ys0's length + t.

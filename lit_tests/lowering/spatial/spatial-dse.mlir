@@ -1,7 +1,7 @@
 // RUN: nimble-opt %s -p 'spatial-dse{sizes="steps=8","xs=8x1x2","h0=1x4" machine="pcus=8,pmus=16"}' | filecheck %s
 
-// CHECK-LABEL: func.func @rnn
-// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.kernel = "rnn", nimble.device = "spatial", nimble.spatial_report = "machine: 8 PCUs (16 lanes x 6 stages), 16 PMUs (256 KiB, 16 banks), 1 GHz, DRAM 49 GB/s\0Asizes: steps=8, xs=8x1x2, h0=1x4, h_out=1x4\0Asearched 24 designs, 2 on the Pareto front\0Achosen: foreach(1) par 1, foreach(4) par 4, reduce(6) par 2, w_sram in SRAM\0Aestimate: 1120 cycles per run (1.12 us at 1 GHz), 510 cycles to load on chip; 2 PCUs, 5 PMUs, SRAM 168 B, DRAM traffic 336 B per run and load; fits\0APareto front (run cycles vs units):\0A          1920 cycles     6 units (2 PCUs, 4 PMUs)  foreach(1) par 1, foreach(4) par 4, reduce(6) par 2, w_sram in DRAM\0A          1120 cycles     7 units (2 PCUs, 5 PMUs)  foreach(1) par 1, foreach(4) par 4, reduce(6) par 2, w_sram in SRAM", nimble.spatial_sizes = "steps=8 xs=8x1x2 h0=1x4", nimble.spatial_machine = "pcus=8,pmus=16"} {
+// CHECK-LABEL: loop.kernel @rnn
+// CHECK-SAME: (%[[XS:[A-Za-z0-9_$.-]+]]: memref<?x?x2xf32>, %[[W:[A-Za-z0-9_$.-]+]]: memref<4x6xf32>, %[[B:[A-Za-z0-9_$.-]+]]: memref<4xf32>, %[[STEPS:[A-Za-z0-9_$.-]+]]: index, %[[H0:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>, %[[H_OUT:[A-Za-z0-9_$.-]+]]: memref<?x4xf32>) attributes {nimble.device = "spatial", nimble.spatial_report = "machine: 8 PCUs (16 lanes x 6 stages), 16 PMUs (256 KiB, 16 banks), 1 GHz, DRAM 49 GB/s\0Asizes: steps=8, xs=8x1x2, h0=1x4, h_out=1x4\0Asearched 24 designs, 2 on the Pareto front\0Achosen: foreach(1) par 1, foreach(4) par 4, reduce(6) par 2, w_sram in SRAM\0Aestimate: 1120 cycles per run (1.12 us at 1 GHz), 510 cycles to load on chip; 2 PCUs, 5 PMUs, SRAM 168 B, DRAM traffic 336 B per run and load; fits\0APareto front (run cycles vs units):\0A          1920 cycles     6 units (2 PCUs, 4 PMUs)  foreach(1) par 1, foreach(4) par 4, reduce(6) par 2, w_sram in DRAM\0A          1120 cycles     7 units (2 PCUs, 5 PMUs)  foreach(1) par 1, foreach(4) par 4, reduce(6) par 2, w_sram in SRAM", nimble.spatial_sizes = "steps=8 xs=8x1x2 h0=1x4", nimble.spatial_machine = "pcus=8,pmus=16"} {
 // CHECK-NEXT: %[[V0:[A-Za-z0-9_$.-]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V1:[A-Za-z0-9_$.-]+]] = arith.constant 1 : index
 // CHECK-NEXT: %[[V2:[A-Za-z0-9_$.-]+]] = arith.constant 4 : index
@@ -93,13 +93,13 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.yield
 // CHECK-NEXT: }
-// CHECK-NEXT: func.return
+// CHECK-NEXT: loop.return
 // CHECK-NEXT: }
 
 // The search on a small machine (8 PCUs, 16 PMUs) at 8 steps of batch 1: the hidden loop and
 // the reduction get the chosen par factors (the hidden loop pipelined), copies get one
 // PCU's lanes, and the report lists the design and the Pareto front.
-func.func @rnn(%xs: memref<?x?x2xf32>, %w: memref<4x6xf32>, %b: memref<4xf32>, %steps: index, %h0: memref<?x4xf32>, %h_out: memref<?x4xf32>) attributes {nimble.kernel = "rnn", nimble.device = "spatial"} {
+loop.kernel @rnn(%xs: memref<?x?x2xf32>, %w: memref<4x6xf32>, %b: memref<4xf32>, %steps: index, %h0: memref<?x4xf32>, %h_out: memref<?x4xf32>) attributes {nimble.device = "spatial"} {
   %0 = arith.constant 0 : index
   %1 = arith.constant 1 : index
   %2 = arith.constant 4 : index
@@ -191,5 +191,5 @@ func.func @rnn(%xs: memref<?x?x2xf32>, %w: memref<4x6xf32>, %b: memref<4xf32>, %
     }
     loop.yield
   }
-  func.return
+  loop.return
 }

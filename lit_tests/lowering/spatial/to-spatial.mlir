@@ -59,7 +59,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 
-func.func @rnn(%xs: memref<?x?x2xf32>, %w: memref<4x6xf32>, %b: memref<4xf32>, %steps: index, %h0: memref<?x4xf32>, %h_out: memref<?x4xf32>) attributes {nimble.kernel = "rnn", nimble.device = "spatial"} {
+loop.kernel @rnn(%xs: memref<?x?x2xf32>, %w: memref<4x6xf32>, %b: memref<4xf32>, %steps: index, %h0: memref<?x4xf32>, %h_out: memref<?x4xf32>) attributes {nimble.device = "spatial"} {
   %0 = arith.constant 0 : index
   %1 = arith.constant 1 : index
   %2 = arith.constant 4 : index
@@ -151,5 +151,5 @@ func.func @rnn(%xs: memref<?x?x2xf32>, %w: memref<4x6xf32>, %b: memref<4xf32>, %
     }
     loop.yield
   }
-  func.return
+  loop.return
 }
