@@ -121,35 +121,39 @@ class Emitter:
     # -- control ---------------------------------------------------------------------
     def each(self, start: int, count: ir.Value, body: Callable[[ir.Value], None], name: str) -> None:
         """`for i in range(start, count): body(i)`; the builder continues after it."""
+        def run(i: ir.Value, carried: list[ir.Value]) -> list[ir.Value]:
+            body(i)
+            return []
+
+        self.counted(start, count, [], run, name)
+
+    def each_record(self, first: ir.Value, count: ir.Value, body: Callable[[ir.Value, ir.Value], ir.Value],
+                    name: str) -> None:
+        """For each of `count` records of varying length laid out from `first` (an i64
+        pointer): `body(i, record)` returns the record's length in words."""
+        self.counted(0, count, [(first, f"{name}.record")],
+                     lambda i, carried: [self.b.gep(carried[0], [body(i, carried[0])])], name)
+
+    def counted(self, start: int, count: ir.Value, carried: Sequence[tuple[ir.Value, str]],
+                body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]], name: str) -> None:
+        """`for i in range(start, count)` carrying values (each with its initial value and
+        name): `body(i, values)` returns their next values. The builder continues after it."""
         head, step, done = self.block(name), self.block(f"{name}.body"), self.block(f"{name}.done")
         before = self.b.block
         self.b.branch(head)
         self.enter(head)
         i = self.b.phi(I64, name)
         i.add_incoming(I64(start), before)
+        values = []
+        for initial, value_name in carried:
+            values.append(self.b.phi(initial.type, value_name))
+            values[-1].add_incoming(initial, before)
         self.b.cbranch(self.b.icmp_signed("<", i, count), step, done)
         self.enter(step)
-        body(i)
+        following = body(i, values)
         i.add_incoming(self.b.add(i, I64(1)), self.b.block)
-        self.b.branch(head)
-        self.enter(done)
-
-    def each_record(self, first: ir.Value, count: ir.Value, body: Callable[[ir.Value, ir.Value], ir.Value],
-                    name: str) -> None:
-        """For each of `count` records of varying length laid out from `first` (an i64
-        pointer): `body(i, record)` returns the record's length in words."""
-        head, step, done = self.block(name), self.block(f"{name}.body"), self.block(f"{name}.done")
-        before = self.b.block
-        self.b.branch(head)
-        self.enter(head)
-        i, record = self.b.phi(I64, name), self.b.phi(P64, f"{name}.record")
-        i.add_incoming(I64(0), before)
-        record.add_incoming(first, before)
-        self.b.cbranch(self.b.icmp_signed("<", i, count), step, done)
-        self.enter(step)
-        length = body(i, record)
-        i.add_incoming(self.b.add(i, I64(1)), self.b.block)
-        record.add_incoming(self.b.gep(record, [length]), self.b.block)
+        for value, after in zip(values, following, strict=True):
+            value.add_incoming(after, self.b.block)
         self.b.branch(head)
         self.enter(done)
 
