@@ -49,8 +49,9 @@ from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym, materialize
 # The importer
 
 
-FOLD_ELEMENTS = 1 << 12
-"""Largest inputs (together) and outputs (each) of a node computed at import from constants."""
+FOLD_ELEMENTS = 1 << 16
+"""Largest inputs (together) and outputs (each) of a node computed at import from constants
+(Swin's shifted-window masks: ScatterND of 49 x 49 updates into a 56 x 56 map)."""
 NOT_FOLDED = frozenset({"Constant", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                         "Multinomial", "Bernoulli"})
 """Nodes never computed at import: constants have their converter, random ops differ per run."""
@@ -200,6 +201,11 @@ class Importer:
         result = symbolic(self, node, attrs) if symbolic is not None else None
         if result is not None:  # a shape computation, followed symbolically
             self.shapes[node.output[0]] = result
+            if all(isinstance(d, int) for d in result.items):  # every dim known: a constant too (for
+                # the ops after it that take constants or are folded: torch's Pad computes its pads
+                # from the static dims of an input whose batch is dynamic)
+                self.constants[node.output[0]] = np.array(result.items[0] if result.scalar else result.items,
+                                                          dtype=result.dtype)
             return
         if node.output[0] in self.values:  # a tensor op on a shape, built by its shape converter
             return

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import DYNAMIC_INDEX, i1
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
@@ -402,14 +402,32 @@ def _slice(b, n, xs, a):
     steps = [int(v) for v in b.static(n.input[4], "Slice's steps")] if len(n.input) > 4 and n.input[4] \
         else [1] * len(starts)
     full_starts, full_ends, full_steps = [0] * rank, [END] * rank, [1] * rank
+    backwards: list[tuple[int, np.ndarray]] = []  # (axis, the positions a negative step takes)
     for s, e, axis, step in zip(starts, ends, axes, steps):
-        if step <= 0:
-            raise OnnxImportError(f"{b.where()}: only positive slice steps are supported")
         axis %= rank
+        if step < 0:
+            backwards.append((axis, _backward_positions(b, x, axis, s, e, step)))
+            continue
+        if step == 0:
+            raise OnnxImportError(f"{b.where()}: a slice step must not be 0")
         full_starts[axis], full_ends[axis], full_steps[axis] = s, (END if isinstance(e, int) and e >= 2**62 else e), step
     dynamic = [v for pair in zip(full_starts, full_ends) for v in pair if isinstance(v, SSAValue)]
-    return [b.op(graph.SliceOp, [x, *dynamic], static_starts=[DYNAMIC if isinstance(v, SSAValue) else v for v in full_starts],
-                 static_ends=[DYNAMIC if isinstance(v, SSAValue) else v for v in full_ends], steps=full_steps)]
+    y = x
+    if not backwards or dynamic or full_starts != [0] * rank or full_ends != [END] * rank or full_steps != [1] * rank:
+        y = b.op(graph.SliceOp, [x, *dynamic], static_starts=[DYNAMIC if isinstance(v, SSAValue) else v for v in full_starts],
+                 static_ends=[DYNAMIC if isinstance(v, SSAValue) else v for v in full_ends], steps=full_steps)
+    for axis, positions in backwards:
+        y = b.op(graph.GatherOp, [y, b.const(positions)], axis=axis)
+    return [y]
+
+
+def _backward_positions(b, x: SSAValue, axis: int, start: Any, end: Any, step: int) -> np.ndarray:
+    """The positions a negative-step slice takes along a static axis, in order (ONNX's
+    clamping is Python's for these bounds); they are gathered."""
+    size = x.type.get_shape()[axis]
+    if size == DYNAMIC_INDEX or not isinstance(start, int) or not isinstance(end, int):
+        raise OnnxImportError(f"{b.where()}: a negative slice step needs the axis and bounds known at compile time")
+    return np.arange(size, dtype=np.int64)[start:end:step]
 
 
 def _gather(b, n, xs, a):
@@ -532,6 +550,14 @@ def _mod(b, n, xs, a):
 DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}, **layout.DIM_INPUTS}
 """Inputs a converter reads as dims, so they may be shapes computed at run time."""
 
+def _known_at_import(b, n, xs, a):
+    """An op the graph dialect does not have, taken where the importer computes it from
+    constants (`fold`: torchvision's Swin builds its shifted-window masks with ScatterND
+    on constants); this converter runs only where an input is computed at run time."""
+    raise OnnxImportError(f"{b.where()}: {n.op_type} is supported only on values known at import (computed "
+                          f"from constants and static dims); an input here is computed at run time")
+
+
 CONVERTERS: dict[str, Converter] = {
     **{k: _unary(v) for k, v in _UNARY.items()},
     **{k: _binary(v) for k, v in _BINARY.items()},
@@ -547,6 +573,7 @@ CONVERTERS: dict[str, Converter] = {
     "LayerNormalization": _layer_norm,
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
+    "ScatterND": _known_at_import,
     "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor,
     "LogSoftmax": _log_softmax,
     "ReduceSumSquare": _composite_reduce(_square, graph.ReduceSumOp, None, "ReduceSumSquare"),
