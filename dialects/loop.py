@@ -586,4 +586,5 @@ class PrefetchOp(IRDLOperation):
             raise _error(self, f"locality must be 0 to 3, got {self.locality.value.data}")
 
 
-Loop = Dialect("loop", [KernelOp, ReturnOp, ForeachOp, ReduceOp, YieldOp, AllocOp, PrefetchOp], [ScheduleAttr, LevelAttr])
+Loop = Dialect("loop", [KernelOp, ReturnOp, ForeachOp, ReduceOp, YieldOp, AllocOp, PrefetchOp],
+               [ScheduleAttr, LevelAttr])

@@ -547,9 +547,6 @@ def _mod(b, n, xs, a):
     return [b.op(graph.WhereOp, [fix, b.op(graph.AddOp, [r, y]), r])]
 
 
-DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}, **layout.DIM_INPUTS}
-"""Inputs a converter reads as dims, so they may be shapes computed at run time."""
-
 def _known_at_import(b, n, xs, a):
     """An op the graph dialect does not have, taken where the importer computes it from
     constants (`fold`: torchvision's Swin builds its shifted-window masks with ScatterND
@@ -557,6 +554,9 @@ def _known_at_import(b, n, xs, a):
     raise OnnxImportError(f"{b.where()}: {n.op_type} is supported only on values known at import (computed "
                           f"from constants and static dims); an input here is computed at run time")
 
+
+DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}, **layout.DIM_INPUTS}
+"""Inputs a converter reads as dims, so they may be shapes computed at run time."""
 
 CONVERTERS: dict[str, Converter] = {
     **{k: _unary(v) for k, v in _UNARY.items()},
