@@ -1,8 +1,8 @@
 """`lower-graph-to-loops`: every fusion group becomes one loop-nest kernel function.
 
 Each `graph.fused` op (and each fusable graph op outside a group, as a group of one)
-gets a kernel `func.func` in the module built by `KernelBuilder` (or the kernel of an
-earlier group it would duplicate), and records its name in its `kernel` attribute (plus,
+gets a `loop.kernel` in the module built by `KernelBuilder` (or the kernel of an
+earlier group it would duplicate), and records its name in its `nimble.kernel` attribute (plus,
 where `?` dims meet in numpy broadcasting along the last axis — the one kernels vectorise
 along — or in a group with several outputs, a variant assuming no `?` dim is stretched
 from 1, in `nimble.no_stretch_kernel`, which the host picks when the actual shapes allow

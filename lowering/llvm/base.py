@@ -26,7 +26,7 @@ _PROPERTIES: dict[tuple, dict[str, Attribute]] = {}  # (see `LoweringBase.made`)
 
 
 class LoweringBase:
-    """Translates one kernel `func.func` into an `llvm.func` (with its CFG): the state."""
+    """Translates one `loop.kernel` into an `llvm.func` (with its CFG): the state."""
 
     def __init__(self, kernel: loop.KernelOp, externals: dict[str, Operation], check_bounds: bool = False):
         self.kernel = kernel

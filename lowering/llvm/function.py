@@ -26,7 +26,7 @@ from nimble.lowering.llvm.scalars import (
 
 
 class FunctionLowering(MemoryLowering, ScalarLowering):
-    """Translates one kernel `func.func` into an `llvm.func` (with its CFG)."""
+    """Translates one `loop.kernel` into an `llvm.func` (with its CFG)."""
 
     def run(self) -> llvm.FuncOp:
         start = self.new_block()
