@@ -329,10 +329,13 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
     return kb.emit(arith.IndexCastOp(pos, op.result.type.get_element_type()))
 
 
-def _cumsum(kb: KernelBuilder, op: graph.CumSumOp, r: int, idx: list[Dim]) -> SSAValue:
-    """Each element sums its prefix (or suffix) along the axis: a reduction whose trip
-    count is the element's position, quadratic in the axis length (CumSum in exported
-    models runs over position ids, not activations)."""
+_RUNNING_KIND = {graph.CumSumOp: loop.Combiner.ADD, graph.CumProdOp: loop.Combiner.MUL}
+
+
+def _running(kb: KernelBuilder, op: graph.RunningOp, r: int, idx: list[Dim]) -> SSAValue:
+    """Each element combines its prefix (or suffix) along the axis: a reduction whose
+    trip count is the element's position, quadratic in the axis length (CumSum in
+    exported models runs over position ids, not activations)."""
     axis = op.scan_axis()
     at = idx[axis]
     exclusive, reverse = bool(op.exclusive.value.data), bool(op.reverse.value.data)
@@ -347,7 +350,8 @@ def _cumsum(kb: KernelBuilder, op: graph.CumSumOp, r: int, idx: list[Dim]) -> SS
         src[axis] = kb.iadd(first, k)
         return [kb.at(op.input, src)]
 
-    return kb.reduce(count, [kb._identity(loop.Combiner.ADD, op.result.type.element_type)], [loop.Combiner.ADD], term)[0]
+    kind = _RUNNING_KIND[type(op)]
+    return kb.reduce(count, [kb._identity(kind, op.result.type.element_type)], [kind], term)[0]
 
 
 SOFTMAX_EXP_FLOOR = -87.0
@@ -553,7 +557,8 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.ReduceMinOp: _reduce,
     graph.ReduceProdOp: _reduce,
     graph.ArgmaxOp: _argmax,
-    graph.CumSumOp: _cumsum,
+    graph.CumSumOp: _running,
+    graph.CumProdOp: _running,
     graph.SoftmaxOp: _softmax,
     graph.LayerNormOp: _layer_norm,
     graph.GlobalAvgPool2dOp: _global_avg_pool,

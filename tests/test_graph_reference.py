@@ -348,6 +348,30 @@ def test_min_and_product(n, rng, run):
 
 
 @pytest.mark.parametrize("n", SIZES)
+def test_cumprod_forms(n, rng, run):
+    """Every (exclusive, reverse) form of the running product along an axis of `?`
+    length; integers wrap in their type."""
+    text = """func.func @main(%x: tensor<3x?xf32>, %i: tensor<?x2xi32>) -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi32>) {
+  %a = graph.cumprod %x {axis = 1 : i64} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %b = graph.cumprod %x {axis = -1 : i64, exclusive = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %c = graph.cumprod %x {axis = 1 : i64, reverse = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %d = graph.cumprod %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<3x?xf32> -> tensor<3x?xf32>
+  %e = graph.cumprod %i : tensor<?x2xi32> -> tensor<?x2xi32>
+  func.return %a, %b, %c, %d, %e : tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi32>
+}"""
+    x = rng.uniform(0.5, 1.5, (3, n)).astype(np.float32)
+    i = rng.integers(-9, 10, (n, 2)).astype(np.int32)
+    a, b, c, d, e = run(text, x, i)
+    flip = x[:, ::-1]
+    np.testing.assert_allclose(a, np.cumprod(x, 1), rtol=1e-5)
+    np.testing.assert_allclose(b, np.concatenate([np.ones((3, 1), np.float32), np.cumprod(x, 1)[:, :-1]], 1), rtol=1e-5)
+    np.testing.assert_allclose(c, np.cumprod(flip, 1)[:, ::-1], rtol=1e-5)
+    np.testing.assert_allclose(d, np.concatenate([np.ones((3, 1), np.float32), np.cumprod(flip, 1)[:, :-1]], 1)[:, ::-1],
+                               rtol=1e-5)
+    np.testing.assert_array_equal(e, np.cumprod(i, 0, dtype=np.int32))
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_cumsum_forms(n, rng, run):
     """Every (exclusive, reverse) form along an axis of `?` length, floats and ints."""
     text = """func.func @main(%x: tensor<3x?xf32>, %i: tensor<?x2xi64>) -> (tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<?x2xi64>) {

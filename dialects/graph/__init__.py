@@ -85,12 +85,14 @@ from nimble.dialects.graph.nn import (
 )
 from nimble.dialects.graph.reduce import (
     ArgmaxOp,
+    CumProdOp,
     CumSumOp,
     ReduceMaxOp,
     ReduceMeanOp,
     ReduceMinOp,
     ReduceProdOp,
     ReduceSumOp,
+    RunningOp,
 )
 from nimble.dialects.graph.slice import SliceOp
 from nimble.dialects.graph.trigonometry import (
@@ -112,7 +114,7 @@ OPERATIONS = [
     ClipOp, CastOp,
     MatmulOp, DenseOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
-    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgmaxOp, CumSumOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgmaxOp, CumSumOp, CumProdOp,
     ReshapeOp, DynamicReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, GatherElementsOp,
     BroadcastToOp, SqueezeOp, UnsqueezeOp,
     ConstantOp, ExternalConstantOp, ZerosOp, FullOp, ArangeOp, FromElementsOp,

@@ -1,5 +1,5 @@
-"""Reductions over axes: sum, mean, product, max, min (optionally keeping dims), argmax
-and the running sum."""
+"""Reductions over axes: sum, mean, product, max, min (optionally keeping dims), argmax,
+and the running sum and product."""
 
 from __future__ import annotations
 
@@ -161,21 +161,22 @@ class ArgmaxOp(UnaryTensorOp):
         return [as_tensor(y, self.result.type.element_type)]
 
 
-@irdl_op_definition
-class CumSumOp(UnaryTensorOp):
-    """Running sum along `axis`: element i is the sum of elements 0..i, of 0..i-1 when
-    `exclusive`, counted from the end when `reverse` (ONNX CumSum).
+class RunningOp(UnaryTensorOp):
+    """Base of running reductions along `axis`: element i combines elements 0..i, 0..i-1
+    when `exclusive` (the first then the identity), counted from the end when `reverse`."""
 
-    Example: `%c = graph.cumsum %x {axis = 1 : i64} : tensor<?x?xi64> -> tensor<?x?xi64>`
-    """
-
-    name = "graph.cumsum"
     axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     exclusive = prop_def(BoolAttr, default_value=_FALSE)
     reverse = prop_def(BoolAttr, default_value=_FALSE)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
+    FN: ClassVar[Callable[..., Any]]
+    """numpy's running reduction (`np.cumsum`)."""
+    IDENTITY: ClassVar[int]
+    """What an exclusive scan's first element is."""
+    WHAT: ClassVar[str]
+    """The reduction, in words (for errors)."""
 
     def scan_axis(self) -> int:
         return normalize_axis(self.axis.value.data, len(self.input.type.get_shape()))
@@ -186,20 +187,46 @@ class CumSumOp(UnaryTensorOp):
             raise ShapeError("input must have rank >= 1")
         normalize_axis(self.axis.value.data, len(x))
         if self.input.type.element_type == i1:
-            raise ShapeError("a running sum of i1 is not defined; cast first")
+            raise ShapeError(f"a running {type(self).WHAT} of i1 is not defined; cast first")
         return [x]
 
     def reference(self, x: Any) -> Sequence[Any]:
         axis = normalize_axis(self.axis.value.data, x.ndim)
         reverse = bool(self.reverse.value.data)
         y = np.flip(x, axis) if reverse else x
-        sums = np.cumsum(y, axis=axis, dtype=x.dtype)
+        runs = type(self).FN(y, axis=axis, dtype=x.dtype)
         if self.exclusive.value.data and x.shape[axis]:
-            # Shifted by one along the axis, 0 first: no subtraction, so floats round as
-            # the running sum does.
+            # Shifted by one along the axis, the identity first: nothing undone, so floats
+            # round as the running reduction does.
             head = [slice(None)] * x.ndim
             head[axis] = slice(0, -1)
             pad = [(0, 0)] * x.ndim
             pad[axis] = (1, 0)
-            sums = np.pad(sums[tuple(head)], pad)
-        return [as_tensor(np.flip(sums, axis) if reverse else sums, self.result.type.element_type)]
+            runs = np.pad(runs[tuple(head)], pad, constant_values=type(self).IDENTITY)
+        return [as_tensor(np.flip(runs, axis) if reverse else runs, self.result.type.element_type)]
+
+
+@irdl_op_definition
+class CumSumOp(RunningOp):
+    """Running sum along `axis` (ONNX CumSum).
+
+    Example: `%c = graph.cumsum %x {axis = 1 : i64} : tensor<?x?xi64> -> tensor<?x?xi64>`
+    """
+
+    name = "graph.cumsum"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(np.cumsum)
+    IDENTITY: ClassVar[int] = 0
+    WHAT: ClassVar[str] = "sum"
+
+
+@irdl_op_definition
+class CumProdOp(RunningOp):
+    """Running product along `axis`, in the element type (ONNX CumProd).
+
+    Example: `%c = graph.cumprod %x {axis = 0 : i64, exclusive = true} : tensor<?xf32> -> tensor<?xf32>`
+    """
+
+    name = "graph.cumprod"
+    FN: ClassVar[Callable[..., Any]] = staticmethod(np.cumprod)
+    IDENTITY: ClassVar[int] = 1
+    WHAT: ClassVar[str] = "product"

@@ -457,10 +457,11 @@ def _is_inf(b, n, xs, a):
                  detect_negative=bool(a.get("detect_negative", 1)))]
 
 
-def _cumsum(b, n, xs, a):
-    axis = int(np.asarray(b.static(n.input[1], "CumSum's axis")).reshape(()))
-    return [b.op(graph.CumSumOp, [xs[0]], axis=axis, exclusive=bool(a.get("exclusive", 0)),
-                 reverse=bool(a.get("reverse", 0)))]
+def _running(cls):
+    def convert(b, n, xs, a):
+        axis = int(np.asarray(b.static(n.input[1], f"{n.op_type}'s axis")).reshape(()))
+        return [b.op(cls, [xs[0]], axis=axis, exclusive=bool(a.get("exclusive", 0)), reverse=bool(a.get("reverse", 0)))]
+    return convert
 
 
 def _cast_like(b, n, xs, a):
@@ -574,7 +575,8 @@ CONVERTERS: dict[str, Converter] = {
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
     "ScatterND": _known_at_import,
-    "ArgMin": _argmin, "IsInf": _is_inf, "CumSum": _cumsum, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor,
+    "CumSum": _running(graph.CumSumOp), "CumProd": _running(graph.CumProdOp),
+    "ArgMin": _argmin, "IsInf": _is_inf, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor,
     "LogSoftmax": _log_softmax,
     "ReduceSumSquare": _composite_reduce(_square, graph.ReduceSumOp, None, "ReduceSumSquare"),
     "ReduceL1": _composite_reduce(lambda b, x: b.op(graph.AbsOp, [x]), graph.ReduceSumOp, None, "ReduceL1"),

@@ -78,10 +78,12 @@ def _softmax(g: ProgramGenerator) -> None:
     g.make(graph.SoftmaxOp, [x], {"axis": i64_attr(g.axis(x))})
 
 
-def _cumsum(g: ProgramGenerator) -> None:
-    x = g.pick(is_float)
-    g.make(graph.CumSumOp, [x], {"axis": i64_attr(g.axis(x)), "exclusive": bool_attr(bool(g.rng.random() < 0.5)),
-                                 "reverse": bool_attr(bool(g.rng.random() < 0.5))})
+def _running(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
+    def sample(g: ProgramGenerator) -> None:
+        x = g.pick(is_float)
+        g.make(cls, [x], {"axis": i64_attr(g.axis(x)), "exclusive": bool_attr(bool(g.rng.random() < 0.5)),
+                          "reverse": bool_attr(bool(g.rng.random() < 0.5))})
+    return sample
 
 
 def _argmax(g: ProgramGenerator) -> None:
@@ -450,7 +452,8 @@ SAMPLERS: dict[str, Callable[[ProgramGenerator], None]] = {
     **{cls.name: _pool(cls) for cls in (graph.MaxPool2dOp, graph.AvgPool2dOp)},
     **{cls.name: _fill(cls) for cls in (graph.ZerosOp, graph.FullOp)},
     "graph.not": _not, "graph.where": _where, "graph.clip": _clip, "graph.is_inf": _is_inf, "graph.cast": _cast,
-    "graph.softmax": _softmax, "graph.cumsum": _cumsum, "graph.argmax": _argmax, "graph.transpose": _transpose,
+    "graph.cumsum": _running(graph.CumSumOp), "graph.cumprod": _running(graph.CumProdOp),
+    "graph.softmax": _softmax, "graph.argmax": _argmax, "graph.transpose": _transpose,
     "graph.reshape": _reshape, "graph.squeeze": _squeeze, "graph.unsqueeze": _unsqueeze, "graph.concat": _concat,
     "graph.split": _split, "graph.slice": _slice, "graph.gather": _gather,
     "graph.gather_elements": _gather_elements, "graph.matmul": _matmul, "graph.dense": _dense,

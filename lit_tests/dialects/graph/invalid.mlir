@@ -826,6 +826,14 @@ func.func @cumsum_bools(%x: tensor<4xi1>) {
 
 // -----
 
+func.func @cumprod_bools(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'graph.cumprod' op a running product of i1 is not defined; cast first}}
+  %c = graph.cumprod %x : tensor<4xi1> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
 func.func @is_nan_of_ints(%x: tensor<4xi32>) {
   // expected-error @+1 {{'graph.is_nan' op operand must be a float tensor, not i32}}
   %c = graph.is_nan %x : tensor<4xi32> -> tensor<4xi1>

@@ -460,6 +460,18 @@ func.func @running_sums(%x: tensor<3x?xf32>, %i: tensor<?x2xi64>) -> (tensor<3x?
 
 // -----
 
+// CHECK-LABEL: func.func @running_products
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?xf32>) -> tensor<?xf32> {
+// CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = graph.cumprod %[[X]] {exclusive = true} : tensor<?xf32> -> tensor<?xf32>
+// CHECK-NEXT: func.return %[[P]] : tensor<?xf32>
+// CHECK-NEXT: }
+func.func @running_products(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %p = graph.cumprod %x {exclusive = true} : tensor<?xf32> -> tensor<?xf32>
+  func.return %p : tensor<?xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @float_classes
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x4xf32>) -> (tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>) {
 // CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.is_nan %[[X]] : tensor<?x4xf32> -> tensor<?x4xi1>
