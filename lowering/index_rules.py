@@ -291,15 +291,17 @@ def _count(kb: KernelBuilder, dims: Sequence[Dim], t) -> SSAValue:
     return kb.emit(arith.SIToFPOp(as_int, t))
 
 
-_REDUCE_KIND = {graph.ReduceSumOp: loop.Combiner.ADD, graph.ReduceMeanOp: loop.Combiner.ADD,
-                graph.ReduceProdOp: loop.Combiner.MUL, graph.ReduceMaxOp: loop.Combiner.MAX,
-                graph.ReduceMinOp: loop.Combiner.MIN}
+COMBINER = {graph.ReduceSumOp: loop.Combiner.ADD, graph.ReduceMeanOp: loop.Combiner.ADD,
+            graph.ReduceProdOp: loop.Combiner.MUL, graph.ReduceMaxOp: loop.Combiner.MAX,
+            graph.ReduceMinOp: loop.Combiner.MIN, graph.CumSumOp: loop.Combiner.ADD,
+            graph.CumProdOp: loop.Combiner.MUL}
+"""How each reduction and running reduction combines its elements."""
 
 
 def _reduce(kb: KernelBuilder, op: graph.ReduceOp, r: int, idx: list[Dim]) -> SSAValue:
     axes = op.reduced_axes()
     keep = bool(op.keepdims.value.data)
-    total = _reduce_axes(kb, op.input, idx, axes, keep, _REDUCE_KIND[type(op)])
+    total = _reduce_axes(kb, op.input, idx, axes, keep, COMBINER[type(op)])
     if isinstance(op, graph.ReduceMeanOp):
         if not is_float(total.type):
             raise NoLoopLowering("reduce_mean of integers")
@@ -329,9 +331,6 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
     return kb.emit(arith.IndexCastOp(pos, op.result.type.get_element_type()))
 
 
-_RUNNING_KIND = {graph.CumSumOp: loop.Combiner.ADD, graph.CumProdOp: loop.Combiner.MUL}
-
-
 def _running(kb: KernelBuilder, op: graph.RunningOp, r: int, idx: list[Dim]) -> SSAValue:
     """Each element combines its prefix (or suffix) along the axis: a reduction whose
     trip count is the element's position, quadratic in the axis length (CumSum in
@@ -350,7 +349,7 @@ def _running(kb: KernelBuilder, op: graph.RunningOp, r: int, idx: list[Dim]) -> 
         src[axis] = kb.iadd(first, k)
         return [kb.at(op.input, src)]
 
-    kind = _RUNNING_KIND[type(op)]
+    kind = COMBINER[type(op)]
     return kb.reduce(count, [kb._identity(kind, op.result.type.element_type)], [kind], term)[0]
 
 
