@@ -345,6 +345,42 @@ BINARY: dict[str, Callable[[ExprLike, ExprLike], Expr]] = {
 """The dim algebra's binary operations (`shape_functions.INT_BINARY`'s keys)."""
 
 
+# -- plain values (the binary IR form, runtime/ir_binary.py) ------------------------------
+
+def plain(e: Expr) -> tuple:
+    """`e` as nested tuples of ints and strings: `(constant, (coefficient, atoms), ...)`,
+    an atom `(name,)` for a symbol or `(kind, args...)`."""
+    return (e.constant, *((c, tuple((a.name,) if a.kind == "sym" else (a.kind, *map(plain, a.args)) for a in m))
+                          for m, c in e.terms))
+
+
+def from_plain(value: object) -> Expr:
+    """The expression `plain` gave, rebuilt by the constructors (so in canonical form
+    whatever the value says); ValueError if it is not one."""
+    if not isinstance(value, tuple) or not value or not isinstance(value[0], int):
+        raise ValueError(f"not a dim expression: {value!r}")
+    total = Expr.of(value[0])
+    for term in value[1:]:
+        if not (isinstance(term, tuple) and len(term) == 2 and isinstance(term[0], int)
+                and isinstance(term[1], tuple)):
+            raise ValueError(f"not a term of a dim expression: {term!r}")
+        product = Expr.of(term[0])
+        for atom in term[1]:
+            product = product * _atom_from_plain(atom)
+        total = total + product
+    return total
+
+
+def _atom_from_plain(atom: object) -> Expr:
+    if isinstance(atom, tuple) and len(atom) == 1 and isinstance(atom[0], str):
+        if symbol_name(atom[0]) != atom[0]:
+            raise ValueError(f"'{atom[0]}' is not a symbol's name")
+        return symbol(atom[0])
+    if isinstance(atom, tuple) and len(atom) == 3 and atom[0] in (*_PRODUCT_OPS, "min", "max"):
+        return BINARY[atom[0]](from_plain(atom[1]), from_plain(atom[2]))
+    raise ValueError(f"not an atom of a dim expression: {atom!r}")
+
+
 # -- text ---------------------------------------------------------------------------------
 
 _PRODUCT_OPS = ("floordiv", "ceildiv", "mod")

@@ -88,3 +88,16 @@ class InfersResultTypes(abc.ABC):
     @abc.abstractmethod
     def result_types_for(cls, operands: Sequence[SSAValue], properties: dict[str, Attribute]) -> list[Attribute]:
         """The result types of this op on these operands; VerifyException if invalid."""
+
+
+class PlainForm(abc.ABC):
+    """A `Data` attribute whose value is nested tuples of ints, strings and None
+    (`plain`), and back (`from_plain`, ValueError for a value that is not one): the
+    binary IR form (runtime/ir_binary.py) writes it so, instead of as text to parse."""
+
+    @abc.abstractmethod
+    def plain(self) -> Any: ...
+
+    @classmethod
+    @abc.abstractmethod
+    def from_plain(cls, value: Any) -> Attribute: ...

@@ -18,11 +18,12 @@ from xdsl.printer import Printer
 
 from nimble.dialects import dim_expr
 from nimble.dialects.dim_expr import Expr
+from nimble.dialects.interfaces import PlainForm
 from nimble.dialects.target import CpuAttr
 
 
 @irdl_attr_definition
-class DimsAttr(Data[tuple[Expr | None, ...]]):
+class DimsAttr(Data[tuple[Expr | None, ...]], PlainForm):
     """The dims of a tensor type as expressions over named symbols (`?`: a dim with no
     name).
 
@@ -42,6 +43,15 @@ class DimsAttr(Data[tuple[Expr | None, ...]]):
 
     def print_parameter(self, printer: Printer) -> None:
         printer.print_string(f"<[{', '.join('?' if d is None else str(d) for d in self.data)}]>")
+
+    def plain(self) -> tuple:
+        return tuple(None if d is None else dim_expr.plain(d) for d in self.data)
+
+    @classmethod
+    def from_plain(cls, value: object) -> DimsAttr:
+        if not isinstance(value, tuple):
+            raise ValueError(f"not a tuple of dims: {value!r}")
+        return cls(tuple(None if d is None else dim_expr.from_plain(d) for d in value))
 
 
 def named_dims(t: Attribute) -> tuple[Expr | None, ...]:

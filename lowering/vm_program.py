@@ -107,9 +107,9 @@ def program_from_module(module: ModuleOp, base_dir: str = ".") -> Program:
 
     opencl = opencl_sources([kernel_funcs[k.name].clone() for k in kernels if k.device == Device.OPENCL])
     return Program(program_functions, arrays, kernels, [h.sym_name.data for h in hosts],
-                   str(host_module), constructors, strings, b"", f"nimble {__version__}",
+                   host_module, constructors, strings, b"", f"nimble {__version__}",
                    opencl_program=program_text(opencl) if opencl else "",
-                   opencl_kernels=[kernel_plan(s) for s in opencl], host_module=host_module)
+                   opencl_kernels=[kernel_plan(s) for s in opencl])
 
 
 def _signatures(functions: Sequence[vm.FunctionOp]) -> list[func.FuncOp]:

@@ -20,20 +20,22 @@ import hmac
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
 
 from nimble.dialects import vm
 from nimble.dialects.device import Device
 from nimble.errors import InputError
-from nimble.runtime import opencl_plan
+from nimble.runtime import ir_binary, opencl_plan
 from nimble.runtime.allocator import aligned
 from nimble.runtime.opencl_plan import ClKernel
 
 MAGIC = b"NIMBLEVM"
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 HEADER = struct.Struct("<8sII16s32s")  # magic, version, sections, producer, SHA-256 of the rest
 SECTION = struct.Struct("<IIQQ")  # kind, reserved, offset, length
 ALIGN = 64
@@ -83,8 +85,10 @@ class Program:
     functions: list[Function]
     constants: list[np.ndarray]
     kernels: list[Kernel]
-    hosts: list[str]  # host function names (in `host_text`)
-    host_text: str  # an MLIR module holding the host functions
+    hosts: list[str]  # host function names (in `host_module`)
+    host_module: ModuleOp = field(compare=False, repr=False)
+    """The host functions, kernel groups, the VM functions' source signatures and ADT
+    declarations (saved in binary form, `runtime/ir_binary.py`: loading parses no text)."""
     constructors: list[tuple[str, int]]  # (name, tag within its ADT)
     strings: list[str] = field(default_factory=list)  # fatal messages
     object_code: list[bytes] = field(default_factory=list)
@@ -101,9 +105,6 @@ class Program:
     cpu_kernels: str = ""
     """An MLIR module of the loop-level CPU kernels the object code was compiled from: a
     host that cannot run that code compiles its own from it (`nimble.load`)."""
-    host_module: ModuleOp | None = field(default=None, compare=False, repr=False)
-    """`host_text` as a module, while the program that made it is in memory (not saved):
-    the VM then need not parse it again (a 10,000-op model's host text took 5 s)."""
 
     def function_index(self, name: str) -> int:
         for i, f in enumerate(self.functions):
@@ -280,7 +281,10 @@ def _encode_sections(p: Program) -> dict[int, bytes]:
                 kernels.put("BBH", 1, vm.DTYPES.index(arg[0]), len(arg[1]))
                 kernels.put(f"{len(arg[1])}q", *arg[1])
     kernels.raw(_strings([p.opencl_program, opencl_plan.to_json(p.opencl_kernels), p.cpu_kernels])[4:])
-    host = _strings([p.host_text] + p.hosts)
+    try:
+        host = _strings(p.hosts) + ir_binary.encode(p.host_module, _context())
+    except ir_binary.IRBinaryError as e:
+        raise BytecodeError(f"host functions: {e}") from None
     functions = _Writer()
     functions.put("I", len(p.functions))
     for f in p.functions:
@@ -378,6 +382,33 @@ def _decode_field(r: _Reader, kind: K) -> Any:
     return r.one("I")
 
 
+@cache
+def _context() -> Context:
+    from nimble.registry import make_context
+
+    return make_context()
+
+
+def decode_host_module(data: bytes) -> ModuleOp:
+    """The host functions' module from its binary form, verified (BytecodeError if the
+    bytes are not one, or the module does not verify)."""
+    from nimble.diagnostics import verify_module
+
+    try:
+        module = ir_binary.decode(data, _context())
+    except ir_binary.IRBinaryError as e:
+        raise BytecodeError(f"host functions section: {e}") from None
+    if not isinstance(module, ModuleOp):
+        raise BytecodeError(f"host functions section holds a '{module.name}' op, not a module")
+    try:
+        errors = verify_module(module)
+    except Exception as e:  # an op built without what its verifier reads (a missing property)
+        raise BytecodeError(f"host functions section does not verify: {type(e).__name__}: {e}") from None
+    if errors:
+        raise BytecodeError("host functions section does not verify: " + errors[0].format())
+    return module
+
+
 def _sections(data: bytes) -> dict[int, memoryview]:
     if len(data) < HEADER.size:
         raise BytecodeError(f"not a Nimble bytecode module: {len(data)} bytes is shorter than the header")
@@ -429,9 +460,8 @@ def decode(data: bytes) -> Program:
     r = _Reader(s[S_CONSTRUCTORS], "constructors")
     constructors = [(r.string(), r.one("I")) for _ in range(r.count(8, "constructors"))]
     r = _Reader(s[S_HOST], "host functions")
-    host = r.strings()
-    if not host:
-        raise BytecodeError("host functions section holds no module text")
+    hosts = r.strings()
+    host_module = decode_host_module(bytes(s[S_HOST][r.pos:]))
     r = _Reader(s[S_KERNELS], "kernels")
     object_code = [r.raw(r.one("Q")) for _ in range(r.count(8, "objects"))]
     cpu, cpu_features = r.string(), r.string()
@@ -475,7 +505,7 @@ def decode(data: bytes) -> Program:
                 raise BytecodeError(f"function '{name}': unknown opcode {opcode} at byte {r.pos - 1}")
             code.append((opcode, tuple(_decode_field(r, kind) for _, kind in vm.INSTRUCTIONS[opcode][2])))
         functions.append(Function(name, num_regs, params, num_results, code))
-    program = Program(functions, constants, kernels, host[1:], host[0], constructors, strings, object_code, producer,
+    program = Program(functions, constants, kernels, hosts, host_module, constructors, strings, object_code, producer,
                       opencl_program=opencl_program, opencl_kernels=opencl_kernels, cpu=cpu,
                       cpu_features=cpu_features, cpu_kernels=cpu_kernels)
     validate(program)

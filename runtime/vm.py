@@ -24,9 +24,8 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-
-from nimble.dialects.device import Device
 from nimble.dialects import vm
+from nimble.dialects.device import Device
 from nimble.runtime.allocator import StoragePool
 from nimble.runtime.bytecode import BytecodeError, Function, Program
 from nimble.runtime.cpu_vision import NativeKernel
@@ -35,9 +34,18 @@ from nimble.runtime.llvm_jit import KernelCode
 from nimble.runtime.opencl import ClTensor
 from nimble.runtime.recurrence import RecurrenceEntry, holds_recurrence
 from nimble.runtime.replay import NotReplayable, Recording, Replays
-from nimble.runtime.workers import current as current_workers
 from nimble.runtime.trace import Tracer
-from nimble.runtime.vm_steps import CALLEE, RESULTS, RETURN, Fatal, Steps, VMError, native_kernel_of, outlined_op
+from nimble.runtime.vm_steps import (
+    CALLEE,
+    RESULTS,
+    RETURN,
+    Fatal,
+    Steps,
+    VMError,
+    native_kernel_of,
+    outlined_op,
+)
+from nimble.runtime.workers import current as current_workers
 from nimble.runtime.workers import workers
 
 MAX_DEPTH = 100_000
@@ -161,34 +169,32 @@ class VirtualMachine(Steps):
         """Calls of a signature seen before replay their launches (`runtime.replay`)."""
 
     def _load_host(self, program: Program, base_dir: str, code: Any) -> None:
-        """Parse the host functions (CPU fallbacks, kernel groups, signatures) and bind
+        """Take the host functions (CPU fallbacks, kernel groups, signatures) and bind
         the kernels, checking each against its group."""
         from xdsl.dialects import func
 
-        from nimble.api import parse
         from nimble.reference import Interpreter
 
-        if program.host_text:
-            host_module = program.host_module or parse(program.host_text, "<host functions>")
-            self.interpreter = Interpreter(host_module, base_dir)
-            for op in host_module.ops:
-                if vm.SIGNATURE_OF in op.attributes:
-                    of = op.attributes[vm.SIGNATURE_OF].data
-                    names = [a.data for a in op.attributes[vm.ARG_NAMES].data]
-                    dims = op.attributes.get(vm.DIM_NAMES)
-                    dim_names = {k: v.data for k, v in dims.data.items()} if dims is not None else {}
-                    inputs = op.function_type.inputs.data
-                    if of not in self.index or len(inputs) != len(names) \
-                            or len(inputs) != len(program.functions[self.index[of]].params):
-                        raise BytecodeError(f"signature of '{of}' does not match the function")
-                    self.signatures[of] = (op.function_type, names, dim_names)
-                    results = op.attributes.get(vm.RESULT_NAMES)
-                    if results is not None:
-                        self.result_names[of] = [r.data for r in results.data]
-                        if len(self.result_names[of]) != len(op.function_type.outputs.data):
-                            raise BytecodeError(f"result names of '{of}' do not match its results")
+        host_module = program.host_module
+        self.interpreter = Interpreter(host_module, base_dir)
+        for op in host_module.ops:
+            if vm.SIGNATURE_OF in op.attributes:
+                of = op.attributes[vm.SIGNATURE_OF].data
+                names = [a.data for a in op.attributes[vm.ARG_NAMES].data]
+                dims = op.attributes.get(vm.DIM_NAMES)
+                dim_names = {k: v.data for k, v in dims.data.items()} if dims is not None else {}
+                inputs = op.function_type.inputs.data
+                if of not in self.index or len(inputs) != len(names) \
+                        or len(inputs) != len(program.functions[self.index[of]].params):
+                    raise BytecodeError(f"signature of '{of}' does not match the function")
+                self.signatures[of] = (op.function_type, names, dim_names)
+                results = op.attributes.get(vm.RESULT_NAMES)
+                if results is not None:
+                    self.result_names[of] = [r.data for r in results.data]
+                    if len(self.result_names[of]) != len(op.function_type.outputs.data):
+                        raise BytecodeError(f"result names of '{of}' do not match its results")
         for name in program.hosts:
-            function = self.interpreter.functions.get(name) if self.interpreter else None
+            function = self.interpreter.functions.get(name)
             if not isinstance(function, func.FuncOp) or function.is_declaration:
                 raise BytecodeError(f"host function '{name}' is not in the host functions section")
             self.host_functions.append(function)
