@@ -42,6 +42,7 @@ from nimble.dialects.interfaces import FusionKind
 from nimble.lowering import winograd
 from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.shared_forms import shared_forms
+from nimble.lowering.symbols import first_free, symbol_names
 from nimble.passes.fuse_ops import outline
 
 
@@ -49,12 +50,9 @@ def _kernel_name(host: func.FuncOp, group: FusedOp, taken: set[str]) -> str:
     members = [o for o in group.body.block.ops if isinstance(o, GraphOp)]
     heavy = [o for o in members if o.FUSION in (FusionKind.OUT_FUSABLE, FusionKind.REDUCTION)]
     anchor = (heavy or members or [group])[0]
-    stem = f"{host.sym_name.data}_{anchor.name.split('.')[-1]}"
-    n = 0
-    while f"{stem}_{n}" in taken:
-        n += 1
-    taken.add(f"{stem}_{n}")
-    return f"{stem}_{n}"
+    name = first_free(f"{host.sym_name.data}_{anchor.name.split('.')[-1]}", taken)
+    taken.add(name)
+    return name
 
 
 def _on_last_axis(site: tuple) -> bool:
@@ -237,7 +235,7 @@ class LowerGraphToLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]
-        taken = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp | loop.KernelOp)}
+        taken = symbol_names(op)
         built: dict[tuple[str, bool, str], _Kernels] = {}
         folded: dict[ConstantOp, ConstantOp] = {}
         for host in hosts:

@@ -216,7 +216,7 @@ class KernelBuilder:
         Builder(InsertPoint.at_end(block)).insert(loop.YieldOp())
         return op
 
-    def reduce(self, upper: Dim, inits: Sequence[SSAValue], kinds: Sequence[str],
+    def reduce(self, upper: Dim, inits: Sequence[SSAValue], kinds: Sequence[loop.Combiner],
                body: Callable[[SSAValue], Sequence[SSAValue]]) -> list[SSAValue]:
         block = Block(arg_types=[IndexType()])
         yielded: list[SSAValue] = []
@@ -226,19 +226,20 @@ class KernelBuilder:
         self.emit(op)
         return list(op.results)
 
-    def reduce_nest(self, uppers: Sequence[Dim], init: SSAValue, kind: str,
+    def reduce_nest(self, uppers: Sequence[Dim], init: SSAValue, kind: loop.Combiner,
                     body: Callable[[list[SSAValue]], SSAValue]) -> SSAValue:
         """Combine `body(indices)` over the product of `uppers` (nested reduces)."""
 
         def level(i: int, outer: list[SSAValue]) -> SSAValue:
             if i == len(uppers):
                 return body(outer)
-            start = init if i == 0 else self._identity(kind, init.type)
+            start = init if i == 0 else self.identity(kind, init.type)
             return self.reduce(uppers[i], [start], [kind], lambda iv: [level(i + 1, [*outer, iv])])[0]
 
         return level(0, [])
 
-    def _identity(self, kind: loop.Combiner, t: Attribute) -> SSAValue:
+    def identity(self, kind: loop.Combiner, t: Attribute) -> SSAValue:
+        """The combiner's identity (0 for add, -inf for max, ...) as a constant of type `t`."""
         return const(self.emit, loop.Combiner(kind).identity(t), t)
 
     def _in_block(self, block: Block, fn: Callable[[], Any]) -> None:

@@ -73,14 +73,15 @@ def roi_align(kb: KernelBuilder, op: graph.RoiAlignOp, r: int, idx: list[Dim]) -
     zero = const(e, 0.0, f64)
     # The tables' own bounds: never read past them.
     in_tables = [kb.ibinary("min", gh, rows.grid), kb.ibinary("min", gw, columns.grid)]
+    add = loop.Combiner.ADD
     if capacity is None:
-        total = kb.reduce_nest(in_tables, zero, "add", from_tables)
+        total = kb.reduce_nest(in_tables, zero, add, from_tables)
     else:  # boxes over the tables' grid sample inline (one of the two nests runs no step)
         fits = e(arith.AndIOp(*(e(arith.CmpiOp(kb.index(g), kb.index(capacity), "sle")) for g in box.grid)))
         none = kb.index(0)
-        tabled = kb.reduce_nest([e(arith.SelectOp(fits, kb.index(in_tables[0]), none)), in_tables[1]], zero, "add",
+        tabled = kb.reduce_nest([e(arith.SelectOp(fits, kb.index(in_tables[0]), none)), in_tables[1]], zero, add,
                                 from_tables)
-        total = e(arith.AddfOp(tabled, kb.reduce_nest([e(arith.SelectOp(fits, none, kb.index(gh))), gw], zero, "add",
+        total = e(arith.AddfOp(tabled, kb.reduce_nest([e(arith.SelectOp(fits, none, kb.index(gh))), gw], zero, add,
                                                       inline)))
     count = e(arith.MulfOp(_to_f64(kb, gh), _to_f64(kb, gw)))
     return convert(e, e(arith.DivfOp(total, count)), t)

@@ -388,7 +388,8 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
         else:
             col = kb.staged(("im2col", op), lambda: _im2col(kb, op))
             patch = lambda k: kb.load_buffer(col, [n, kb.iadd(first, k), oh, ow])  # noqa: E731
-        acc = kb.reduce_nest([ckk], kb._identity("add", t), "add", lambda k: kb.emit(arith.MulfOp(
+        add = loop.Combiner.ADD
+        acc = kb.reduce_nest([ckk], kb.identity(add, t), add, lambda k: kb.emit(arith.MulfOp(
             kb.load_buffer(weights, [o, k[0]]), patch(k[0]))))
         if op.bias is not None:
             acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
@@ -408,7 +409,8 @@ def conv2d(kb: KernelBuilder, op: graph.Conv2dOp, r: int, idx: list[Dim]) -> SSA
             x = kb.emit(arith.SelectOp(inside, x, const(kb.emit, 0.0, t)))
         return kb.emit(arith.MulfOp(x, kb.at(op.weight, [o, c, kh, kw])))
 
-    acc = kb.reduce_nest([cg, w_dims[2], w_dims[3]], kb._identity("add", t), "add", tap)
+    add = loop.Combiner.ADD
+    acc = kb.reduce_nest([cg, w_dims[2], w_dims[3]], kb.identity(add, t), add, tap)
     if op.bias is not None:
         acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [o])))
     return acc
@@ -439,7 +441,7 @@ def pool(kb: KernelBuilder, op: graph.MaxPool2dOp | graph.AvgPool2dOp, r: int, i
         return [x, kb.emit(arith.SelectOp(inside, const(kb.emit, 1.0, t), const(kb.emit, 0.0, t)))]
 
     kinds = [loop.Combiner.MAX if is_max else loop.Combiner.ADD] + ([loop.Combiner.ADD] if counted else [])
-    identities = [kb._identity(k, t) for k in kinds]
+    identities = [kb.identity(k, t) for k in kinds]
 
     def level_h(h: SSAValue) -> list[SSAValue]:
         return kb.reduce(kw_, identities, kinds, lambda w: tap([h, w]))

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import AnyFloat, IntegerAttr, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import arith, graph
+from nimble.dialects import arith, graph, loop
 from nimble.dialects.discardable import FOLDED_ATTR
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import ReifyDims
@@ -263,7 +263,8 @@ def _products(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
     def product(i: SSAValue) -> None:
         def channel(o: SSAValue) -> None:
             def column(col: SSAValue) -> None:
-                acc = kb.reduce_nest([rows], kb._identity("add", t), "add", lambda k: kb.emit(arith.MulfOp(
+                add = loop.Combiner.ADD
+                acc = kb.reduce_nest([rows], kb.identity(add, t), add, lambda k: kb.emit(arith.MulfOp(
                     kb.load_buffer(u, [i, o, k[0]]), kb.load_buffer(v, [i, k[0], col]))))
                 kb.store_buffer(acc, m, [i, o, col])
 

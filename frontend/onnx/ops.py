@@ -548,13 +548,10 @@ def _mod(b, n, xs, a):
     return [b.op(graph.WhereOp, [fix, b.op(graph.AddOp, [r, y]), r])]
 
 
-def _known_at_import(b, n, xs, a):
-    """An op the graph dialect does not have, taken where the importer computes it from
-    constants (`fold`: torchvision's Swin builds its shifted-window masks with ScatterND
-    on constants); this converter runs only where an input is computed at run time."""
-    raise OnnxImportError(f"{b.where()}: {n.op_type} is supported only on values known at import (computed "
-                          f"from constants and static dims); an input here is computed at run time")
-
+KNOWN_AT_IMPORT_ONLY = frozenset({"ScatterND"})
+"""Ops the graph dialect does not have, taken only where the importer computes them from
+constants and static dims (`fold`: torchvision's Swin builds its shifted-window masks
+with ScatterND on constants); elsewhere an error says an input is computed at run time."""
 
 DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}, **layout.DIM_INPUTS}
 """Inputs a converter reads as dims, so they may be shapes computed at run time."""
@@ -574,7 +571,6 @@ CONVERTERS: dict[str, Converter] = {
     "LayerNormalization": _layer_norm,
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Split": _split, "Slice": _slice, "Gather": _gather, "ArgMax": _argmax,
-    "ScatterND": _known_at_import,
     "CumSum": _running(graph.CumSumOp), "CumProd": _running(graph.CumProdOp),
     "ArgMin": _argmin, "IsInf": _is_inf, "CastLike": _cast_like, "Dropout": _dropout, "Xor": _xor,
     "LogSoftmax": _log_softmax,

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 
 from nimble.dialects import arith, kernel_analysis, loop
 from nimble.dialects.index_semantics import INDEX_BINARY
-from nimble.lowering.opencl.c_source import KernelSource, NoDeviceLowering, type_key
+from nimble.lowering.opencl.c_source import KernelSource, NoDeviceLowering
 from nimble.runtime.opencl_plan import ClKernel, ClParam, ClPhase, ClScratch, ParamKind
 
 
@@ -34,7 +34,11 @@ def host_computable(value: SSAValue) -> bool:
 
 
 CASTS = (arith.IndexCastOp, arith.ExtSIOp)
-ITEMSIZE = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i64": 8, "index": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1}
+
+
+def item_bytes(element_type: Attribute) -> int:
+    """Bytes per element of a device buffer (xdsl's sizes; an index is 64-bit, a `long`)."""
+    return 8 if isinstance(element_type, IndexType) else element_type.size
 
 
 def kernel_plan(source: KernelSource) -> ClKernel:
@@ -46,7 +50,7 @@ def kernel_plan(source: KernelSource) -> ClKernel:
         sizes = iter(alloc.dynamic_sizes)
         t = alloc.memref.type
         dims = tuple(nodes.of(next(sizes)) if d < 0 else nodes.constant(d) for d in t.get_shape())
-        scratch.append(ClScratch(dims, ITEMSIZE[type_key(t.element_type)]))
+        scratch.append(ClScratch(dims, item_bytes(t.element_type)))
     phases = tuple(ClPhase(p.name, tuple(tuple(nodes.of(v) for v in bounds) for bounds in p.grid), p.tile, p.group,
                            p.split, tuple(staging.index(a) for a in p.allocs))
                    for p in source.phases)

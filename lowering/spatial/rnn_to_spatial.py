@@ -80,6 +80,7 @@ from nimble.lowering.spatial.weights import (
     make_resident,
     nest,
 )
+from nimble.lowering.symbols import first_free, symbol_names
 from nimble.passes.int_range_optimizations import fold_index_ranges
 
 
@@ -496,14 +497,11 @@ def lower_recurrences(module: ModuleOp, lower: Callable[[Recurrence, Step, str],
     that is not one, or that `lower` refuses (NotARecurrence, NoLoopLowering), keeps the
     reason in attribute `skipped`."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-    taken = set(functions) | {k.sym_name.data for k in loop.kernels_of(module)}
+    taken = symbol_names(module)
     names: list[str] = []
     for host in [f for f in functions.values() if f.body.blocks]:
         for op in [o for o in host.walk() if isinstance(o, WhileOp)]:
-            k = 0
-            while f"{host.sym_name.data}_rnn_{k}" in taken:
-                k += 1
-            name = f"{host.sym_name.data}_rnn_{k}"
+            name = first_free(f"{host.sym_name.data}_rnn", taken)
             try:
                 rec = match_recurrence(op)
                 lower(rec, recurrence_step(rec, functions), name)
