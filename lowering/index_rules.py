@@ -3,9 +3,9 @@
 One rule per op kind, `rule(kb, op, result_number, idx) -> scalar`:
 - injective ops map the output index to an input index (transpose, reshape, slice,
   concat, split, squeeze/unsqueeze, gather) and read the input there;
-- reductions and heavy ops (reduce_*, argmax, softmax, layer_norm, matmul, dense; conv2d,
-  pooling and roi_align in `window_rules.py`, depthwise and narrow grouped convs in
-  `grouped_conv.py`) emit `loop.reduce` nests at that point, with the producer's value
+- reductions and heavy ops (reduce_*, argmax, softmax, layer_norm; matmul, dense and
+  einsum in `contraction_rules.py`; conv2d, pooling and roi_align in `window_rules.py`,
+  depthwise and narrow grouped convs in `grouped_conv.py`) emit `loop.reduce` nests at that point, with the producer's value
   computed inside (so an elementwise prologue is fused for free).
 Elementwise ops are in `scalar.SCALAR`; the operand index of an elementwise op is
 `broadcast_index` (numpy broadcasting, plus per-op maps such as batch_norm's channel axis).
@@ -22,8 +22,9 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import arith, graph, loop
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
+from nimble.lowering.contraction_rules import dense, einsum, matmul
 from nimble.lowering.grouped_conv import conv2d, conv2d_into
-from nimble.lowering.kernel_parts import Dim, NoLoopLowering
+from nimble.lowering.kernel_parts import Dim, NoLoopLowering, broadcast_axes
 from nimble.lowering.roi_align_rules import roi_align
 from nimble.lowering.scalar import const, is_float
 from nimble.lowering.window_rules import max_pool_into, pool
@@ -38,19 +39,8 @@ Rule = Callable[["KernelBuilder", Operation, int, list[Dim]], SSAValue]
 # Broadcasting
 
 
-def _bcast_axis(kb: KernelBuilder, d: Dim, out: Dim, i: Dim) -> Dim:
-    if d == 1:
-        return 0
-    if isinstance(d, int) or d is out or kb.no_stretch:
-        return i
-    is_one = kb.emit(arith.CmpiOp(d, kb.index(1), "eq"))
-    return kb.emit(arith.SelectOp(is_one, kb.index(0), kb.index(i)))
-
-
 def numpy_broadcast(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim], idx: Sequence[Dim]) -> list[Dim]:
-    dims = kb.dims(value)
-    lead = len(out_dims) - len(dims)
-    return [_bcast_axis(kb, d, out_dims[lead + j], idx[lead + j]) for j, d in enumerate(dims)]
+    return broadcast_axes(kb, kb.dims(value), out_dims, idx)
 
 
 def broadcast_index(kb: KernelBuilder, value: SSAValue, out_dims: Sequence[Dim], idx: Sequence[Dim],
@@ -448,43 +438,7 @@ def _global_avg_pool(kb: KernelBuilder, op: graph.GlobalAvgPool2dOp, r: int, idx
 
 
 # ------------------------------------------------------------------------------------
-# Contractions and windows
-
-
-def _mac(kb: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
-    if is_float(a.type):
-        return kb.emit(arith.MulfOp(a, b))
-    return kb.emit(arith.MuliOp(a, b))
-
-
-def _matmul(kb: KernelBuilder, op: graph.MatmulOp, r: int, idx: list[Dim]) -> SSAValue:
-    a_dims, b_dims = kb.dims(op.lhs), kb.dims(op.rhs)
-    out_dims = kb.dims(op.result)
-    rows = [] if len(a_dims) == 1 else [idx[len(idx) - 1 - (len(b_dims) > 1)]]
-    cols = [] if len(b_dims) == 1 else [idx[-1]]
-    batch = idx[:len(idx) - len(rows) - len(cols)]
-    batch_dims = out_dims[:len(batch)]
-    a_batch = _batch_index(kb, a_dims[:-2], batch_dims, batch)
-    b_batch = _batch_index(kb, b_dims[:-2], batch_dims, batch)
-    t = op.result.type.get_element_type()
-    return kb.reduce_nest([a_dims[-1]], kb.identity(loop.Combiner.ADD, t), loop.Combiner.ADD, lambda k: _mac(
-        kb, kb.at(op.lhs, [*a_batch, *rows, k[0]]), kb.at(op.rhs, [*b_batch, k[0], *cols])))
-
-
-def _batch_index(kb: KernelBuilder, dims: Sequence[Dim], out: Sequence[Dim], idx: Sequence[Dim]) -> list[Dim]:
-    lead = len(out) - len(dims)
-    return [_bcast_axis(kb, d, out[lead + j], idx[lead + j]) for j, d in enumerate(dims)]
-
-
-def _dense(kb: KernelBuilder, op: graph.DenseOp, r: int, idx: list[Dim]) -> SSAValue:
-    x_dims = kb.dims(op.input)
-    t = op.result.type.get_element_type()
-    n = idx[-1]
-    acc = kb.reduce_nest([x_dims[-1]], kb.identity(loop.Combiner.ADD, t), loop.Combiner.ADD, lambda k: _mac(
-        kb, kb.at(op.input, [*idx[:-1], k[0]]), kb.at(op.weight, [n, k[0]])))
-    if op.bias is not None:
-        acc = kb.emit(arith.AddfOp(acc, kb.at(op.bias, [n])) if is_float(t) else arith.AddiOp(acc, kb.at(op.bias, [n])))
-    return acc
+# Constants and ranges
 
 
 def _splat(kb: KernelBuilder, op: graph.ConstantOp, r: int, idx: list[Dim]) -> SSAValue:
@@ -540,6 +494,7 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.ArangeOp: _arange,
     graph.FromElementsOp: _from_elements,
     graph.TransposeOp: _transpose,
+    graph.EinsumOp: einsum,
     graph.ReshapeOp: _reshape,
     graph.DynamicReshapeOp: _reshape,
     graph.BroadcastToOp: _broadcast_to,
@@ -561,8 +516,8 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.SoftmaxOp: _softmax,
     graph.LayerNormOp: _layer_norm,
     graph.GlobalAvgPool2dOp: _global_avg_pool,
-    graph.MatmulOp: _matmul,
-    graph.DenseOp: _dense,
+    graph.MatmulOp: matmul,
+    graph.DenseOp: dense,
     graph.Conv2dOp: conv2d,
     graph.MaxPool2dOp: pool,
     graph.AvgPool2dOp: pool,

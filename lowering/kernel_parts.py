@@ -1,10 +1,13 @@
 """The records the kernel builder keeps (`kernel_builder.py`): dims as index IR emitted at
 the kernel's entry (`KernelDims`), the pixels and the panel of pixels of the current nest,
-an elementwise op's scalar being made."""
+an elementwise op's scalar being made; and the index of a broadcast operand, which every
+family of rules needs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import MemRefType, TensorType
@@ -12,6 +15,9 @@ from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
+
+if TYPE_CHECKING:
+    from nimble.lowering.kernel_builder import KernelBuilder
 
 Dim = int | SSAValue
 
@@ -115,3 +121,20 @@ class Panel:
     count: Dim
     pairs: bool = False
     """Columns of the pair-flattened map (pairs of output rows: `winograd`), not pixels."""
+
+
+def bcast_axis(kb: KernelBuilder, d: Dim, out: Dim, i: Dim) -> Dim:
+    """The index into an axis of dim `d` broadcast to `out` at output index `i` (0 where
+    `d` is 1; a `?` of 1 is tested at run time unless the kernel assumes no stretch)."""
+    if d == 1:
+        return 0
+    if isinstance(d, int) or d is out or kb.no_stretch:
+        return i
+    is_one = kb.emit(arith.CmpiOp(d, kb.index(1), "eq"))
+    return kb.emit(arith.SelectOp(is_one, kb.index(0), kb.index(i)))
+
+
+def broadcast_axes(kb: KernelBuilder, dims: Sequence[Dim], out: Sequence[Dim], idx: Sequence[Dim]) -> list[Dim]:
+    """numpy broadcasting: the index into `dims` (right-aligned with `out`) at `idx`."""
+    lead = len(out) - len(dims)
+    return [bcast_axis(kb, d, out[lead + j], idx[lead + j]) for j, d in enumerate(dims)]

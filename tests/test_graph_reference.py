@@ -141,6 +141,35 @@ def test_matmul_batch_broadcast_and_vectors(n, rng, run):
 
 
 @pytest.mark.parametrize("n", SIZES)
+def test_einsum(n, rng, run):
+    """Attention scores, a broadcast subscript (`?` of 1 against 3), a diagonal, a
+    transpose and a full contraction to a scalar."""
+    text = """func.func @main(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x5x16xf32>, %a: tensor<?x3xf32>, %b: tensor<4x3xf32>, %m: tensor<6x6xf32>) -> (tensor<?x2x?x5xf32>, tensor<?x4xf32>, tensor<6xf32>, tensor<3x?xf32>, tensor<f32>) {
+  %s = graph.einsum %q, %k {equation = "bhqd,bhkd->bhqk"} : (tensor<?x2x?x16xf32>, tensor<?x2x5x16xf32>) -> tensor<?x2x?x5xf32>
+  %o = graph.einsum %a, %b {equation = "ij,kj->ik"} : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<?x4xf32>
+  %d = graph.einsum %m {equation = "ii->i"} : (tensor<6x6xf32>) -> tensor<6xf32>
+  %t = graph.einsum %a {equation = "ij->ji"} : (tensor<?x3xf32>) -> tensor<3x?xf32>
+  %f = graph.einsum %a, %a {equation = "ij,ij->"} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<f32>
+  func.return %s, %o, %d, %t, %f : tensor<?x2x?x5xf32>, tensor<?x4xf32>, tensor<6xf32>, tensor<3x?xf32>, tensor<f32>
+}"""
+    q = rng.standard_normal((3, 2, n, 16)).astype(np.float32)
+    k = rng.standard_normal((3, 2, 5, 16)).astype(np.float32)
+    a = rng.standard_normal((n, 3)).astype(np.float32)
+    b = rng.standard_normal((4, 3)).astype(np.float32)
+    m = rng.standard_normal((6, 6)).astype(np.float32)
+    s, o, d, t, f = run(text, q, k, a, b, m)
+    np.testing.assert_allclose(s, np.einsum("bhqd,bhkd->bhqk", q, k), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(o, a @ b.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d, np.diag(m), rtol=1e-6)
+    np.testing.assert_array_equal(t, a.T)
+    np.testing.assert_allclose(f, np.sum(a * a), rtol=1e-5)
+    q1 = q[:1]  # batch 1 against k's 3: subscript b broadcast
+    s1 = run(text, q1, k, a, b, m)[0]
+    np.testing.assert_allclose(s1, np.einsum("bhqd,bhkd->bhqk", np.broadcast_to(q1, (3, *q1.shape[1:])), k),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_dense(n, rng, run):
     text = """func.func @main(%x: tensor<?x6xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %y = graph.dense %x, %w, %b : (tensor<?x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x4xf32>

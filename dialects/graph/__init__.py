@@ -73,7 +73,7 @@ from nimble.dialects.graph.layout import (
     TransposeOp,
     UnsqueezeOp,
 )
-from nimble.dialects.graph.linalg import DenseOp, MatmulOp
+from nimble.dialects.graph.linalg import DenseOp, EinsumOp, MatmulOp
 from nimble.dialects.graph.nn import (
     AvgPool2dOp,
     BatchNormOp,
@@ -112,7 +112,7 @@ from nimble.dialects.graph.vision import NmsOp, RoiAlignOp
 OPERATIONS = [
     *BINARY_OPS, PowOp, *COMPARISON_OPS, WhereOp, *UNARY_OPS, *TRIGONOMETRIC_OPS, *FLOAT_CLASS_OPS,
     ClipOp, CastOp,
-    MatmulOp, DenseOp,
+    MatmulOp, DenseOp, EinsumOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgmaxOp, CumSumOp, CumProdOp,
     ReshapeOp, DynamicReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, GatherElementsOp,

@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
 from nimble.dialects.graph.slice import DYNAMIC, END
-from nimble.frontend.onnx import activations, layout, shapes
+from nimble.frontend.onnx import activations, layout, linalg, shapes
 from nimble.frontend.onnx.common import (
     OnnxImportError,
     dtype_of,
@@ -135,28 +135,6 @@ def _gelu(b, n, xs, a):
     if a.get("approximate", b"none") not in (b"none", "none"):
         raise OnnxImportError(f"{b.where()}: only the exact Gelu is supported")
     return [b.op(graph.GeluOp, [xs[0]])]
-
-
-def _matmul(b, n, xs, a):
-    return [b.op(graph.MatmulOp, xs[:2])]
-
-
-def _gemm(b, n, xs, a):
-    x, w = xs[0], xs[1]
-    if a.get("transA", 0):
-        x = b.op(graph.TransposeOp, [x], perm=[1, 0])
-    if a.get("transB", 0):
-        w = b.op(graph.TransposeOp, [w], perm=[1, 0])
-    y = b.op(graph.MatmulOp, [x, w])
-    alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
-    if alpha != 1.0:
-        y = b.op(graph.MulOp, [y, b.const(np.array(alpha, dtype_of(y)))])
-    if len(xs) > 2 and xs[2] is not None:
-        c = xs[2]
-        if beta != 1.0:
-            c = b.op(graph.MulOp, [c, b.const(np.array(beta, dtype_of(c)))])
-        y = b.op(graph.AddOp, [y, c])
-    return [y]
 
 
 def _window(b, a, kernel: Sequence[int]) -> dict[str, Any]:
@@ -563,7 +541,7 @@ CONVERTERS: dict[str, Converter] = {
     **{k: _reduce(v, k) for k, v in _REDUCE.items()},
     "LessOrEqual": _compare_or_equal(graph.LessOp), "GreaterOrEqual": _compare_or_equal(graph.GreaterOp),
     "Pow": _pow, "Identity": _identity, "Constant": _constant, "Cast": _cast, "Reciprocal": _reciprocal, "Where": _where,
-    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu, "MatMul": _matmul, "Gemm": _gemm,
+    "Clip": _clip, "LeakyRelu": _leaky_relu, "Gelu": _gelu,
     "Conv": _one_dimensional(_conv), "MaxPool": _one_dimensional(_max_pool),
     "AveragePool": _one_dimensional(_avg_pool), "GlobalAveragePool": _global_avg_pool,
     "GlobalMaxPool": _global_max_pool, "Mean": _mean,
@@ -580,6 +558,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSum": _composite_reduce(None, graph.ReduceSumOp, lambda b, y: b.op(graph.LogOp, [y]), "ReduceLogSum"),
     "ReduceLogSumExp": _log_sum_exp, "GroupNormalization": _group_norm, "Mod": _mod, "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
     **layout.CONVERTERS,
+    **linalg.CONVERTERS,
     **activations.CONVERTERS,
 }
 """Every ONNX op type the importer converts."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, i1, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, StringAttr, f32, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from nimble.dialects import graph, dynshape
@@ -212,6 +212,29 @@ def _matmul(g: ProgramGenerator) -> None:
     else:
         rhs = g.pick(is_float)
     g.make(graph.MatmulOp, [lhs, rhs])
+
+
+def _einsum(g: ProgramGenerator) -> None:
+    """A contraction with a weight along the last axis, or a product with a value of
+    the same type, or one operand; the result keeps a random subset of the subscripts
+    in a random order (transposes and sums)."""
+    x = g.pick(is_float)
+    dims = value_dims(x)
+    if not 1 <= len(dims) <= 3:
+        raise Reject
+    letters = "abc"[:len(dims)]
+    choice = g.rng.random()
+    if choice < 0.4 and is_static(dims[-1]):
+        operands, terms = [x, g.weights(dims[-1], int(g.rng.choice(STATIC_SIZES)))], [letters, letters[-1] + "z"]
+        kept = [*letters[:-1], "z"]
+    else:
+        operands, terms, kept = [x], [letters], list(letters)
+        if choice < 0.7:
+            operands.append(g.pick(lambda v: v.type == x.type))
+            terms.append(letters)
+    out = [c for c in kept if g.rng.random() < 0.75]
+    order = [out[i] for i in g.rng.permutation(len(out))]
+    g.make(graph.EinsumOp, operands, {"equation": StringAttr(f"{','.join(terms)}->{''.join(order)}")})
 
 
 def _dense(g: ProgramGenerator) -> None:
@@ -457,6 +480,7 @@ SAMPLERS: dict[str, Callable[[ProgramGenerator], None]] = {
     "graph.reshape": _reshape, "graph.squeeze": _squeeze, "graph.unsqueeze": _unsqueeze, "graph.concat": _concat,
     "graph.split": _split, "graph.slice": _slice, "graph.gather": _gather,
     "graph.gather_elements": _gather_elements, "graph.matmul": _matmul, "graph.dense": _dense,
+    "graph.einsum": _einsum,
     "graph.layer_norm": _layer_norm, "graph.batch_norm": _batch_norm, "graph.conv2d": _conv2d,
     "graph.global_avg_pool2d": _global_avg_pool, "graph.broadcast_to": _broadcast_to,
     "graph.dynamic_reshape": _dynamic_reshape, "graph.arange": _arange, "graph.from_elements": _from_elements,

@@ -863,3 +863,19 @@ func.func @atanh_of_ints(%x: tensor<4xi32>) {
   %y = graph.atanh %x : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
+
+// -----
+
+func.func @einsum_implicit(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{'graph.einsum' op equation 'ij,jk' must be explicit (`->`) and without '...'}}
+  %c = graph.einsum %a, %b {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @einsum_dims(%a: tensor<3x4xf32>, %b: tensor<3x5xf32>) {
+  // expected-error @+1 {{'graph.einsum' op subscript 'j': dims differ (4 vs 3)}}
+  %c = graph.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<3x4xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  func.return
+}

@@ -131,6 +131,20 @@ func.func @matmul_dense(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>, %w: tenso
 
 // -----
 
+// CHECK-LABEL: func.func @einsum
+// CHECK-SAME: (%[[Q:[A-Za-z0-9_$.-]+]]: tensor<?x4x?x16xf32>, %[[K:[A-Za-z0-9_$.-]+]]: tensor<?x4x?x16xf32>, %[[M:[A-Za-z0-9_$.-]+]]: tensor<6x6xf32>) -> (tensor<?x4x?x?xf32>, tensor<6xf32>) {
+// CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.einsum %[[Q]], %[[K]] {equation = "bhqd,bhkd->bhqk"} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+// CHECK-NEXT: %[[D:[A-Za-z0-9_$.-]+]] = graph.einsum %[[M]] {equation = "ii->i"} : (tensor<6x6xf32>) -> tensor<6xf32>
+// CHECK-NEXT: func.return %[[S]], %[[D]] : tensor<?x4x?x?xf32>, tensor<6xf32>
+// CHECK-NEXT: }
+func.func @einsum(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %m: tensor<6x6xf32>) -> (tensor<?x4x?x?xf32>, tensor<6xf32>) {
+  %s = graph.einsum %q, %k {equation = "bhqd,bhkd->bhqk"} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32>
+  %d = graph.einsum %m {equation = "ii->i"} : (tensor<6x6xf32>) -> tensor<6xf32>
+  func.return %s, %d : tensor<?x4x?x?xf32>, tensor<6xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @conv_pool
 // CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x3x?x?xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<8x3x3x3xf32>, %[[B:[A-Za-z0-9_$.-]+]]: tensor<8xf32>, %[[W2:[A-Za-z0-9_$.-]+]]: tensor<4x4x3x3xf32>) -> tensor<?x8x1x1xf32> {
 // CHECK-NEXT: %[[C:[A-Za-z0-9_$.-]+]] = graph.conv2d %[[X]], %[[W]], %[[B]] {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<?x8x?x?xf32>
