@@ -1,6 +1,7 @@
 """The docs agree with the code: docs/design.md's pipeline table names every stage and
-every pass of `nimble/pipelines.py` (in the stage's row), and the README and docs point
-only at files that exist in the repository."""
+every pass of `nimble/pipelines.py` (in the stage's row), docs/bytecode.md gives the
+format version the code writes, and the README and docs point only at files that exist
+in the repository."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def test_the_pipeline_table_names_every_stage_and_pass():
     for stage, passes in STAGES.items():
         listed = [p.strip() for p in rows[stage].split(",")]
         assert {p.split("{")[0] for p in passes} == set(listed), f"stage {stage}: {passes} vs {listed}"
+
+
+def test_the_bytecode_doc_gives_the_format_version():
+    from nimble.runtime.bytecode import FORMAT_VERSION
+
+    text = (ROOT / "docs" / "bytecode.md").read_text()
+    assert re.findall(r"format version \((\d+)\)", text) == [str(FORMAT_VERSION)]
 
 
 def test_the_targets_line_names_their_stages():
