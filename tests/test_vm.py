@@ -499,8 +499,13 @@ def test_workers_are_held_awake_while_a_model_runs(rng, monkeypatch):
         assert native.states[0, 28] == 1
         time.sleep(0.01)
         assert native.states[0, 24] == 1  # still parked: holding wakes nobody
-        for _ in range(50):  # until the worker takes a job (the launcher may take them all)
-            np.testing.assert_allclose(exe(a, w), a @ w.T, rtol=1e-4, atol=1e-4)
+        # Until the worker takes a job: the launcher may take them all when the worker
+        # wakes late (the other core busy: tests run on every core), so the launches
+        # are long (20,000 rows) and repeated for up to 20 s.
+        big = rng.standard_normal((20000, 64)).astype(np.float32)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            np.testing.assert_allclose(exe(big, w), big @ w.T, rtol=1e-4, atol=1e-4)
             if native.states[0, 24] == 0:
                 break
         assert settles(24, 0)
