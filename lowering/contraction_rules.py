@@ -37,17 +37,10 @@ def matmul(kb: KernelBuilder, op: graph.MatmulOp, r: int, idx: list[Dim]) -> SSA
 
 def einsum(kb: KernelBuilder, op: graph.EinsumOp, r: int, idx: list[Dim]) -> SSAValue:
     """The product of the operands at the subscripts' indices, summed over those the
-    result lacks (a dim of 1 broadcast; a summed subscript's extent the largest of its
-    operands' dims)."""
+    result lacks (a dim of 1 broadcast)."""
     inputs, out = op.subscripts()
     at = dict(zip(out, idx))
-    size = dict(zip(out, kb.dims(op.result)))
-    for v, letters in zip(op.inputs, inputs):
-        for c, d in zip(letters, kb.dims(v)):
-            if c not in size or size[c] == 1:
-                size[c] = d
-            elif d != 1 and d is not size[c] and not isinstance(size[c], int):
-                size[c] = d if isinstance(d, int) else kb.ibinary("max", size[c], d)
+    size = op.letter_dims(kb.k)  # (the op's shape function, on the kernel's dims)
     summed = [c for c in dict.fromkeys("".join(inputs)) if c not in at]
     t = op.result.type.get_element_type()
 

@@ -5,8 +5,9 @@ One rule per op kind, `rule(kb, op, result_number, idx) -> scalar`:
   concat, split, squeeze/unsqueeze, gather) and read the input there;
 - reductions and heavy ops (reduce_*, argmax, softmax, layer_norm; matmul, dense and
   einsum in `contraction_rules.py`; conv2d, pooling and roi_align in `window_rules.py`,
-  depthwise and narrow grouped convs in `grouped_conv.py`) emit `loop.reduce` nests at that point, with the producer's value
-  computed inside (so an elementwise prologue is fused for free).
+  depthwise and narrow grouped convs in `grouped_conv.py`) emit `loop.reduce` nests at
+  that point, with the producer's value computed inside (so an elementwise prologue is
+  fused for free).
 Elementwise ops are in `scalar.SCALAR`; the operand index of an elementwise op is
 `broadcast_index` (numpy broadcasting, plus per-op maps such as batch_norm's channel axis).
 """
