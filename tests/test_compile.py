@@ -433,18 +433,19 @@ def test_compile_leaves_older_objects_out_of_full_collections():
     with fewer_collections():
         frozen = gc.get_freeze_count()
         assert frozen > 0
+        made_meanwhile = [[] for _ in range(1000)]  # (tracked objects a freeze now would take)
         with fewer_collections():
-            made_meanwhile = [object() for _ in range(10)]
-            assert gc.get_freeze_count() == frozen
-        assert gc.get_freeze_count() == frozen  # unfrozen only when the last one ends
+            # (frozen objects may still be freed: another thread's, pytest-xdist's I/O thread's)
+            assert frozen - 100 < gc.get_freeze_count() <= frozen
+        assert frozen - 100 < gc.get_freeze_count() <= frozen  # unfrozen only when the last one ends
     assert gc.get_freeze_count() == 0 and made_meanwhile
     gc.freeze()  # a caller's own freeze (a server about to fork)
     try:
         theirs = gc.get_freeze_count()
-        newer = [[] for _ in range(1000)]  # (tracked objects a freeze now would take)
+        newer = [[] for _ in range(1000)]
         with fewer_collections():
-            assert theirs - 10 < gc.get_freeze_count() <= theirs  # (frozen objects may still be freed)
-        assert theirs - 10 < gc.get_freeze_count() <= theirs and newer
+            assert theirs - 100 < gc.get_freeze_count() <= theirs
+        assert theirs - 100 < gc.get_freeze_count() <= theirs and newer
     finally:
         gc.unfreeze()
 
