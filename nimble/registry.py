@@ -68,6 +68,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spatial-dse": _lazy("lowering.spatial.dse", "SpatialDsePass"),
     "split-index-sets": _lazy("passes.split_index_sets", "SplitIndexSetsPass"),
     "tile-vectorize": _lazy("passes.tile_vectorize", "TileVectorizePass"),
+    "widen-halves": _lazy("passes.widen_halves", "WidenHalvesPass"),
 }
 
 

@@ -1,0 +1,123 @@
+"""`widen-halves`: f16 tensors are stored as f16 but computed in f32, as ONNX Runtime's
+CPU kernels and numpy's half loops compute them.
+
+An op that computes (arithmetic, matrix products, convolutions, reductions, norms:
+`COMPUTES`) on f16 tensors becomes the same op on f32 tensors, with a cast to f32
+on each such operand and a cast back on each such result. Then a value rounded to
+the half type only to be widened again by the next such op (`cast(cast(x : f32 -> f16)
+: f16 -> f32)`, both casts made here) is `x` itself: a chain of computing ops keeps its
+intermediates in f32 and rounds where a value leaves it (an op that only moves elements,
+a function result), and so does a value the program widens itself right after (a
+function body's `Cast(to=float)` of an f16 product). A sum over a row of halves then accumulates in f32, where in f16
+each addition past 2048 times the smallest term loses it (an attention row's
+softmax-weighted sum; ONNX's f16 Attention cases differ from ONNX Runtime by 2-4 f16
+units otherwise). A cast that narrows is removed only where this pass made it.
+
+An op that only moves elements (reshape, transpose, slice, gather, concat, broadcast:
+`MOVES`) moves f32 where an operand was computed on f32 (the chain goes on through it:
+attention's scores are reshaped between its products) and halves otherwise (half the
+bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float16Type, ModuleOp, TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from nimble.dialects import graph
+
+COMPUTES: tuple[type[Operation], ...] = (
+    graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.MaximumOp, graph.MinimumOp, graph.WhereOp,
+    graph.NegOp, graph.AbsOp, graph.ExpOp, graph.LogOp, graph.SqrtOp, graph.RsqrtOp, graph.TanhOp,
+    graph.SigmoidOp, graph.ReluOp, graph.GeluOp, graph.ErfOp, graph.FloorOp, graph.CeilOp, graph.RoundOp,
+    graph.SinOp, graph.CosOp, graph.ClipOp, graph.PowOp, graph.TanOp, graph.AsinOp, graph.AcosOp, graph.AtanOp,
+    graph.SinhOp, graph.CoshOp, graph.AsinhOp, graph.AcoshOp, graph.AtanhOp,
+    graph.MatmulOp, graph.DenseOp, graph.EinsumOp,
+    graph.Conv2dOp, graph.MaxPool2dOp, graph.AvgPool2dOp, graph.GlobalAvgPool2dOp, graph.BatchNormOp,
+    graph.LayerNormOp, graph.SoftmaxOp, graph.RoiAlignOp,
+    graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp, graph.ReduceProdOp,
+    graph.ArgmaxOp, graph.CumSumOp, graph.CumProdOp,
+)
+"""The graph ops computed in f32 when their tensors are halves."""
+
+MOVES: tuple[type[Operation], ...] = (
+    graph.ReshapeOp, graph.DynamicReshapeOp, graph.TransposeOp, graph.ConcatOp, graph.SplitOp, graph.GatherOp,
+    graph.GatherElementsOp, graph.BroadcastToOp, graph.SqueezeOp, graph.UnsqueezeOp, graph.SliceOp,
+)
+"""The graph ops that only move elements: on f32 where an operand was computed on f32."""
+
+
+def _is_half(t: Attribute) -> bool:
+    return isinstance(t, TensorType) and isinstance(t.element_type, Float16Type)
+
+
+def _widened(t: Attribute) -> Attribute:
+    return TensorType(f32, t.get_shape(), t.encoding) if _is_half(t) else t
+
+
+def widen(op: Operation, made: dict[Operation, None]) -> bool:
+    """`op` computed on f32 in place of its halves (`made` collects the casts); False
+    (and nothing changed) when the op on f32 does not verify."""
+    operands: list[SSAValue] = []
+    before: list[Operation] = []
+    for x in op.operands:
+        if _is_half(x.type):
+            cast = graph.CastOp.to(x, _widened(x.type))
+            before.append(cast)
+            x = cast.result
+        operands.append(x)
+    wide = type(op).create(operands=operands, result_types=[_widened(r.type) for r in op.results],
+                           properties=dict(op.properties), attributes=dict(op.attributes))
+    try:
+        wide.verify()
+    except VerifyException:
+        return False
+    Rewriter.insert_op([*before, wide], InsertPoint.before(op))
+    made.update(dict.fromkeys(before))
+    results = []
+    for old, new in zip(op.results, wide.results):
+        if new.type != old.type:
+            back = graph.CastOp.to(new, old.type)
+            Rewriter.insert_op(back, InsertPoint.before(op))
+            made[back] = None
+            new = back.result
+        results.append(new)
+    Rewriter.replace_op(op, [], results)
+    return True
+
+
+def drop_round_trips(module: ModuleOp, made: dict[Operation, None]) -> None:
+    """`cast(cast(x : f32 -> half) : half -> f32)` -> `x` where this pass made the inner
+    cast (the rounding of a result computed on f32); the outer one (widening exactly)
+    may be the program's own."""
+    for cast in [op for op in module.walk() if isinstance(op, graph.CastOp)]:
+        inner = cast.input.owner
+        while isinstance(inner, graph.CastOp) and inner.input.type == inner.result.type:
+            inner = inner.input.owner  # (an ONNX CastLike to the type it has)
+        if inner not in made or cast.result.type != inner.operands[0].type:
+            continue
+        cast.result.replace_all_uses_with(inner.operands[0])
+        Rewriter.erase_op(cast)
+        made.pop(cast, None)
+        if not inner.results[0].uses:
+            Rewriter.erase_op(inner)
+            del made[inner]
+
+
+@dataclass(frozen=True)
+class WidenHalvesPass(ModulePass):
+    name = "widen-halves"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        made: dict[Operation, None] = {}
+        for inner in list(op.walk()):
+            if isinstance(inner, COMPUTES) and any(_is_half(v.type) for v in (*inner.operands, *inner.results)) \
+                    or isinstance(inner, MOVES) and any(x.owner in made and _is_half(x.type) for x in inner.operands):
+                widen(inner, made)
+        drop_round_trips(op, made)
