@@ -486,7 +486,6 @@ def test_workers_are_held_awake_while_a_model_runs(rng, monkeypatch):
     monkeypatch.setattr(native, "others_running", lambda: 0)
     exe = nimble.compile(DENSE, threads=2)
     w = rng.standard_normal((96, 64)).astype(np.float32)
-    a = rng.standard_normal((37, 64)).astype(np.float32)
 
     def settles(word: int, value: int) -> bool:
         deadline = time.monotonic() + 5

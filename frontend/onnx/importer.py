@@ -6,8 +6,10 @@ The graph's inputs become the parameters of `@main` (initializers excluded): a
 Initializers and `Constant` nodes become `graph.constant`s (the bytecode keeps them in
 its constant section). Each node is converted by the entry of `CONVERTERS` for its op
 type (one function per op, or per family of ops, reading ONNX attributes with their
-defaults); inputs that ONNX passes as tensors but the graph dialect takes as attributes
-(a reshape's shape, slice bounds, axes) must be constants. Before anything is built,
+defaults); an op with no converter whose schema defines it as a function (Attention,
+the losses) comes in as the nodes of its body (`functions.py`); inputs that ONNX passes
+as tensors but the graph dialect takes as attributes (a reshape's shape, slice bounds,
+axes) must be constants. Before anything is built,
 every node is checked: an unsupported op type, or a model above the opsets this
 importer knows, is one `OnnxImportError` listing every problem with the nodes it is in.
 """
@@ -34,11 +36,13 @@ from xdsl.utils.exceptions import VerifyException
 from nimble.dialects import arith, dynshape, graph, vm
 from nimble.dialects.discardable import SOURCE_ATTR
 from nimble.frontend.attributes import to_property
+from nimble.frontend.onnx import functions
 from nimble.frontend.onnx.common import (
     MIN_OPSET,
     NeedsConstant,
     OnnxImportError,
     dense,
+    dtype_of,
     onnx_package,
     tensor_type,
 )
@@ -67,6 +71,7 @@ class Importer:
         self.shapes: dict[str, Sym] = {}  # int64 tensors that are shapes or dims (`Shape` and friends)
         self.block: Block | None = None
         self.node: Any = None
+        self.opset = opset_of(model)
 
     # -- building ---------------------------------------------------------------------
 
@@ -212,6 +217,10 @@ class Importer:
         if node.op_type in KNOWN_AT_IMPORT_ONLY:
             raise OnnxImportError(f"{self.where()}: {node.op_type} is supported only on values known at import "
                                   f"(computed from constants and static dims); an input here is computed at run time")
+        if node.op_type not in CONVERTERS and node.op_type not in SHAPE_CONVERTERS \
+                and functions.is_function(node.op_type, self.opset):
+            self.function(node)
+            return
         if node.op_type not in CONVERTERS:
             raise OnnxImportError(f"{self.where()}: needs its shape input as a constant or a computed shape")
         for k, x in enumerate(node.input):
@@ -224,6 +233,21 @@ class Importer:
             if name:
                 self.values[name] = value
 
+    def function(self, node: Any) -> None:
+        """A function op (`functions`): the nodes of its body, in its place."""
+        for x in node.input:
+            if x in self.shapes and x not in self.values:
+                self.values[x] = materialize(self, self.shapes[x])
+        types = [functions.type_proto(self.values.get(x) if x else None) for x in node.input]
+        try:
+            nodes = functions.body(node, self.opset, types)
+        except OnnxImportError as e:
+            raise OnnxImportError(f"{self.where()}: {e}") from None
+        for inner in nodes:
+            self.node = inner
+            self._node(inner)
+        self.node = node
+
     def fold(self, node: Any) -> list[np.ndarray] | None:
         """The outputs of a node whose inputs are all known constants, computed now by
         onnx's reference evaluator (at the model's opsets), when inputs and outputs are
@@ -231,6 +255,9 @@ class Importer:
         fixed (BERT's `Expand` to `Where(Equal(ConstantOfShape(..) * -1, ..), ..)`).
         None when it does not apply or the evaluator fails (the converter then says why)."""
         names = [x for x in node.input if x]
+        if node.op_type == "CastLike" and names[0] in self.constants and names[1] in self.values:
+            return [self.constants[names[0]].astype(dtype_of(self.values[names[1]]))]  # (only the type of
+            # the second input counts: an Attention body's -inf cast like a computed mask)
         if not names or node.op_type in NOT_FOLDED or node.domain not in ("", "ai.onnx") \
                 or any(a.g.ByteSize() or len(a.graphs) for a in node.attribute) \
                 or not all(x in self.constants for x in names) \
@@ -286,11 +313,16 @@ def load_model(source: str | os.PathLike[str] | Any) -> Any:
         raise OnnxImportError(f"{source}: not an ONNX model ({type(e).__name__}: {e})") from None
 
 
+def opset_of(model: Any) -> int:
+    """The model's version of the default operator set (`MIN_OPSET` when it has none)."""
+    return max((e.version for e in model.opset_import if e.domain in ("", "ai.onnx")), default=MIN_OPSET)
+
+
 def upgraded(model: Any) -> Any:
     """A model of an opset below `MIN_OPSET` converted up to it by onnx's version
     converter (the converters here follow opset 13 and later)."""
     onnx = onnx_package()
-    version = max((e.version for e in model.opset_import if e.domain in ("", "ai.onnx")), default=MIN_OPSET)
+    version = opset_of(model)
     if version >= MIN_OPSET:
         return model
     try:
@@ -322,7 +354,8 @@ def check_supported(model: Any) -> None:
                 unsupported.setdefault(f"{node.op_type}' at opset '{version}", []).append(where + name)
             elif node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS
                                                         and node.op_type not in SHAPE_CONVERTERS
-                                                        and node.op_type not in KNOWN_AT_IMPORT_ONLY):
+                                                        and node.op_type not in KNOWN_AT_IMPORT_ONLY
+                                                        and not functions.is_function(node.op_type, version)):
                 unsupported.setdefault(node.op_type, []).append(where + name)
             for attr in node.attribute:
                 for g in subgraphs(attr):
