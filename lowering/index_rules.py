@@ -28,6 +28,7 @@ from nimble.lowering.grouped_conv import conv2d, conv2d_into
 from nimble.lowering.kernel_parts import Dim, NoLoopLowering, broadcast_axes
 from nimble.lowering.roi_align_rules import roi_align
 from nimble.lowering.scalar import const, is_float
+from nimble.lowering.indexed_rules import INDEXED_RULES
 from nimble.lowering.window_rules import max_pool_into, pool
 
 if TYPE_CHECKING:
@@ -306,9 +307,10 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
     axis = normalize_axis(op.axis.value.data, len(dims))
     keep = bool(op.keepdims.value.data)
     best = _reduce_axes(kb, op.input, idx, [axis], keep, loop.Combiner.MAX)
-    n = kb.index(dims[axis])
-    # The first position holding the maximum (numpy's tie rule); with a NaN in the row
-    # the maximum is NaN and numpy answers the first NaN.
+    last = bool(op.select_last_index.value.data)
+    n = kb.index(-1) if last else kb.index(dims[axis])
+    # The first position holding the maximum (numpy's tie rule), or the last; with a NaN
+    # in the row the maximum is NaN and numpy answers the first NaN (or the last).
 
     def first(k: SSAValue) -> list[SSAValue]:
         x = kb.at(op.input, _with_axes(idx, [axis], [k], keep))
@@ -318,7 +320,7 @@ def _argmax(kb: KernelBuilder, op: graph.ArgmaxOp, r: int, idx: list[Dim]) -> SS
             hit = kb.emit(arith.CmpiOp(x, best, "eq"))
         return [kb.emit(arith.SelectOp(hit, k, n))]
 
-    pos = kb.reduce(dims[axis], [n], [loop.Combiner.MIN], first)[0]
+    pos = kb.reduce(dims[axis], [n], [loop.Combiner.MAX if last else loop.Combiner.MIN], first)[0]
     return kb.emit(arith.IndexCastOp(pos, op.result.type.get_element_type()))
 
 
@@ -523,6 +525,7 @@ INDEX_RULES: dict[type[Operation], Rule] = {
     graph.MaxPool2dOp: pool,
     graph.AvgPool2dOp: pool,
     graph.RoiAlignOp: roi_align,
+    **INDEXED_RULES,
 }
 
 

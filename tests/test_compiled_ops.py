@@ -125,6 +125,24 @@ def test_reductions_compiled(op, attrs, rtype, target, rng):
 
 
 @pytest.mark.parametrize("target", ["llvm", "opencl"])
+@pytest.mark.parametrize("last", [False, True])
+def test_argmax_picks_the_first_or_last_tie(last, target):
+    """ONNX's `select_last_index`: the last position of the maximum (of a NaN when the
+    row has one) instead of the first."""
+    text = f"""func.func @main(%x: tensor<?x?xf32>) -> tensor<?xi64> {{
+  %i = graph.argmax %x {{axis = 1 : i64, select_last_index = {str(last).lower()}}} : tensor<?x?xf32> -> tensor<?xi64>
+  func.return %i : tensor<?xi64>
+}}"""
+    exe = nimble.compile(text, target=target)
+    _on_target(exe, target)
+    x = np.array([[1, 9, 3, 9, 0], [4, np.nan, 2, np.nan, 9], [7, 7, 7, 7, 7]], np.float32)
+    want = [3, 3, 4] if last else [1, 1, 0]
+    np.testing.assert_array_equal(exe(x), want)
+    np.testing.assert_array_equal(nimble.interpret(nimble.parse(text), x)[0], want)
+    np.testing.assert_array_equal(exe(x[:, :1]), [0, 0, 0])
+
+
+@pytest.mark.parametrize("target", ["llvm", "opencl"])
 @pytest.mark.parametrize("ratio", [0, 2])
 @pytest.mark.parametrize("size", [(1, 1), (9, 11), (16, 33)])
 def test_roi_align_compiled(ratio, size, target, rng):

@@ -140,6 +140,64 @@ def test_matmul_batch_broadcast_and_vectors(n, rng, run):
     np.testing.assert_allclose(d, a @ v, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("n", SIZES)
+def test_scatter_elements(n, reduction, rng, run):
+    """Along axis 1 of a [n, 5] map, with indices covering fewer rows than the data,
+    negative indices and, for the reductions, repeated ones (where `none` takes the last)."""
+    text = f"""func.func @main(%x: tensor<?x5xf32>, %i: tensor<?x3xi64>, %u: tensor<?x3xf32>) -> tensor<?x5xf32> {{
+  %y = graph.scatter_elements %x, %i, %u {{axis = 1 : i64, reduction = "{reduction}"}} : (tensor<?x5xf32>, tensor<?x3xi64>, tensor<?x3xf32>) -> tensor<?x5xf32>
+  func.return %y : tensor<?x5xf32>
+}}"""
+    x = rng.standard_normal((n, 5)).astype(np.float32)
+    rows = max(n - 1, 1)
+    i = rng.integers(-5, 5, (rows, 3))
+    u = rng.standard_normal((rows, 3)).astype(np.float32)
+    want = x.copy()
+    combine = {"none": lambda a, b: b, "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+    for r in range(rows):
+        for c in range(3):
+            want[r, i[r, c] % 5] = combine[reduction](want[r, i[r, c] % 5], u[r, c])
+    np.testing.assert_allclose(run(text, x, i, u)[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+@pytest.mark.parametrize("n", SIZES)
+def test_scatter_nd(n, reduction, rng, run):
+    """Index rows of length 2 into a [4, n, 3] map: each replaces (or adds to) a row of 3."""
+    text = f"""func.func @main(%x: tensor<4x?x3xf32>, %i: tensor<?x2xi64>, %u: tensor<?x3xf32>) -> tensor<4x?x3xf32> {{
+  %y = graph.scatter_nd %x, %i, %u {{reduction = "{reduction}"}} : (tensor<4x?x3xf32>, tensor<?x2xi64>, tensor<?x3xf32>) -> tensor<4x?x3xf32>
+  func.return %y : tensor<4x?x3xf32>
+}}"""
+    x = rng.standard_normal((4, n, 3)).astype(np.float32)
+    i = np.stack([rng.integers(-4, 4, 6), rng.integers(-n, n, 6)], axis=1)
+    u = rng.standard_normal((6, 3)).astype(np.float32)
+    want = x.copy()
+    for m in range(6):
+        if reduction == "none":
+            want[i[m, 0], i[m, 1]] = u[m]
+        else:
+            want[i[m, 0], i[m, 1]] += u[m]
+    np.testing.assert_allclose(run(text, x, i, u)[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_gather_nd(n, rng, run):
+    """Rows of length 2 into a [n, 4, 3] map picking its rows of 3 (negative indices
+    included); with one batch dim, rows of length 1 picking a row of 3 per batch."""
+    text = """func.func @main(%x: tensor<?x4x3xf32>, %i: tensor<5x2xi64>, %j: tensor<?x2x1xi64>) -> (tensor<5x3xf32>, tensor<?x2x3xf32>) {
+  %y = graph.gather_nd %x, %i : (tensor<?x4x3xf32>, tensor<5x2xi64>) -> tensor<5x3xf32>
+  %z = graph.gather_nd %x, %j {batch_dims = 1 : i64} : (tensor<?x4x3xf32>, tensor<?x2x1xi64>) -> tensor<?x2x3xf32>
+  func.return %y, %z : tensor<5x3xf32>, tensor<?x2x3xf32>
+}"""
+    x = rng.standard_normal((n, 4, 3)).astype(np.float32)
+    i = np.stack([rng.integers(-n, n, 5), rng.integers(-4, 4, 5)], axis=1)
+    j = rng.integers(-4, 4, (n, 2, 1))
+    y, z = run(text, x, i, j)
+    np.testing.assert_array_equal(y, x[i[:, 0], i[:, 1]])
+    np.testing.assert_array_equal(z, np.stack([x[b][j[b, :, 0]] for b in range(n)]))
+
+
 @pytest.mark.parametrize("n", SIZES)
 def test_einsum(n, rng, run):
     """Attention scores, a broadcast subscript (`?` of 1 against 3), a diagonal, a

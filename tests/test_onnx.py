@@ -1117,3 +1117,22 @@ def test_group_normalization_matches_numpy(rng):
         g = x.reshape(n, 3, -1).astype(np.float64)
         normal = ((g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + 1e-4)).reshape(n, 6, t)
         np.testing.assert_allclose(exe(x), normal * scale[:, None] + bias[:, None], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_scatters_of_indices_given_at_run_time_match_onnxruntime(n, rng):
+    """ScatterElements (adding) and ScatterND (two leading index dims, flattened into
+    rows) with indices that are inputs, over a dynamic dim."""
+    nodes = [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction="add"),
+             helper.make_node("ScatterND", ["y", "r", "v"], ["z"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 5]),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, ["n", 3]),
+                           helper.make_tensor_value_info("u", TensorProto.FLOAT, ["n", 3]),
+                           helper.make_tensor_value_info("r", TensorProto.INT64, [2, 1, 1]),
+                           helper.make_tensor_value_info("v", TensorProto.FLOAT, [2, 1, 5])],
+                   [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["n", 5])], opset=18)
+    exe = nimble.compile(import_onnx(model))
+    args = [rng.standard_normal((n, 5)).astype(np.float32), rng.integers(-5, 5, (n, 3)),
+            rng.standard_normal((n, 3)).astype(np.float32), np.array([[[0]], [[n - 1]]]),
+            rng.standard_normal((2, 1, 5)).astype(np.float32)]
+    np.testing.assert_allclose(exe(*args), _ort(model)(*args)[0], rtol=1e-5, atol=1e-6)

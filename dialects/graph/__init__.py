@@ -94,6 +94,7 @@ from nimble.dialects.graph.reduce import (
     ReduceSumOp,
     RunningOp,
 )
+from nimble.dialects.graph.indexed import INDEXED_OPS, GatherNDOp, ScatterElementsOp, ScatterNDOp
 from nimble.dialects.graph.slice import SliceOp
 from nimble.dialects.graph.trigonometry import (
     TRIGONOMETRIC_OPS,
@@ -116,7 +117,7 @@ OPERATIONS = [
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp, BatchNormOp, LayerNormOp, SoftmaxOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgmaxOp, CumSumOp, CumProdOp,
     ReshapeOp, DynamicReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, GatherElementsOp,
-    BroadcastToOp, SqueezeOp, UnsqueezeOp,
+    BroadcastToOp, SqueezeOp, UnsqueezeOp, *INDEXED_OPS,
     ConstantOp, ExternalConstantOp, ZerosOp, FullOp, ArangeOp, FromElementsOp,
     NmsOp, RoiAlignOp,
     IfOp, WhileOp, YieldOp, ConditionOp, MakeTupleOp, GetItemOp,

@@ -131,7 +131,8 @@ class ReduceProdOp(ReduceOp):
 
 @irdl_op_definition
 class ArgmaxOp(UnaryTensorOp):
-    """Index of the first maximum along `axis`, as `i64`.
+    """Index of the first maximum along `axis` (the last with `select_last_index`), as
+    `i64`; a NaN counts as the maximum (numpy's rule).
 
     Example: `%i = graph.argmax %x {axis = 1 : i64} : tensor<?x10xf32> -> tensor<?xi64>`
     """
@@ -139,6 +140,7 @@ class ArgmaxOp(UnaryTensorOp):
     name = "graph.argmax"
     axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
     keepdims = prop_def(BoolAttr, default_value=_FALSE)
+    select_last_index = prop_def(BoolAttr, default_value=_FALSE)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), GraphFolder())
     FUSION: ClassVar[FusionKind] = FusionKind.REDUCTION
@@ -155,7 +157,10 @@ class ArgmaxOp(UnaryTensorOp):
 
     def reference(self, x: Any) -> Sequence[Any]:
         axis = normalize_axis(self.axis.value.data, x.ndim)
-        y = np.argmax(x, axis=axis)
+        if self.select_last_index.value.data:
+            y = x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis=axis)
+        else:
+            y = np.argmax(x, axis=axis)
         if self.keepdims.value.data:
             y = np.expand_dims(y, axis)
         return [as_tensor(y, self.result.type.element_type)]

@@ -1,7 +1,8 @@
 """ONNX control flow as graph control flow: `If` becomes `graph.if`, `Loop` and `Scan`
 a `graph.while`.
 
-Subgraphs read any value of the enclosing scopes by name. An `If`'s branches are
+Subgraphs read any value of the enclosing scopes by name. An `If` whose condition is
+known at import is the branch taken, imported in its place; otherwise its branches are
 imported into its regions; each result takes the least static type both branches'
 outputs conform to (a dim on which they differ is `?`).
 
@@ -35,6 +36,12 @@ from nimble.frontend.onnx.shapes import Sym
 
 def if_(b, n, xs, a):
     cond = xs[0]
+    if n.input[0] in b.constants:  # known at import (a rank test in a function body): the branch taken only
+        taken = "then_branch" if bool(np.asarray(b.constants[n.input[0]]).reshape(())) else "else_branch"
+        _, outs = b.subgraph(a[taken], taken, block=b.block)
+        if len(outs) != len(n.output):
+            raise OnnxImportError(f"{b.where()}: {taken} gives {len(outs)} outputs, the node {len(n.output)}")
+        return outs
     then_block, then_outs = b.subgraph(a["then_branch"], "then_branch")
     else_block, else_outs = b.subgraph(a["else_branch"], "else_branch")
     if len(then_outs) != len(else_outs) or len(then_outs) != len(n.output):

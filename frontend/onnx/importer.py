@@ -46,7 +46,7 @@ from nimble.frontend.onnx.common import (
     onnx_package,
     tensor_type,
 )
-from nimble.frontend.onnx.ops import CONVERTERS, DIM_INPUTS, KNOWN_AT_IMPORT_ONLY
+from nimble.frontend.onnx.ops import CONVERTERS, DIM_INPUTS
 from nimble.frontend.onnx.shapes import SHAPE_CONVERTERS, Sym, materialize
 
 # ---------------------------------------------------------------------------------------
@@ -214,9 +214,6 @@ class Importer:
             return
         if node.output[0] in self.values:  # a tensor op on a shape, built by its shape converter
             return
-        if node.op_type in KNOWN_AT_IMPORT_ONLY:
-            raise OnnxImportError(f"{self.where()}: {node.op_type} is supported only on values known at import "
-                                  f"(computed from constants and static dims); an input here is computed at run time")
         if node.op_type not in CONVERTERS and node.op_type not in SHAPE_CONVERTERS \
                 and functions.is_function(node.op_type, self.opset):
             self.function(node)
@@ -354,7 +351,6 @@ def check_supported(model: Any) -> None:
                 unsupported.setdefault(f"{node.op_type}' at opset '{version}", []).append(where + name)
             elif node.domain not in ("", "ai.onnx") or (node.op_type not in CONVERTERS
                                                         and node.op_type not in SHAPE_CONVERTERS
-                                                        and node.op_type not in KNOWN_AT_IMPORT_ONLY
                                                         and not functions.is_function(node.op_type, version)):
                 unsupported.setdefault(node.op_type, []).append(where + name)
             for attr in node.attribute:

@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import graph
 from nimble.dialects.graph.slice import DYNAMIC, END
-from nimble.frontend.onnx import activations, layout, linalg, shapes
+from nimble.frontend.onnx import activations, indexed, layout, linalg, shapes
 from nimble.frontend.onnx.common import (
     OnnxImportError,
     dtype_of,
@@ -357,6 +357,10 @@ def _split(b, n, xs, a):
     if sizes is not None:
         return b.op(graph.SplitOp, [xs[0]], axis=axis, sizes=sizes) if len(sizes) > 1 else [xs[0]]
     count = a.get("num_outputs", len(n.output))
+    dim = xs[0].type.get_shape()[axis] if -rank_of(xs[0]) <= axis < rank_of(xs[0]) else -1
+    if dim >= 0 and dim % count:  # (opset 18: the last part smaller)
+        part = -(-dim // count)
+        return b.op(graph.SplitOp, [xs[0]], axis=axis, sizes=[part] * (count - 1) + [dim - part * (count - 1)])
     result = b.op(graph.SplitOp, [xs[0]], axis=axis, num=count)
     return result if isinstance(result, list) else [result]
 
@@ -425,9 +429,8 @@ def _reduce(cls, name):
 
 
 def _argmax(b, n, xs, a):
-    if a.get("select_last_index", 0):
-        raise OnnxImportError(f"{b.where()}: select_last_index=1 is not supported")
-    return [b.op(graph.ArgmaxOp, [xs[0]], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)))]
+    return [b.op(graph.ArgmaxOp, [xs[0]], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)),
+                 select_last_index=bool(a.get("select_last_index", 0)))]
 
 
 def _is_inf(b, n, xs, a):
@@ -496,12 +499,11 @@ def _xor(b, n, xs, a):
 
 
 def _argmin(b, n, xs, a):
-    if a.get("select_last_index", 0):
-        raise OnnxImportError(f"{b.where()}: select_last_index=1 is not supported")
     x = xs[0]
     if x.type.element_type == i1:
         raise OnnxImportError(f"{b.where()}: ArgMin of booleans is not supported")
-    return [b.op(graph.ArgmaxOp, [b.op(graph.NegOp, [x])], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)))]
+    return [b.op(graph.ArgmaxOp, [b.op(graph.NegOp, [x])], axis=a.get("axis", 0), keepdims=bool(a.get("keepdims", 1)),
+                 select_last_index=bool(a.get("select_last_index", 0)))]
 
 
 def _mod(b, n, xs, a):
@@ -525,11 +527,6 @@ def _mod(b, n, xs, a):
     fix = b.op(graph.AndOp, [signs_differ, b.op(graph.NotOp, [b.op(graph.EqualOp, [r, zero])])])
     return [b.op(graph.WhereOp, [fix, b.op(graph.AddOp, [r, y]), r])]
 
-
-KNOWN_AT_IMPORT_ONLY = frozenset({"ScatterND"})
-"""Ops the graph dialect does not have, taken only where the importer computes them from
-constants and static dims (`fold`: torchvision's Swin builds its shifted-window masks
-with ScatterND on constants); elsewhere an error says an input is computed at run time."""
 
 DIM_INPUTS: dict[str, set[int]] = {"Slice": {1, 2, 3, 4}, **layout.DIM_INPUTS}
 """Inputs a converter reads as dims, so they may be shapes computed at run time."""
@@ -559,6 +556,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceLogSumExp": _log_sum_exp, "GroupNormalization": _group_norm, "Mod": _mod, "LSTM": lstm, "GRU": gru, "RNN": rnn, "If": if_, "Loop": loop, "Scan": scan,
     **layout.CONVERTERS,
     **linalg.CONVERTERS,
+    **indexed.CONVERTERS,
     **activations.CONVERTERS,
 }
 """Every ONNX op type the importer converts."""

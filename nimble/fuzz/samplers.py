@@ -88,7 +88,8 @@ def _running(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
 
 def _argmax(g: ProgramGenerator) -> None:
     x = g.pick(is_float)
-    g.make(graph.ArgmaxOp, [x], {"axis": i64_attr(g.axis(x)), "keepdims": bool_attr(bool(g.rng.random() < 0.5))})
+    g.make(graph.ArgmaxOp, [x], {"axis": i64_attr(g.axis(x)), "keepdims": bool_attr(bool(g.rng.random() < 0.5)),
+                                 "select_last_index": bool_attr(bool(g.rng.random() < 0.5))})
 
 
 def _reduce(cls: type[Operation]) -> Callable[[ProgramGenerator], None]:
@@ -200,6 +201,43 @@ def _gather_elements(g: ProgramGenerator) -> None:
     shape = [int(g.rng.integers(1, d + 1)) if i != axis else int(g.rng.integers(1, 4)) for i, d in enumerate(dims)]
     indices = g.constant(g.rng.integers(0, dims[axis], shape).astype(np.int64))
     g.make(graph.GatherElementsOp, [x, indices], {"axis": i64_attr(axis)})
+
+
+def _scatter_elements(g: ProgramGenerator) -> None:
+    x = g.pick(is_float)
+    dims = value_dims(x)
+    if not dims or not all(is_static(d) and d > 0 for d in dims):
+        raise Reject
+    axis = int(g.rng.integers(len(dims)))
+    shape = [int(g.rng.integers(1, d + 1)) if i != axis else int(g.rng.integers(1, 4)) for i, d in enumerate(dims)]
+    indices = g.constant(g.rng.integers(-dims[axis], dims[axis], shape).astype(np.int64))
+    reduction = str(g.rng.choice(["none", "add", "mul", "max", "min"]))
+    g.make(graph.ScatterElementsOp, [x, indices, g.weights(*shape)],
+           {"axis": i64_attr(axis), "reduction": StringAttr(reduction)})
+
+
+def _scatter_nd(g: ProgramGenerator) -> None:
+    x = g.pick(is_float)
+    dims = value_dims(x)
+    if not dims or not all(is_static(d) and d > 0 for d in dims):
+        raise Reject
+    depth, rows = int(g.rng.integers(1, len(dims) + 1)), int(g.rng.integers(1, 5))
+    indices = np.stack([g.rng.integers(-d, d, rows) for d in dims[:depth]], axis=1).astype(np.int64)
+    reduction = str(g.rng.choice(["none", "add", "max"]))
+    g.make(graph.ScatterNDOp, [x, g.constant(indices), g.weights(rows, *dims[depth:])],
+           {"reduction": StringAttr(reduction)})
+
+
+def _gather_nd(g: ProgramGenerator) -> None:
+    x = g.pick()
+    dims = value_dims(x)
+    if not dims or not all(is_static(d) and d > 0 for d in dims):
+        raise Reject
+    batch = int(g.rng.integers(0, len(dims)))
+    depth = int(g.rng.integers(1, len(dims) - batch + 1))
+    rows = [*dims[:batch], int(g.rng.integers(1, 4))]
+    indices = np.stack([g.rng.integers(-d, d, rows) for d in dims[batch:batch + depth]], axis=-1)
+    g.make(graph.GatherNDOp, [x, g.constant(indices.astype(np.int64))], {"batch_dims": i64_attr(batch)})
 
 
 def _matmul(g: ProgramGenerator) -> None:
@@ -479,7 +517,8 @@ SAMPLERS: dict[str, Callable[[ProgramGenerator], None]] = {
     "graph.softmax": _softmax, "graph.argmax": _argmax, "graph.transpose": _transpose,
     "graph.reshape": _reshape, "graph.squeeze": _squeeze, "graph.unsqueeze": _unsqueeze, "graph.concat": _concat,
     "graph.split": _split, "graph.slice": _slice, "graph.gather": _gather,
-    "graph.gather_elements": _gather_elements, "graph.matmul": _matmul, "graph.dense": _dense,
+    "graph.gather_elements": _gather_elements, "graph.scatter_elements": _scatter_elements,
+    "graph.scatter_nd": _scatter_nd, "graph.gather_nd": _gather_nd, "graph.matmul": _matmul, "graph.dense": _dense,
     "graph.einsum": _einsum,
     "graph.layer_norm": _layer_norm, "graph.batch_norm": _batch_norm, "graph.conv2d": _conv2d,
     "graph.global_avg_pool2d": _global_avg_pool, "graph.broadcast_to": _broadcast_to,

@@ -879,3 +879,27 @@ func.func @einsum_dims(%a: tensor<3x4xf32>, %b: tensor<3x5xf32>) {
   %c = graph.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<3x4xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
   func.return
 }
+
+// -----
+
+func.func @scatter_reduction(%x: tensor<4xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) {
+  // expected-error @+1 {{'graph.scatter_elements' op reduction must be one of none, add, mul, max, min, not 'sum'}}
+  %y = graph.scatter_elements %x, %i, %u {reduction = "sum"} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_nd_updates(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.scatter_nd' op updates dim 1 must equal the data's dim 1}}
+  %y = graph.scatter_nd %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_nd_depth(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>) {
+  // expected-error @+1 {{'graph.gather_nd' op batch_dims 0 and index length 3 do not fit ranks 2 and 2}}
+  %y = graph.gather_nd %x, %i : (tensor<4x3xf32>, tensor<2x3xi64>) -> tensor<2xf32>
+  func.return
+}

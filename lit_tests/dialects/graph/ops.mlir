@@ -188,7 +188,7 @@ func.func @norms(%x: tensor<?x8x?x?xf32>, %s: tensor<8xf32>, %y: tensor<?x?x768x
 // CHECK-NEXT: %[[S:[A-Za-z0-9_$.-]+]] = graph.reduce_sum %[[X]] {axes = array<i64: 1>, keepdims = true} : tensor<?x?x4xf32> -> tensor<?x1x4xf32>
 // CHECK-NEXT: %[[M:[A-Za-z0-9_$.-]+]] = graph.reduce_mean %[[X]] {axes = array<i64: 1, -1>} : tensor<?x?x4xf32> -> tensor<?xf32>
 // CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.reduce_max %[[X]] : tensor<?x?x4xf32> -> tensor<f32>
-// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]] = graph.argmax %[[X]] {axis = 2 : i64} : tensor<?x?x4xf32> -> tensor<?x?xi64>
+// CHECK-NEXT: %[[I:[A-Za-z0-9_$.-]+]] = graph.argmax %[[X]] {axis = 2 : i64, select_last_index = true} : tensor<?x?x4xf32> -> tensor<?x?xi64>
 // CHECK-NEXT: %[[N:[A-Za-z0-9_$.-]+]] = graph.reduce_min %[[X]] {axes = array<i64: 1>} : tensor<?x?x4xf32> -> tensor<?x4xf32>
 // CHECK-NEXT: %[[P:[A-Za-z0-9_$.-]+]] = graph.reduce_prod %[[X]] {axes = array<i64: 2>} : tensor<?x?x4xf32> -> tensor<?x?xf32>
 // CHECK-NEXT: func.return %[[S]], %[[M]], %[[A]], %[[I]], %[[N]], %[[P]] : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>, tensor<?x4xf32>, tensor<?x?xf32>
@@ -197,7 +197,7 @@ func.func @reductions(%x: tensor<?x?x4xf32>) -> (tensor<?x1x4xf32>, tensor<?xf32
   %s = graph.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<?x?x4xf32> -> tensor<?x1x4xf32>
   %m = graph.reduce_mean %x {axes = array<i64: 1, -1>} : tensor<?x?x4xf32> -> tensor<?xf32>
   %a = graph.reduce_max %x : tensor<?x?x4xf32> -> tensor<f32>
-  %i = graph.argmax %x {axis = 2 : i64} : tensor<?x?x4xf32> -> tensor<?x?xi64>
+  %i = graph.argmax %x {axis = 2 : i64, select_last_index = true} : tensor<?x?x4xf32> -> tensor<?x?xi64>
   %n = graph.reduce_min %x {axes = array<i64: 1>} : tensor<?x?x4xf32> -> tensor<?x4xf32>
   %p = graph.reduce_prod %x {axes = array<i64: 2>} : tensor<?x?x4xf32> -> tensor<?x?xf32>
   func.return %s, %m, %a, %i, %n, %p : tensor<?x1x4xf32>, tensor<?xf32>, tensor<f32>, tensor<?x?xi64>, tensor<?x4xf32>, tensor<?x?xf32>
@@ -541,4 +541,22 @@ func.func @trigonometric(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %7 = graph.acosh %6 : tensor<?x4xf32> -> tensor<?x4xf32>
   %8 = graph.atanh %7 : tensor<?x4xf32> -> tensor<?x4xf32>
   func.return %8 : tensor<?x4xf32>
+}
+
+// -----
+
+// Scatters: along an axis, and by index rows (the default reduction is not printed);
+// gather_nd (batch_dims 0, the default, not printed either).
+// CHECK-LABEL: func.func @scatters
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>, %[[I:[A-Za-z0-9_$.-]+]]: tensor<?x2xi64>, %[[U:[A-Za-z0-9_$.-]+]]: tensor<?x2xf32>, %[[R:[A-Za-z0-9_$.-]+]]: tensor<?x1xi64>, %[[V:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+// CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.scatter_elements %[[X]], %[[I]], %[[U]] {axis = 1 : i64, reduction = "add"} : (tensor<?x5xf32>, tensor<?x2xi64>, tensor<?x2xf32>) -> tensor<?x5xf32>
+// CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.scatter_nd %[[A]], %[[R]], %[[V]] : (tensor<?x5xf32>, tensor<?x1xi64>, tensor<?x5xf32>) -> tensor<?x5xf32>
+// CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.gather_nd %[[B]], %[[R]] : (tensor<?x5xf32>, tensor<?x1xi64>) -> tensor<?x5xf32>
+// CHECK-NEXT: func.return %[[A]], %[[G]] : tensor<?x5xf32>, tensor<?x5xf32>
+// CHECK-NEXT: }
+func.func @scatters(%x: tensor<?x5xf32>, %i: tensor<?x2xi64>, %u: tensor<?x2xf32>, %r: tensor<?x1xi64>, %v: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+  %a = graph.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<?x5xf32>, tensor<?x2xi64>, tensor<?x2xf32>) -> tensor<?x5xf32>
+  %b = graph.scatter_nd %a, %r, %v {reduction = "none"} : (tensor<?x5xf32>, tensor<?x1xi64>, tensor<?x5xf32>) -> tensor<?x5xf32>
+  %g = graph.gather_nd %b, %r {batch_dims = 0 : i64} : (tensor<?x5xf32>, tensor<?x1xi64>) -> tensor<?x5xf32>
+  func.return %a, %g : tensor<?x5xf32>, tensor<?x5xf32>
 }
