@@ -65,7 +65,7 @@ def type_proto(value: SSAValue | None) -> Any:
 
 def body(node: Any, opset: int, input_types: list[Any]) -> list[Any]:
     """The nodes that stand for `node` (a function op at `opset`), renamed apart;
-    OnnxImportError when its function cannot be built or holds subgraphs."""
+    OnnxImportError when its function cannot be built or uses another domain's ops."""
     onnx = onnx_package()
     schema = _schema(node.op_type, opset)
     full = onnx.NodeProto()
