@@ -74,10 +74,15 @@ def test_scatter_nd_on_constants_is_computed_at_import(batch, rng):
     assert "ScatterND" not in str(import_onnx(model))
 
 
-def test_scatter_nd_on_values_computed_at_run_time_is_named():
-    with pytest.raises(OnnxImportError, match=r"node 'mask' \(ScatterND\): ScatterND is supported only on values "
-                                              r"known at import"):
-        import_onnx(_scatter_model(data_is_input=True))
+@pytest.mark.parametrize("batch", [1, 3])
+def test_scatter_nd_on_values_given_at_run_time_is_a_graph_scatter(batch, rng):
+    model = _scatter_model(data_is_input=True)
+    assert "graph.scatter_nd" in str(import_onnx(model))
+    x = rng.standard_normal((batch, 4, 4)).astype(np.float32)
+    data = rng.standard_normal((4, 4)).astype(np.float32)
+    (got,) = nimble.compile(import_onnx(model)).run(x, data)
+    (want,) = _ort(model, x, data)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("n", [1, 4, 7])
