@@ -1,5 +1,6 @@
 """Index rules of the ops that address elements through index tensors. `gather_nd`
-reads its index row and the element it names (clamped into range, as `gather`).
+reads its index row and the element it names (clamped into range, as `gather`);
+`one_hot` compares its index with the position along the new axis.
 
 The scatters (`graph.scatter_elements`, `graph.scatter_nd`): each
 output element is the data's, combined with the updates that land on it, found by a
@@ -108,8 +109,15 @@ def gather_nd(kb: KernelBuilder, op: graph.GatherNDOp, r: int, idx: list[Dim]) -
     return kb.at(op.data, [*at, *idx[lead:]])
 
 
+def one_hot(kb: KernelBuilder, op: graph.OneHotOp, r: int, idx: list[Dim]) -> SSAValue:
+    axis = op.new_axis()
+    hit = _lands(kb, kb.at(op.indices, [*idx[:axis], *idx[axis + 1:]]), op.depth.value.data, idx[axis])
+    return kb.emit(arith.SelectOp(hit, kb.at(op.values, [1]), kb.at(op.values, [0])))
+
+
 INDEXED_RULES: dict[type, Callable[..., SSAValue]] = {
     graph.ScatterElementsOp: scatter_elements,
     graph.ScatterNDOp: scatter_nd,
     graph.GatherNDOp: gather_nd,
+    graph.OneHotOp: one_hot,
 }

@@ -199,6 +199,26 @@ def test_gather_nd(n, rng, run):
 
 
 @pytest.mark.parametrize("n", SIZES)
+def test_one_hot(n, rng, run):
+    """Depth 5 on a new last axis and a new first axis; negative indices count from the
+    depth, ones out of range give a row of `off`."""
+    text = """func.func @main(%i: tensor<?x3xi64>, %v: tensor<2xf32>) -> (tensor<?x3x5xf32>, tensor<5x?x3xf32>) {
+  %a = graph.one_hot %i, %v {depth = 5 : i64} : (tensor<?x3xi64>, tensor<2xf32>) -> tensor<?x3x5xf32>
+  %b = graph.one_hot %i, %v {depth = 5 : i64, axis = 0 : i64} : (tensor<?x3xi64>, tensor<2xf32>) -> tensor<5x?x3xf32>
+  func.return %a, %b : tensor<?x3x5xf32>, tensor<5x?x3xf32>
+}"""
+    i = rng.integers(-7, 7, (n, 3))
+    v = np.array([-1.5, 2.0], np.float32)
+    a, b = run(text, i, v)
+    want = np.full((n, 3, 5), -1.5, np.float32)
+    for p in np.ndindex(n, 3):
+        if -5 <= i[p] < 5:
+            want[(*p, i[p] % 5)] = 2.0
+    np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(b, np.moveaxis(want, -1, 0))
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_einsum(n, rng, run):
     """Attention scores, a broadcast subscript (`?` of 1 against 3), a diagonal, a
     transpose and a full contraction to a scalar."""

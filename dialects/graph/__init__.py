@@ -94,7 +94,7 @@ from nimble.dialects.graph.reduce import (
     ReduceSumOp,
     RunningOp,
 )
-from nimble.dialects.graph.indexed import INDEXED_OPS, GatherNDOp, ScatterElementsOp, ScatterNDOp
+from nimble.dialects.graph.indexed import INDEXED_OPS, GatherNDOp, OneHotOp, ScatterElementsOp, ScatterNDOp
 from nimble.dialects.graph.slice import SliceOp
 from nimble.dialects.graph.trigonometry import (
     TRIGONOMETRIC_OPS,

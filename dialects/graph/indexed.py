@@ -189,4 +189,52 @@ class GatherNDOp(GraphOp):
         return [out]
 
 
-INDEXED_OPS = [ScatterElementsOp, ScatterNDOp, GatherNDOp]
+@irdl_op_definition
+class OneHotOp(GraphOp):
+    """`values[1]` where an index names the position along the new axis `axis` (of
+    `depth` positions), `values[0]` elsewhere: the result is the indices' shape with
+    `depth` inserted at `axis`. Negative indices count from `depth`; one out of range
+    names no position (ONNX's OneHot).
+
+    Example: `%y = graph.one_hot %i, %v {depth = 10 : i64, axis = -1 : i64} : (tensor<?xi64>, tensor<2xf32>) -> tensor<?x10xf32>`
+    """
+
+    name = "graph.one_hot"
+    indices = operand_def(TensorType)
+    values = operand_def(TensorType)
+    result = result_def(TensorType)
+    depth = prop_def(IntegerAttr[I64])
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+    assembly_format = "$indices `,` $values attr-dict `:` functional-type(operands, results)"
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure(), GraphFolder())
+    FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
+
+    def new_axis(self) -> int:
+        return normalize_axis(self.axis.value.data, len(self.indices.type.get_shape()) + 1)
+
+    def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
+        idx, values = k.dims(self.indices), k.dims(self.values)
+        if is_float(self.indices.type.element_type):
+            raise ShapeError("indices must be integers")
+        if len(values) != 1:
+            raise ShapeError("values must be [off, on]")
+        k.equal(values[0], 2, "values must be [off, on]")
+        depth = self.depth.value.data
+        if depth < 1:
+            raise ShapeError(f"depth must be >= 1, not {depth}")
+        axis = self.new_axis()
+        return [[*idx[:axis], depth, *idx[axis:]]]
+
+    def result_element_types(self) -> list[Any]:
+        return [self.values.type.element_type]
+
+    def reference(self, indices: Any, values: Any) -> Sequence[Any]:
+        depth, axis = self.depth.value.data, self.new_axis()
+        wrapped = np.where(indices < 0, indices + depth, indices)
+        positions = np.arange(depth).reshape([depth if a == axis else 1 for a in range(indices.ndim + 1)])
+        hit = np.expand_dims(wrapped, axis) == positions
+        return [np.where(hit, values[1], values[0]).astype(values.dtype)]
+
+
+INDEXED_OPS = [ScatterElementsOp, ScatterNDOp, GatherNDOp, OneHotOp]

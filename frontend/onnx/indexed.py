@@ -1,9 +1,13 @@
 """Converters of ONNX's ops that address elements through index tensors: ScatterElements
-(and Scatter, its older name), ScatterND and GatherND, onto `graph.scatter_elements`,
-`graph.scatter_nd` (whose index rows are ScatterND's leading index dims flattened:
-reshaped here when there are several) and `graph.gather_nd`."""
+(and Scatter, its older name), ScatterND, GatherND and OneHot, onto
+`graph.scatter_elements`, `graph.scatter_nd` (whose index rows are ScatterND's leading
+index dims flattened: reshaped here when there are several), `graph.gather_nd` and
+`graph.one_hot`."""
 
 from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import i64
 
 from nimble.dialects import graph
 from nimble.frontend.onnx.common import OnnxImportError
@@ -38,5 +42,15 @@ def gather_nd(b, n, xs, a):
     return [b.op(graph.GatherNDOp, xs[:2], batch_dims=a.get("batch_dims", 0))]
 
 
+def one_hot(b, n, xs, a):
+    """ONNX's depth is a tensor input (a constant here: it sizes the result); indices of
+    any number type (floats truncated) and values [off, on]."""
+    depth = int(np.asarray(b.static(n.input[1], "OneHot's depth")).reshape(-1)[0])
+    indices = xs[0]
+    if indices.type.element_type != i64:
+        indices = b.op(graph.CastOp, [indices], i64)
+    return [b.op(graph.OneHotOp, [indices, xs[2]], depth=depth, axis=a.get("axis", -1))]
+
+
 CONVERTERS = {"ScatterElements": scatter_elements, "Scatter": scatter_elements, "ScatterND": scatter_nd,
-              "GatherND": gather_nd}
+              "GatherND": gather_nd, "OneHot": one_hot}

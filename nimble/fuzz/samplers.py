@@ -240,6 +240,18 @@ def _gather_nd(g: ProgramGenerator) -> None:
     g.make(graph.GatherNDOp, [x, g.constant(indices.astype(np.int64))], {"batch_dims": i64_attr(batch)})
 
 
+def _one_hot(g: ProgramGenerator) -> None:
+    x = g.pick()
+    dims = value_dims(x)
+    if len(dims) > 3 or not all(is_static(d) for d in dims):
+        raise Reject
+    depth = int(g.rng.integers(1, 6))
+    indices = g.constant(g.rng.integers(-depth - 1, depth + 1, dims).astype(np.int64))
+    values = g.constant(g.rng.standard_normal(2).astype(np.float32))
+    g.make(graph.OneHotOp, [indices, values], {"depth": i64_attr(depth),
+                                                "axis": i64_attr(int(g.rng.integers(-len(dims) - 1, len(dims) + 1)))})
+
+
 def _matmul(g: ProgramGenerator) -> None:
     lhs = g.pick(is_float)
     dims = value_dims(lhs)
@@ -518,7 +530,8 @@ SAMPLERS: dict[str, Callable[[ProgramGenerator], None]] = {
     "graph.reshape": _reshape, "graph.squeeze": _squeeze, "graph.unsqueeze": _unsqueeze, "graph.concat": _concat,
     "graph.split": _split, "graph.slice": _slice, "graph.gather": _gather,
     "graph.gather_elements": _gather_elements, "graph.scatter_elements": _scatter_elements,
-    "graph.scatter_nd": _scatter_nd, "graph.gather_nd": _gather_nd, "graph.matmul": _matmul, "graph.dense": _dense,
+    "graph.scatter_nd": _scatter_nd, "graph.gather_nd": _gather_nd, "graph.one_hot": _one_hot,
+    "graph.matmul": _matmul, "graph.dense": _dense,
     "graph.einsum": _einsum,
     "graph.layer_norm": _layer_norm, "graph.batch_norm": _batch_norm, "graph.conv2d": _conv2d,
     "graph.global_avg_pool2d": _global_avg_pool, "graph.broadcast_to": _broadcast_to,

@@ -903,3 +903,11 @@ func.func @gather_nd_depth(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>) {
   %y = graph.gather_nd %x, %i : (tensor<4x3xf32>, tensor<2x3xi64>) -> tensor<2xf32>
   func.return
 }
+
+// -----
+
+func.func @one_hot_values(%i: tensor<3xi64>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.one_hot' op values must be [off, on]}}
+  %y = graph.one_hot %i, %v {depth = 4 : i64} : (tensor<3xi64>, tensor<3xf32>) -> tensor<3x4xf32>
+  func.return
+}

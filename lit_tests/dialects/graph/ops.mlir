@@ -546,17 +546,19 @@ func.func @trigonometric(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 // -----
 
 // Scatters: along an axis, and by index rows (the default reduction is not printed);
-// gather_nd (batch_dims 0, the default, not printed either).
+// gather_nd (batch_dims 0, the default, not printed either); one_hot.
 // CHECK-LABEL: func.func @scatters
-// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>, %[[I:[A-Za-z0-9_$.-]+]]: tensor<?x2xi64>, %[[U:[A-Za-z0-9_$.-]+]]: tensor<?x2xf32>, %[[R:[A-Za-z0-9_$.-]+]]: tensor<?x1xi64>, %[[V:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+// CHECK-SAME: (%[[X:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>, %[[I:[A-Za-z0-9_$.-]+]]: tensor<?x2xi64>, %[[U:[A-Za-z0-9_$.-]+]]: tensor<?x2xf32>, %[[R:[A-Za-z0-9_$.-]+]]: tensor<?x1xi64>, %[[V:[A-Za-z0-9_$.-]+]]: tensor<?x5xf32>, %[[W:[A-Za-z0-9_$.-]+]]: tensor<2xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>, tensor<4x?x1xf32>) {
 // CHECK-NEXT: %[[A:[A-Za-z0-9_$.-]+]] = graph.scatter_elements %[[X]], %[[I]], %[[U]] {axis = 1 : i64, reduction = "add"} : (tensor<?x5xf32>, tensor<?x2xi64>, tensor<?x2xf32>) -> tensor<?x5xf32>
 // CHECK-NEXT: %[[B:[A-Za-z0-9_$.-]+]] = graph.scatter_nd %[[A]], %[[R]], %[[V]] : (tensor<?x5xf32>, tensor<?x1xi64>, tensor<?x5xf32>) -> tensor<?x5xf32>
 // CHECK-NEXT: %[[G:[A-Za-z0-9_$.-]+]] = graph.gather_nd %[[B]], %[[R]] : (tensor<?x5xf32>, tensor<?x1xi64>) -> tensor<?x5xf32>
-// CHECK-NEXT: func.return %[[A]], %[[G]] : tensor<?x5xf32>, tensor<?x5xf32>
+// CHECK-NEXT: %[[H:[A-Za-z0-9_$.-]+]] = graph.one_hot %[[R]], %[[W]] {depth = 4 : i64, axis = 0 : i64} : (tensor<?x1xi64>, tensor<2xf32>) -> tensor<4x?x1xf32>
+// CHECK-NEXT: func.return %[[A]], %[[G]], %[[H]] : tensor<?x5xf32>, tensor<?x5xf32>, tensor<4x?x1xf32>
 // CHECK-NEXT: }
-func.func @scatters(%x: tensor<?x5xf32>, %i: tensor<?x2xi64>, %u: tensor<?x2xf32>, %r: tensor<?x1xi64>, %v: tensor<?x5xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+func.func @scatters(%x: tensor<?x5xf32>, %i: tensor<?x2xi64>, %u: tensor<?x2xf32>, %r: tensor<?x1xi64>, %v: tensor<?x5xf32>, %w: tensor<2xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>, tensor<4x?x1xf32>) {
   %a = graph.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<?x5xf32>, tensor<?x2xi64>, tensor<?x2xf32>) -> tensor<?x5xf32>
   %b = graph.scatter_nd %a, %r, %v {reduction = "none"} : (tensor<?x5xf32>, tensor<?x1xi64>, tensor<?x5xf32>) -> tensor<?x5xf32>
   %g = graph.gather_nd %b, %r {batch_dims = 0 : i64} : (tensor<?x5xf32>, tensor<?x1xi64>) -> tensor<?x5xf32>
-  func.return %a, %g : tensor<?x5xf32>, tensor<?x5xf32>
+  %h = graph.one_hot %r, %w {depth = 4 : i64, axis = 0 : i64} : (tensor<?x1xi64>, tensor<2xf32>) -> tensor<4x?x1xf32>
+  func.return %a, %g, %h : tensor<?x5xf32>, tensor<?x5xf32>, tensor<4x?x1xf32>
 }
