@@ -18,14 +18,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ShapedType
+from xdsl.dialects.builtin import Float32Type, IntegerType, ShapedType
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import arith, graph, loop
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
 from nimble.lowering.contraction_rules import dense, einsum, matmul
 from nimble.lowering.grouped_conv import conv2d, conv2d_into
-from nimble.lowering.kernel_parts import Dim, NoLoopLowering, broadcast_axes
+from nimble.lowering.kernel_parts import Dim, NoLoopLowering, broadcast_axes, clamped_index
 from nimble.lowering.roi_align_rules import roi_align
 from nimble.lowering.scalar import const, is_float
 from nimble.lowering.indexed_rules import INDEXED_RULES
@@ -225,24 +225,14 @@ def _gather(kb: KernelBuilder, op: graph.GatherOp, r: int, idx: list[Dim]) -> SS
     dims = kb.dims(op.input)
     axis = normalize_axis(op.axis.value.data, len(dims))
     irank = len(kb.dims(op.indices))
-    raw = kb.at(op.indices, idx[axis:axis + irank])
-    i = kb.emit(arith.IndexCastOp(raw, IndexType()))
-    n = kb.index(dims[axis])
-    # Negative indices count from the end; out-of-range ones are clamped (never read
-    # outside the input). The host checks the range before running when it can.
-    wrapped = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")), kb.emit(arith.AddiOp(i, n)), i))
-    safe = kb.ibinary("min", kb.ibinary("max", wrapped, 0), kb.ibinary("sub", n, 1))
+    safe = clamped_index(kb, kb.at(op.indices, idx[axis:axis + irank]), dims[axis])
     return kb.at(op.input, [*idx[:axis], safe, *idx[axis + irank:]])
 
 
 def _gather_elements(kb: KernelBuilder, op: graph.GatherElementsOp, r: int, idx: list[Dim]) -> SSAValue:
     dims = kb.dims(op.input)
     axis = normalize_axis(op.axis.value.data, len(dims))
-    i = kb.emit(arith.IndexCastOp(kb.at(op.indices, idx), IndexType()))
-    n = kb.index(dims[axis])
-    # As gather: negative indices count from the end, out-of-range ones are clamped.
-    wrapped = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")), kb.emit(arith.AddiOp(i, n)), i))
-    safe = kb.ibinary("min", kb.ibinary("max", wrapped, 0), kb.ibinary("sub", n, 1))
+    safe = clamped_index(kb, kb.at(op.indices, idx), dims[axis])
     return kb.at(op.input, [*idx[:axis], safe, *idx[axis + 1:]])
 
 

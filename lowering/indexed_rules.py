@@ -16,27 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import IndexType
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph, loop
 from nimble.dialects.graph.base import normalize_axis
-from nimble.lowering.kernel_parts import Dim
+from nimble.lowering.kernel_parts import Dim, clamped_index, wrapped_index
 
 if TYPE_CHECKING:
     from nimble.lowering.kernel_builder import KernelBuilder
 
-COMBINERS = {"add": loop.Combiner.ADD, "mul": loop.Combiner.MUL, "max": loop.Combiner.MAX,
-             "min": loop.Combiner.MIN}
-"""The `loop.reduce` combiner of each reduction but `none`."""
-
-
 def _lands(kb: KernelBuilder, index: SSAValue, n: Dim, at: Dim) -> SSAValue:
     """Whether an index read from a tensor (negative from the end of a dim of `n`) is `at`."""
-    i = kb.emit(arith.IndexCastOp(index, IndexType()))
-    wrapped = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")),
-                                     kb.emit(arith.AddiOp(i, kb.index(n))), i))
-    return kb.emit(arith.CmpiOp(wrapped, kb.index(at), "eq"))
+    return kb.emit(arith.CmpiOp(wrapped_index(kb, index, n), kb.index(at), "eq"))
 
 
 def _scatter(kb: KernelBuilder, op: graph.ScatterElementsOp | graph.ScatterNDOp, idx: list[Dim], upper: Dim,
@@ -46,7 +37,7 @@ def _scatter(kb: KernelBuilder, op: graph.ScatterElementsOp | graph.ScatterNDOp,
     old = kb.at(op.data, idx)
     kind = op.reduction.data
     if kind != "none":
-        combiner = COMBINERS[kind]
+        combiner = loop.Combiner(kind)  # (the reductions but none are the combiners' names)
         nothing = kb.identity(combiner, old.type)
 
         def term(k: SSAValue) -> list[SSAValue]:
@@ -102,10 +93,7 @@ def gather_nd(kb: KernelBuilder, op: graph.GatherNDOp, r: int, idx: list[Dim]) -
     lead = len(kb.dims(op.indices)) - 1
     at: list[Dim] = list(idx[:batch])
     for j in range(depth):
-        i = kb.emit(arith.IndexCastOp(kb.at(op.indices, [*idx[:lead], j]), IndexType()))
-        n = kb.index(dims[batch + j])
-        wrapped = kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")), kb.emit(arith.AddiOp(i, n)), i))
-        at.append(kb.ibinary("min", kb.ibinary("max", wrapped, 0), kb.ibinary("sub", n, 1)))
+        at.append(clamped_index(kb, kb.at(op.indices, [*idx[:lead], j]), dims[batch + j]))
     return kb.at(op.data, [*at, *idx[lead:]])
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
@@ -138,3 +138,18 @@ def broadcast_axes(kb: KernelBuilder, dims: Sequence[Dim], out: Sequence[Dim], i
     """numpy broadcasting: the index into `dims` (right-aligned with `out`) at `idx`."""
     lead = len(out) - len(dims)
     return [bcast_axis(kb, d, out[lead + j], idx[lead + j]) for j, d in enumerate(dims)]
+
+
+def wrapped_index(kb: KernelBuilder, element: SSAValue, n: Dim) -> SSAValue:
+    """An index read from a tensor element as an `index`, a negative one counted from
+    the end of a dim of `n` (gathers, scatters, one_hot)."""
+    i = kb.emit(arith.IndexCastOp(element, IndexType()))
+    return kb.emit(arith.SelectOp(kb.emit(arith.CmpiOp(i, kb.index(0), "slt")), kb.emit(arith.AddiOp(i, kb.index(n))),
+                                  i))
+
+
+def clamped_index(kb: KernelBuilder, element: SSAValue, n: Dim) -> Dim:
+    """`wrapped_index`, clamped into `[0, n)`: a gather never reads outside its input
+    (the host checks the range before running when it can)."""
+    return kb.ibinary("min", kb.ibinary("max", wrapped_index(kb, element, n), 0), kb.ibinary("sub", n, 1))
+

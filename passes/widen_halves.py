@@ -1,8 +1,8 @@
 """`widen-halves`: f16 tensors are stored as f16 but computed in f32, as ONNX Runtime's
 CPU kernels and numpy's half loops compute them.
 
-An op that computes (arithmetic, matrix products, convolutions, reductions, norms:
-`COMPUTES`) on f16 tensors becomes the same op on f32 tensors, with a cast to f32
+An op that computes (arithmetic, matrix products, convolutions, reductions, norms: the
+fusion kinds `COMPUTES`) on f16 tensors becomes the same op on f32 tensors, with a cast to f32
 on each such operand and a cast back on each such result. Then a value rounded to f16
 here only to be widened again (`cast(cast(x : f32 -> f16) : f16 -> f32)`, the inner
 cast made here, the outer one here or the program's own, such as a function body's
@@ -15,7 +15,7 @@ expected outputs without this pass). A cast that narrows is removed only where t
 pass made it.
 
 An op that only moves elements (reshape, transpose, slice, gather, concat, broadcast:
-`MOVES`) moves f32 where an operand was computed on f32 (the chain goes on through it:
+the fusion kinds `MOVES`) moves f32 where an operand was computed on f32 (the chain goes on through it:
 attention's scores are reshaped between its products) and halves otherwise (half the
 bytes).
 """
@@ -32,26 +32,21 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects import graph
+from nimble.dialects.graph.base import GraphOp
+from nimble.dialects.interfaces import FusionKind
 
-COMPUTES: tuple[type[Operation], ...] = (
-    graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.MaximumOp, graph.MinimumOp, graph.WhereOp,
-    graph.NegOp, graph.AbsOp, graph.ExpOp, graph.LogOp, graph.SqrtOp, graph.RsqrtOp, graph.TanhOp,
-    graph.SigmoidOp, graph.ReluOp, graph.GeluOp, graph.ErfOp, graph.FloorOp, graph.CeilOp, graph.RoundOp,
-    graph.SinOp, graph.CosOp, graph.ClipOp, graph.PowOp, graph.TanOp, graph.AsinOp, graph.AcosOp, graph.AtanOp,
-    graph.SinhOp, graph.CoshOp, graph.AsinhOp, graph.AcoshOp, graph.AtanhOp,
-    graph.MatmulOp, graph.DenseOp, graph.EinsumOp,
-    graph.Conv2dOp, graph.MaxPool2dOp, graph.AvgPool2dOp, graph.GlobalAvgPool2dOp, graph.BatchNormOp,
-    graph.LayerNormOp, graph.SoftmaxOp, graph.RoiAlignOp,
-    graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp, graph.ReduceProdOp,
-    graph.ArgmaxOp, graph.CumSumOp, graph.CumProdOp,
-)
-"""The graph ops computed in f32 when their tensors are halves."""
+COMPUTES = (FusionKind.ELEMENTWISE, FusionKind.REDUCTION, FusionKind.OUT_FUSABLE)
+"""The fusion kinds of the graph ops that compute (every op of them but `graph.cast`,
+which this pass inserts): computed in f32 when their tensors are halves. (Comparisons
+and float-class tests give the same answer either way: widening f16 is exact.)"""
 
-MOVES: tuple[type[Operation], ...] = (
-    graph.ReshapeOp, graph.DynamicReshapeOp, graph.TransposeOp, graph.ConcatOp, graph.SplitOp, graph.GatherOp,
-    graph.GatherElementsOp, graph.BroadcastToOp, graph.SqueezeOp, graph.UnsqueezeOp, graph.SliceOp,
-)
-"""The graph ops that only move elements: on f32 where an operand was computed on f32."""
+MOVES = (FusionKind.INJECTIVE, FusionKind.PERMUTE, FusionKind.VIEW)
+"""The fusion kinds of the graph ops that only move elements: on f32 where an operand
+was computed on f32."""
+
+
+def _kind(op: Operation) -> FusionKind | None:
+    return op.FUSION if isinstance(op, GraphOp) and not isinstance(op, graph.CastOp) else None
 
 
 def _is_half(t: Attribute) -> bool:
@@ -118,7 +113,8 @@ class WidenHalvesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         made: dict[Operation, None] = {}
         for inner in list(op.walk()):
-            if isinstance(inner, COMPUTES) and any(_is_half(v.type) for v in (*inner.operands, *inner.results)) \
-                    or isinstance(inner, MOVES) and any(x.owner in made and _is_half(x.type) for x in inner.operands):
+            kind = _kind(inner)
+            if kind in COMPUTES and any(_is_half(v.type) for v in (*inner.operands, *inner.results)) \
+                    or kind in MOVES and any(x.owner in made and _is_half(x.type) for x in inner.operands):
                 widen(inner, made)
         drop_round_trips(op, made)

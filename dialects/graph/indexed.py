@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, i64
+from xdsl.ir import SSAValue
 from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
@@ -59,6 +60,13 @@ class _ScatterOp(GraphOp):
 
     def combine(self, out: np.ndarray, at: tuple, update: Any) -> None:
         out[at] = REDUCTIONS[self.reduction.data](out[at], update)
+
+
+def _index_length(indices: SSAValue) -> int | None:
+    """How many leading dims of the data an index row names: the indices' last dim,
+    None where it is not static."""
+    shape = indices.type.get_shape()
+    return shape[-1] if shape and shape[-1] >= 0 else None
 
 
 def _wrapped(i: int, n: int) -> int:
@@ -127,8 +135,7 @@ class ScatterNDOp(_ScatterOp):
 
     def depth(self) -> int | None:
         """K: how many leading dims of the data an index row names."""
-        n = self.indices.type.get_shape()[-1] if len(self.indices.type.get_shape()) == 2 else -1
-        return n if n >= 0 else None
+        return _index_length(self.indices)
 
     def reference(self, data: Any, indices: Any, updates: Any) -> Sequence[Any]:
         out = np.array(data, copy=True)
@@ -160,16 +167,16 @@ class GatherNDOp(GraphOp):
     FUSION: ClassVar[FusionKind] = FusionKind.INJECTIVE
     CLAMPS_READS: ClassVar[bool] = True
 
-    def depth(self) -> int:
-        shape = self.indices.type.get_shape()
-        return shape[-1] if shape else -1
+    def depth(self) -> int | None:
+        """K: how many dims of the data after the batch dims an index row names."""
+        return _index_length(self.indices)
 
     def shape_function(self, k: DimAlgebra) -> list[list[Any]]:
         x, idx = k.dims(self.data), k.dims(self.indices)
         if is_float(self.indices.type.element_type):
             raise ShapeError("indices must be integers")
         batch, depth = self.batch_dims.value.data, self.depth()
-        if not idx or depth < 1:
+        if depth is None or depth < 1:
             raise ShapeError("the indices' last dim (the index length) must be static and >= 1")
         if batch < 0 or batch >= len(idx) or batch + depth > len(x):
             raise ShapeError(f"batch_dims {batch} and index length {depth} do not fit ranks {len(x)} and {len(idx)}")
