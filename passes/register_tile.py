@@ -19,8 +19,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.tile_emitter import (
     Copy,
@@ -65,6 +64,8 @@ class Tile:
         self.each_step = each_step
         """Emits ops once per step of the jammed reductions, given the step's index, after
         the copies' (software prefetches)."""
+        self.epilogue_loops = True
+        """Whether a long epilogue may run as a loop over the copies (`_epilogue_loop`)."""
         self.after_reductions = False
         """The body follows reductions made apart, their results in the copies (lanes along
         the rows sum in registers and transpose, passes/row_lanes.py): an epilogue."""
@@ -94,7 +95,7 @@ class Tile:
         value against the epilogue's ~30 vector ops per copy. Not for masked copies (each
         has its own mask) or ops with regions. Returns whether it did."""
         copies = self.copies
-        if len(copies) < 2 or sum(1 for op in epilogue if not isinstance(op, memref.StoreOp)) < EPILOGUE_LOOP_OPS \
+        if not self.epilogue_loops or len(copies) < 2 or sum(1 for op in epilogue if not isinstance(op, memref.StoreOp)) < EPILOGUE_LOOP_OPS \
                 or any(op.regions for op in epilogue):
             return False
         first = copies[0]
@@ -155,6 +156,8 @@ class Tile:
         for bound in (op.lower, op.upper, op.step):
             if len({copy.subst.get(bound, bound) for copy in self.copies}) > 1:
                 raise NotVectorizable("reduction bounds differ between the tile's copies")
+            if bound in self.varying and not k_lane:
+                raise NotVectorizable("reduction bounds differ between the lanes")
         n = len(op.results)
         inits: list[SSAValue] = []
         for ci, copy in enumerate(self.copies):
@@ -188,13 +191,18 @@ class Tile:
                         self.e.clone(body_op, inner, inner_varying)
             if self.each_step is not None:
                 self.each_step(block.args[0])
-        block.add_op(loop.YieldOp(yielded))
         kinds = [k for _ in self.copies for k in op.kinds]
+        # Copies that start from the same value and add the same values (a row's sum in
+        # each of the row's vectors) share one accumulator.
+        carried = list(dict.fromkeys(zip(inits, yielded, kinds)))
+        block.add_op(loop.YieldOp([y for _, y, _ in carried]))
         unroll = schedule_of(op).unroll if self.unroll else 0
         kept = loop.ScheduleAttr(loop.Schedule(unroll=unroll)) if unroll > 1 else None
-        new = loop.ReduceOp(lower, upper, step, inits, kinds, Region(block), kept)
+        new = loop.ReduceOp(lower, upper, step, [i for i, _, _ in carried], [k for _, _, k in carried],
+                            Region(block), kept)
         self.e.emit(new)
-        results = list(new.results)
+        result_of = dict(zip(carried, new.results))
+        results = [result_of[key] for key in zip(inits, yielded, kinds)]
         if not k_lane:
             for ci, copy in enumerate(self.copies):
                 for ri, r in enumerate(op.results):

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import memref, vector
 from xdsl.dialects import math as xmath
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -30,17 +30,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
 
-# Ops whose vector form the LLVM backend supports: widened by changing result types.
-_WIDENABLE: tuple[type[Operation], ...] = (
+WIDENABLE: tuple[type[Operation], ...] = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
     arith.CmpfOp, arith.SelectOp, xmath.ExpOp, xmath.LogOp, xmath.SqrtOp, xmath.AbsFOp, xmath.PowFOp,
     xmath.FloorOp, arith.FPToSIOp, arith.AddiOp, arith.SubiOp, arith.ShLIOp, arith.ShRSIOp, arith.BitcastOp,
     # (the last ones: exp's 2^n, expand-math)
 )
+"""Ops whose vector form the LLVM backend supports: widened by changing result types."""
 _F32_MASKS = ("masked accesses are for f32 buffers: xdsl's LLVM conversion declares one `llvm.masked.*` "
               "intrinsic per module, whatever the element type (an f16 one next to an f32 one fails)")
 
@@ -69,8 +68,10 @@ class Copy:
 class Emitter:
     """Emits jammed, widened copies of a loop body."""
 
-    def __init__(self, builder: Builder):
+    def __init__(self, builder: Builder, widenable: tuple[type[Operation], ...] = WIDENABLE):
         self.b = builder
+        self.widenable = widenable
+        """The ops `_widen` makes lane-wide (their vector form is the backend's to print)."""
         self.memo: list[dict[tuple, SSAValue]] = [{}]
         self.strides: dict[SSAValue, int] = {}
         """Index values `lane * s + uniform` and their stride s (1: contiguous along the
@@ -174,10 +175,10 @@ class Emitter:
             if factor is None or factor < 1:
                 return False
             stride *= factor
+        operands = (copy.subst.get(a, a), copy.subst.get(b, b))
+        new = self.memoized((type(op), *operands), lambda: self.emit(type(op)(*operands)).result)
         self.strides[op.result] = stride
-        new = type(op)(copy.subst.get(a, a), copy.subst.get(b, b))
-        self.emit(new)
-        copy.subst[op.result] = new.result
+        copy.subst[op.result] = new
         return True
 
     def _lane_block(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> bool:
@@ -218,7 +219,7 @@ class Emitter:
             copy.subst[op.results[0]] = result
 
     def _widen(self, op: Operation, copy: Copy, varying: set[SSAValue]) -> None:
-        if not isinstance(op, _WIDENABLE) or len(op.results) != 1 or isinstance(op.results[0].type, IndexType):
+        if not isinstance(op, self.widenable) or len(op.results) != 1 or isinstance(op.results[0].type, IndexType):
             raise NotVectorizable(f"{op.name} has no vector form")
         operands = []
         for v in op.operands:
@@ -365,6 +366,13 @@ def varying_closure(ops: Sequence[Operation], seed: set[SSAValue]) -> set[SSAVal
         if any(v in varying for v in op.operands):
             varying.update(op.results)
     return varying
+
+
+def discard(scratch: Block) -> None:
+    """Drop what an attempt emitted into `scratch` (their uses of values outside go too)."""
+    for dead in reversed(list(scratch.ops)):
+        dead.detach()
+        dead.erase(safe_erase=False)
 
 
 def offsets(e: Emitter, base: SSAValue, count: int, stride: int = 1) -> list[SSAValue]:

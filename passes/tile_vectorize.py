@@ -41,14 +41,22 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
 from nimble.passes.pack_panels import column_read, copy_panel, lane_index, transposed
 from nimble.passes.reduction_strips import distribute
-from nimble.passes.row_lanes import row_lanes
 from nimble.passes.register_tile import Tile
-from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, empty, offsets, schedule_of, split_at
+from nimble.passes.row_lanes import row_lanes
+from nimble.passes.tile_emitter import (
+    Copy,
+    Emitter,
+    NotVectorizable,
+    discard,
+    empty,
+    offsets,
+    schedule_of,
+    split_at,
+)
 from nimble.passes.transpose_tiles import transpose_tiles
 
 
@@ -277,7 +285,7 @@ class _NestTiler:
                 emit()
             return block
         except NotVectorizable:
-            _discard(block)
+            discard(block)
             return None
         finally:
             self.e.staged_columns.clear()
@@ -326,9 +334,9 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
         else:
             t.row_tiles(t.tile_rows)
     except NotVectorizable:
-        _discard(scratch)
+        discard(scratch)
         if t.dots is not None:
-            _discard(t.dots)
+            discard(t.dots)
         return False
     if t.dots is not None:
         _move_before(t.dots, None, scratch)
@@ -336,13 +344,6 @@ def transform_nest(outer: loop.ForeachOp | None, inner: loop.ForeachOp) -> bool:
     anchor.detach()
     anchor.erase()
     return True
-
-def _discard(scratch: Block) -> None:
-    """Drop what a failed attempt emitted."""
-    for dead in reversed(list(scratch.ops)):
-        dead.detach()
-        dead.erase(safe_erase=False)
-
 
 def _move_before(scratch: Block, anchor: Operation | None, block: Block | None = None) -> None:
     """The ops of `scratch` moved before `anchor` (at the end of `block` if None)."""
@@ -477,7 +478,7 @@ def vectorize_reduce(red: loop.ReduceOp) -> bool:
     try:
         Tile(e, [red], [copy], None).run()
     except NotVectorizable:
-        _discard(scratch)
+        discard(scratch)
         return False
     _move_before(scratch, red)
     for r in red.results:

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import NMS_SCORES, exact_overlap_boxes, nms_text, numpy_nms
 
 import nimble
 from nimble.reference import InterpreterError
 from nimble.runtime.kernels import LaunchError
 from nimble.runtime.opencl import OpenCLError, OpenCLRuntime, choose_device, list_devices
-
-from conftest import NMS_SCORES, exact_overlap_boxes, nms_text, numpy_nms
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,6 +118,31 @@ def test_register_tiles_at_every_edge(rows, lanes, rng):
     got, tanh = exe(a, b, c)
     np.testing.assert_allclose(got, a @ b + c, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(tanh, np.tanh(c), rtol=1e-5, atol=1e-6)
+
+
+EXTREMES = """func.func @main(%x: tensor<?x3x?xf32>, %y: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %m = graph.reduce_max %x {axes = array<i64: 1>} : tensor<?x3x?xf32> -> tensor<?x?xf32>
+  %n = graph.reduce_min %x {axes = array<i64: 1>} : tensor<?x3x?xf32> -> tensor<?x?xf32>
+  %e = graph.maximum %m, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %f = graph.minimum %n, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %e, %f : tensor<?x?xf32>, tensor<?x?xf32>
+}"""
+
+
+@pytest.mark.parametrize("rows, lanes", [(1, 1), (9, 33), (8, 50)])
+def test_register_tiles_propagate_nan(rows, lanes, rng):
+    """Max and min in a tile, as vector accumulators and as vector ops, propagate NaN
+    lane by lane as numpy does (OpenCL's fmax/fmin would drop it)."""
+    exe = nimble.compile(EXTREMES, target="opencl")
+    assert all(k.device == "opencl" for k in exe.program.kernels)
+    assert "vload16" in exe.program.opencl_program
+    x = rng.standard_normal((rows, 3, lanes)).astype(np.float32)
+    y = rng.standard_normal((rows, lanes)).astype(np.float32)
+    x.reshape(-1)[::7] = np.nan
+    y.reshape(-1)[::5] = np.nan
+    most, least = exe(x, y)
+    np.testing.assert_array_equal(most, np.maximum(x.max(axis=1), y))
+    np.testing.assert_array_equal(least, np.minimum(x.min(axis=1), y))
 
 
 CONV = """func.func @main(%x: tensor<?x5x?x?xf32>, %w: tensor<13x5x3x3xf32>, %b: tensor<13xf32>) -> tensor<?x13x?x?xf32> {

@@ -27,14 +27,16 @@ import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import math as xmath
-from xdsl.dialects import memref
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     NoneAttr,
+    VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -52,6 +54,7 @@ from nimble.lowering.opencl.c_source import (
     NAN_MINMAX,
     UNSIGNED_CASTS,
     UNSIGNED_INFIX,
+    VECTOR_TESTS,
     CBuffer,
     Flavor,
     KernelSource,
@@ -67,8 +70,10 @@ from nimble.lowering.opencl.c_source import (
     trip,
     type_key,
     unsigned_type,
+    vector_pick,
 )
-from nimble.lowering.opencl.c_tiles import NotTileable, TileEmitter
+from nimble.lowering.opencl.c_tiles import NotTileable, tile_block
+from nimble.passes.tile_emitter import discard
 
 REMAINDER_WIDTH = 4
 """The narrowest vector of a tile's lane remainder before single lanes (`tile_at`)."""
@@ -94,6 +99,8 @@ class CEmitter:
     # -- names and types --------------------------------------------------------------
 
     def ctype(self, t: Attribute) -> str:
+        if isinstance(t, VectorType):
+            return f"{self.ctype(t.element_type)}{t.get_shape()[0]}"
         key = type_key(t)
         if key not in self.f.types:
             raise NoDeviceLowering(f"element type {t} on {self.f.name}")
@@ -311,7 +318,7 @@ class CEmitter:
         ni, nj = self.v(rows_loop.upper), self.v(lanes_loop.upper)
         self.line(f"if ({i0} + {rows} <= {ni} && {j0} + {lanes} <= {nj}) {{")
         self.depth += 1
-        TileEmitter(self, rows_loop, lanes_loop, rows, width, lanes // width, i0, j0).emit()
+        self.print_tile(tile_block(self.f, rows_loop, lanes_loop, rows, width, lanes // width), i0, j0)
         self.depth -= 1
         self.line("} else {")
         self.depth += 1
@@ -342,11 +349,24 @@ class CEmitter:
             repeat = k == 0 or w == 1
             self.line(f"for (; {j} + {w} <= {end}; {j} += {w}) {{" if repeat else f"if ({j} + {w} <= {end}) {{")
             self.depth += 1
-            TileEmitter(self, rows_loop, lanes_loop, rows, w, 1, i0, j).emit()
+            self.print_tile(tile_block(self.f, rows_loop, lanes_loop, rows, w, 1), i0, j)
             if not repeat:
                 self.line(f"{j} += {w};")
             self.depth -= 1
             self.line("}")
+
+    def print_tile(self, block: Block, i0: str, j0: str) -> None:
+        """A tile's ops (`c_tiles.tile_block`), its first row `i0` and first lane `j0`;
+        its scalar constants (the copies' offsets) written where they are used."""
+        self.names[block.args[0]], self.names[block.args[1]] = i0, j0
+        try:
+            for op in block.ops:
+                if isinstance(op, arith.ConstantOp) and not isinstance(op.result.type, VectorType):
+                    self.names[op.result] = self.constant(op)
+                else:
+                    self.op(op)
+        finally:
+            discard(block)
 
     def grid_loops(self, nest: loop.ForeachOp) -> list[loop.ForeachOp]:
         """The leading perfectly nested loops of `nest` that go on the grid: each one's
@@ -397,8 +417,9 @@ class CEmitter:
     def reduce(self, op: loop.ReduceOp) -> None:
         accs = []
         for init, out in zip(op.inits, op.outs):
-            if not isinstance(init.type, IntegerType | IndexType) and not is_float(init.type):
-                raise NoDeviceLowering(f"a vector accumulator in @{self.name}")
+            t = init.type.element_type if isinstance(init.type, VectorType) else init.type
+            if not isinstance(t, IntegerType | IndexType) and not is_float(t):
+                raise NoDeviceLowering(f"a {t} accumulator in @{self.name}")
             acc = self.fresh("acc")
             self.line(f"{self.ctype(init.type)} {acc} = {self.v(init)};")
             self.names[out] = acc
@@ -410,13 +431,29 @@ class CEmitter:
         self.region(op.body.block)
         yielded = op.body.block.last_op
         for acc, kind, value in zip(accs, op.kinds, yielded.values):
-            self.line(f"{acc} = {COMBINE[kind](acc, self.v(value), is_float(value.type))};")
+            if isinstance(value.type, VectorType) and kind in VECTOR_TESTS:
+                self.line(f"{acc} = {vector_pick(VECTOR_TESTS[kind], acc, self.v(value))};")
+            else:
+                self.line(f"{acc} = {COMBINE[kind](acc, self.v(value), is_float(value.type))};")
         self.depth -= 1
         self.line("}")
 
     def load(self, op: memref.LoadOp) -> None:
         buf = self.buffer(op.memref)
         self.define(op.res, f"{buf.pointer}[{buf.offset([self.v(i) for i in op.indices])}]")
+
+    def vector_load(self, op: vector.LoadOp) -> None:
+        buf = self.buffer(op.base)
+        at = buf.offset([self.v(i) for i in op.indices])
+        self.define(op.result, f"vload{op.result.type.get_shape()[0]}(0, {buf.pointer} + {at})")
+
+    def vector_store(self, op: vector.StoreOp) -> None:
+        buf = self.buffer(op.base)
+        at = buf.offset([self.v(i) for i in op.indices])
+        self.line(f"vstore{op.vector.type.get_shape()[0]}({self.v(op.vector)}, 0, {buf.pointer} + {at});")
+
+    def broadcast(self, op: vector.BroadcastOp) -> None:
+        self.define(op.vector, f"({self.ctype(op.vector.type)})({self.v(op.source)})")
 
     def prefetch(self, op: loop.PrefetchOp) -> None:
         """A hint: C-like targets drop it (their compilers and caches decide)."""
@@ -471,6 +508,8 @@ class CEmitter:
             return f"{fn}({self.v(op.operands[0])}, {self.v(op.operands[1])})"
         if kind in NAN_MINMAX:
             a, b = self.v(op.operands[0]), self.v(op.operands[1])
+            if isinstance(op.results[0].type, VectorType):
+                return vector_pick(VECTOR_TESTS[kind], b, a)
             return f"(isnan({a}) || {a} {NAN_MINMAX[kind]} {b}) ? {a} : {b}"
         if isinstance(op, arith.NegfOp):
             return f"-{self.v(op.operand)}"
@@ -500,6 +539,11 @@ class CEmitter:
 
     def constant(self, op: arith.ConstantOp) -> str:
         value, t = op.value, op.result.type
+        if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, VectorType) and value.is_splat():
+            element = value.get_attrs()[0]
+            literal = float_literal(element.value.data, t.element_type) if isinstance(element, FloatAttr) \
+                else str(element.value.data)
+            return f"({self.ctype(t)})({literal})"
         if isinstance(value, FloatAttr):
             return float_literal(value.value.data, t)
         if isinstance(value, IntegerAttr):
@@ -518,6 +562,9 @@ _STATEMENTS: dict[type[Operation], Callable[[CEmitter, Operation], None]] = {
     memref.StoreOp: CEmitter.store,
     loop.PrefetchOp: CEmitter.prefetch,
     memref.DimOp: CEmitter.dim,
+    vector.LoadOp: CEmitter.vector_load,
+    vector.StoreOp: CEmitter.vector_store,
+    vector.BroadcastOp: CEmitter.broadcast,
     memref.CollapseShapeOp: CEmitter.collapse,
 }
 

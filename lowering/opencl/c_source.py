@@ -147,6 +147,15 @@ CMPF: dict[str, str] = {
 }
 NAN_MINMAX = {arith.MaximumfOp: ">", arith.MinimumfOp: "<"}
 """arith.maximumf/minimumf propagate NaN (like numpy), unlike C's fmax/fmin."""
+VECTOR_TESTS = {arith.MaximumfOp: "isgreater", arith.MinimumfOp: "isless",
+                loop.Combiner.MAX: "isgreater", loop.Combiner.MIN: "isless"}
+"""The lane-wise comparison of a NaN-propagating max/min op or combiner on vectors."""
+
+
+def vector_pick(test: str, a: str, b: str) -> str:
+    """Vectors: `b` in the lanes where it is NaN or `test(b, a)` holds, else `a`."""
+    return f"select({a}, {b}, isnan({b}) | {test}({b}, {a}))"
+
 COMBINE: dict[loop.Combiner, Callable[[str, str, bool], str]] = {
     loop.Combiner.ADD: lambda a, b, _f: f"{a} + {b}",
     loop.Combiner.MUL: lambda a, b, _f: f"{a} * {b}",

@@ -11,40 +11,46 @@
 // CHECK: long [[I:i[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(1) * 8;
 // CHECK-NEXT: long [[J:j[0-9]+]] = {{v[0-9]+}} + (long)get_global_id(0) * 32;
 // CHECK-NEXT: if ([[I]] + 8 <= [[N]] && [[J]] + 32 <= [[M]]) {
-// CHECK-NEXT: float16 [[X0:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[J]]);
-// CHECK-NEXT: float16 [[X1:v[0-9]+]] = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + ([[J]] + 16));
-// CHECK: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[I]] + 7)) * a0_d1 + ([[J]] + 16));
-// CHECK-NEXT: float16 [[Y0:v[0-9]+]] = [[X0]] * (float16)({{v[0-9]+}});
-// CHECK-NEXT: float16 [[Y1:v[0-9]+]] = [[X1]] * (float16)({{v[0-9]+}});
-// CHECK: vstore16([[Y0]], 0, (a1 + a1_off) + (([[I]] + 0)) * a1_d1 + [[J]]);
-// CHECK-NEXT: vstore16([[Y1]], 0, (a1 + a1_off) + (([[I]] + 0)) * a1_d1 + ([[J]] + 16));
+// CHECK-NEXT: long [[I1:v[0-9]+]] = [[I]] + 1L;
+// CHECK: long [[I7:v[0-9]+]] = [[I]] + 7L;
+// CHECK-NEXT: long [[J16:v[0-9]+]] = [[J]] + 16L;
+// CHECK-NEXT: float16 [[X0:v[0-9]+]] = vload16(0, (a0 + a0_off) + ([[I]]) * a0_d1 + [[J]]);
+// CHECK-NEXT: float16 [[X1:v[0-9]+]] = vload16(0, (a0 + a0_off) + ([[I]]) * a0_d1 + [[J16]]);
+// CHECK: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + ([[I7]]) * a0_d1 + [[J16]]);
+// CHECK-NEXT: float16 [[TWO:v[0-9]+]] = (float16)({{v[0-9]+}});
+// CHECK-NEXT: float16 [[Y0:v[0-9]+]] = [[X0]] * [[TWO]];
+// CHECK-NEXT: float16 [[Y1:v[0-9]+]] = [[X1]] * [[TWO]];
+// CHECK: vstore16([[Y0]], 0, (a1 + a1_off) + ([[I]]) * a1_d1 + [[J]]);
+// CHECK-NEXT: vstore16([[Y1]], 0, (a1 + a1_off) + ([[I]]) * a1_d1 + [[J16]]);
 // CHECK: } else {
 // CHECK-NEXT: long [[END:j[0-9]+]] = max(min([[J]] + 32, [[M]]), [[J]]);
 // CHECK-NEXT: if ([[I]] + 8 <= [[N]]) {
 // CHECK-NEXT: long [[JV:j[0-9]+]] = [[J]];
 // CHECK-NEXT: for (; [[JV]] + 16 <= [[END]]; [[JV]] += 16) {
-// CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
-// CHECK: vstore16({{v[0-9]+}}, 0, (a1 + a1_off) + (([[I]] + 7)) * a1_d1 + [[JV]]);
+// CHECK: long [[I7V:v[0-9]+]] = [[I]] + 7L;
+// CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + ([[I]]) * a0_d1 + [[JV]]);
+// CHECK: vstore16({{v[0-9]+}}, 0, (a1 + a1_off) + ([[I7V]]) * a1_d1 + [[JV]]);
 // CHECK-NEXT: }
 // CHECK-NEXT: if ([[JV]] + 8 <= [[END]]) {
-// CHECK-NEXT: float8 {{v[0-9]+}} = vload8(0, (a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
+// CHECK: float8 {{v[0-9]+}} = vload8(0, (a0 + a0_off) + ([[I]]) * a0_d1 + [[JV]]);
 // CHECK: [[JV]] += 8;
 // CHECK-NEXT: }
 // CHECK-NEXT: if ([[JV]] + 4 <= [[END]]) {
-// CHECK-NEXT: float4 {{v[0-9]+}} = vload4(0,
+// CHECK: float4 {{v[0-9]+}} = vload4(0,
 // CHECK: [[JV]] += 4;
 // CHECK-NEXT: }
 // CHECK-NEXT: for (; [[JV]] + 1 <= [[END]]; [[JV]] += 1) {
-// CHECK-NEXT: float {{v[0-9]+}} = *((a0 + a0_off) + (([[I]] + 0)) * a0_d1 + [[JV]]);
-// CHECK: *((a1 + a1_off) + (([[I]] + 7)) * a1_d1 + [[JV]]) = {{v[0-9]+}};
+// CHECK: long [[I7S:v[0-9]+]] = [[I]] + 7L;
+// CHECK-NEXT: float {{v[0-9]+}} = (a0 + a0_off)[([[I]]) * a0_d1 + [[JV]]];
+// CHECK: (a1 + a1_off)[([[I7S]]) * a1_d1 + [[JV]]] = {{v[0-9]+}};
 // CHECK-NEXT: }
 // CHECK-NEXT: } else {
 // CHECK-NEXT: for (long [[II:i[0-9]+]] = [[I]]; [[II]] < [[N]]; [[II]]++) {
 // CHECK-NEXT: long [[JR:j[0-9]+]] = [[J]];
 // CHECK-NEXT: for (; [[JR]] + 16 <= [[END]]; [[JR]] += 16) {
-// CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + (([[II]] + 0)) * a0_d1 + [[JR]]);
+// CHECK-NEXT: float16 {{v[0-9]+}} = vload16(0, (a0 + a0_off) + ([[II]]) * a0_d1 + [[JR]]);
 // CHECK: for (; [[JR]] + 1 <= [[END]]; [[JR]] += 1) {
-// CHECK-NEXT: float {{v[0-9]+}} = *((a0 + a0_off) + (([[II]] + 0)) * a0_d1 + [[JR]]);
+// CHECK-NEXT: float {{v[0-9]+}} = (a0 + a0_off)[([[II]]) * a0_d1 + [[JR]]];
 loop.kernel @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -70,20 +76,26 @@ loop.kernel @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
 // vectors of its row, each lane operand a vector loaded once for all rows.
 // CHECK-LABEL: __kernel void matmul_p0(
 // CHECK: if ({{.*}}) {
-// CHECK-NEXT: float16 [[ACC0:acc[0-9]+]] = (float16)({{v[0-9]+}});
-// CHECK-NEXT: float16 [[ACC1:acc[0-9]+]] = (float16)({{v[0-9]+}});
-// CHECK-COUNT-14: float16 {{acc[0-9]+}} = (float16)({{v[0-9]+}});
+// CHECK: long [[J16:v[0-9]+]] = [[J:j[0-9]+]] + 16L;
+// CHECK-NEXT: float16 [[ZERO:v[0-9]+]] = (float16)({{v[0-9]+}});
+// CHECK-NEXT: float16 [[ACC0:acc[0-9]+]] = [[ZERO]];
+// CHECK-NEXT: float16 [[ACC1:acc[0-9]+]] = [[ZERO]];
+// CHECK-COUNT-14: float16 {{acc[0-9]+}} = [[ZERO]];
 // CHECK-NEXT: for (long [[K:i[0-9]+]] = {{v[0-9]+}}; [[K]] < {{v[0-9]+}}; [[K]] += {{v[0-9]+}}) {
-// CHECK-NEXT: float [[A0:v[0-9]+]] = *((a0 + a0_off) + (([[I:i[0-9]+]] + 0)) * 32 + [[K]]);
-// CHECK: float [[A7:v[0-9]+]] = *((a0 + a0_off) + (([[I]] + 7)) * 32 + [[K]]);
-// CHECK-NEXT: float16 [[B0:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + [[J:j[0-9]+]]);
-// CHECK-NEXT: float16 [[B1:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + ([[J]] + 16));
-// CHECK-NEXT: float16 [[P0:v[0-9]+]] = (float16)([[A0]]) * [[B0]];
-// CHECK-NEXT: float16 [[P1:v[0-9]+]] = (float16)([[A0]]) * [[B1]];
+// CHECK-NEXT: float [[A0:v[0-9]+]] = (a0 + a0_off)[([[I:i[0-9]+]]) * 32 + [[K]]];
+// CHECK-NEXT: float16 [[B0:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + [[J]]);
+// CHECK-NEXT: float16 [[A0V:v[0-9]+]] = (float16)([[A0]]);
+// CHECK-NEXT: float16 [[P0:v[0-9]+]] = [[A0V]] * [[B0]];
+// CHECK-NEXT: float16 [[B1:v[0-9]+]] = vload16(0, (a1 + a1_off) + ([[K]]) * a1_d1 + [[J16]]);
+// CHECK-NEXT: float16 [[P1:v[0-9]+]] = [[A0V]] * [[B1]];
+// CHECK-NEXT: float [[A1:v[0-9]+]] = (a0 + a0_off)[({{v[0-9]+}}) * 32 + [[K]]];
+// CHECK-NEXT: float16 [[A1V:v[0-9]+]] = (float16)([[A1]]);
+// CHECK-NEXT: float16 {{v[0-9]+}} = [[A1V]] * [[B0]];
+// CHECK-NEXT: float16 {{v[0-9]+}} = [[A1V]] * [[B1]];
 // CHECK: [[ACC0]] = [[ACC0]] + [[P0]];
 // CHECK-NEXT: [[ACC1]] = [[ACC1]] + [[P1]];
-// CHECK: vstore16([[ACC0]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + [[J]]);
-// CHECK-NEXT: vstore16([[ACC1]], 0, (a2 + a2_off) + (([[I]] + 0)) * a2_d1 + ([[J]] + 16));
+// CHECK: vstore16([[ACC0]], 0, (a2 + a2_off) + ([[I]]) * a2_d1 + [[J]]);
+// CHECK-NEXT: vstore16([[ACC1]], 0, (a2 + a2_off) + ([[I]]) * a2_d1 + [[J16]]);
 loop.kernel @matmul(%a: memref<?x32xf32>, %b: memref<32x?xf32>, %c: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
