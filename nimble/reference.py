@@ -95,11 +95,12 @@ def tensor_mismatch(value: Any, type: TensorType) -> str | None:
     return None
 
 
-def conforms(value: Any, type: Attribute, on_device: bool = False) -> str | None:
-    """None if `value` is a valid run-time value of `type`, else why not (`on_device`: a
-    tensor may also be a device tensor, anything with `to_host`, `shape` and `dtype`)."""
+def conforms(value: Any, type: Attribute, device_tensors: tuple[Any, ...] = ()) -> str | None:
+    """None if `value` is a valid run-time value of `type`, else why not (a tensor may
+    also be an instance of one of `device_tensors`, tensors in device memory with a
+    `shape` and a `dtype`)."""
     if isinstance(type, TensorType):
-        if not isinstance(value, np.ndarray) and not (on_device and hasattr(value, "to_host")):
+        if not isinstance(value, (np.ndarray, *device_tensors)):
             return f"expected {type}, got {describe(value)}"
         return tensor_mismatch(value, type)
     if isinstance(type, IndexType):
@@ -131,9 +132,10 @@ class SignatureCheck:
     compares precomputed dtypes and shapes (a whole tuple when every dim is static, the
     static dims one by one otherwise); only a mismatch formats a message."""
 
-    def __init__(self, callee: str, types: Sequence[Attribute], names: Sequence[str], on_device: bool = False):
+    def __init__(self, callee: str, types: Sequence[Attribute], names: Sequence[str],
+                 device_tensors: tuple[type, ...] = ()):
         self.callee, self.types, self.names = callee, list(types), list(names)
-        self.on_device = on_device  # tensors may be in device memory (`conforms`)
+        self.device_tensors = device_tensors  # classes of tensors in device memory (`conforms`)
         self.arrays: list[tuple[int, np.dtype, int, tuple[int, ...] | None, tuple[tuple[int, int], ...]]] = []
         """Per tensor parameter: position, dtype, rank, the shape when static, else its static (axis, dim)s."""
         for i, t in enumerate(self.types):
@@ -205,7 +207,7 @@ class SignatureCheck:
         return f"argument #{i}" + (f" (%{self.names[i]})" if self.names[i] else "")
 
     def _check(self, i: int, arg: Any) -> None:
-        if (why := conforms(arg, self.types[i], self.on_device)) is not None:
+        if (why := conforms(arg, self.types[i], self.device_tensors)) is not None:
             label = f" (%{self.names[i]})" if self.names[i] else ""
             raise InterpreterError(f"@{self.callee} argument #{i}{label}: {why}")
 

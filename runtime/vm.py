@@ -241,7 +241,7 @@ class VirtualMachine(Steps):
             # (`Executable.to_device`): a kernel or host function that cannot read one
             # says so when it gets one.
             check = self.argument_checks[name] = SignatureCheck(name, signature.inputs.data, names,
-                                                                on_device=self.opencl is not None)
+                                                                (ClTensor,) if self.opencl is not None else ())
         check(args)
 
     def invoke(self, name: str, args: Sequence[Any]) -> list[Any]:

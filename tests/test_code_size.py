@@ -41,14 +41,10 @@ def test_no_function_over_the_limit():
 
 PLATFORM_CHECKS = {"runtime/jit_pool.py", "runtime/workers.py", "runtime/llvm_jit.py"}
 """Modules whose `hasattr` asks the platform (os.sched_getaffinity, libgcc's symbols)."""
-DUCK_TYPED = {"nimble/reference.py"}
-"""Still duck typed: the reference interpreter asks an argument for `to_host` (a device
-tensor) without importing the OpenCL runtime; to be replaced by a protocol."""
 
 
 def test_no_hasattr_duck_typing():
     """Types and objects are asked what they are (`isinstance`), not whether they happen
     to have an attribute."""
     found = {str(p.relative_to(ROOT)) for p in sources() if "hasattr(" in p.read_text()}
-    assert found - PLATFORM_CHECKS - DUCK_TYPED == set()
-    assert DUCK_TYPED <= found, "take the module off DUCK_TYPED"
+    assert found - PLATFORM_CHECKS == set()
