@@ -68,7 +68,7 @@ GROUP_OF = declare("device.group_of", ArrayAttr)
 """On a host function holding a kernel's fusion group: the kernels it checks shapes for."""
 NATIVE_KERNEL = declare("device.native_kernel", SymbolRefAttr)
 """On a host function outlining one op that is not a loop nest (`graph.nms`): the kernel
-that implements the op on the CPU (`lowering/native_kernels.py`), which the VM calls."""
+that implements the op on the CPU (`lowering/vm/native_kernels.py`), which the VM calls."""
 PLACEMENT = declare("device.placement", StringAttr)
 """On a graph op: the device the user pinned it to (`let %y = ... on cpu` in `.nb`); on a
 fusion group or an op outside groups: the device `place-devices` chose."""

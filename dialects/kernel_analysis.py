@@ -10,7 +10,15 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from nimble.dialects import arith
-from nimble.dialects.loop import COOPERATIVE_MARK, SHARED_BUFFERS, WORK_MARK, AllocOp, ForeachOp, Level, ReduceOp
+from nimble.dialects.loop import (
+    COOPERATIVE_MARK,
+    SHARED_BUFFERS,
+    WORK_MARK,
+    AllocOp,
+    ForeachOp,
+    Level,
+    ReduceOp,
+)
 
 DYNAMIC_TRIPS = 512
 """What a reduction whose length is known only at run time counts in `reduction_work`
@@ -125,7 +133,7 @@ def splits_profitably(kernel: Operation) -> bool:
     """Whether launches of the kernel may be split into chunks: a cooperative kernel that
     can cooperate, or a loop is `parallel` and every loop nest outside the parallel ones
     only fills a buffer of the chunk's own that a parallel nest reads (the rows' panels
-    of row lanes, passes/row_lanes.py: small, packed again by every chunk). A staged
+    of row lanes, passes/loop_transforms/row_lanes.py: small, packed again by every chunk). A staged
     im2col buffer's fill, large, makes its kernel cooperative instead (schedule-loops)."""
     if COOPERATIVE_MARK in kernel.attributes:
         return can_cooperate(kernel)

@@ -39,10 +39,10 @@ from nimble.dialects.discardable import (
 from nimble.dialects.graph import ConstantOp, Conv2dOp, FusedOp, GraphOp
 from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.dialects.interfaces import FusionKind
-from nimble.lowering import winograd
-from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
-from nimble.lowering.shared_forms import shared_forms
-from nimble.lowering.symbols import first_free, symbol_names
+from nimble.lowering.kernels import winograd
+from nimble.lowering.kernels.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.kernels.shared_forms import shared_forms
+from nimble.lowering.kernels.symbols import first_free, symbol_names
 from nimble.passes.fuse_ops import outline
 
 

@@ -50,7 +50,7 @@ from nimble.dialects.discardable import RECURRENCE_SKIPPED_ATTR as SKIPPED_ATTR
 from nimble.dialects.graph import ConstantOp, FusedOp, GraphOp, SliceOp, WhileOp, YieldOp
 from nimble.dialects.graph.fusion import fused_region
 from nimble.dialects.target import target_of
-from nimble.lowering.pad_rows import padded_constant
+from nimble.lowering.kernels.pad_rows import padded_constant
 from nimble.lowering.spatial.rnn_to_spatial import (
     NotARecurrence,
     Recurrence,

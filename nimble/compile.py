@@ -29,7 +29,7 @@ from nimble.dialects import loop
 from nimble.dialects.device import Device
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.dialects.target import set_target, target_of
-from nimble.lowering.vm_program import program_from_module
+from nimble.lowering.vm.vm_program import program_from_module
 from nimble.passes.schedule_loops import REMAINDERS
 from nimble.pipelines import JIT_MODES, PER_KERNEL, PIPELINES, STAGES, TARGET_OPTIONS, TARGETS  # noqa: F401 (part of nimble.compile's API)
 from nimble.registry import all_passes, make_context

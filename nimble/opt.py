@@ -208,7 +208,7 @@ class NimbleOptMain(xDSLOptMain):
     def _emit_bytecode(self, module: ModuleOp, out: IO[str]) -> None:
         """`-t vm -o model.nbc`: the bytecode module (binary, so `-o` is required)."""
         from nimble.compile import Executable, to_vm
-        from nimble.lowering.vm_program import program_from_module
+        from nimble.lowering.vm.vm_program import program_from_module
 
         if self.args.output_file is None:
             raise ToolError("-t vm writes a binary bytecode module: give the file with -o")

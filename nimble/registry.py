@@ -54,7 +54,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-loops-to-llvm": _lazy("lowering.llvm.loops_to_llvm", "LowerLoopsToLLVMPass"),
     "lower-rnn-to-spatial": _lazy("lowering.spatial.rnn_to_spatial", "LowerRnnToSpatialPass"),
     "lower-rnn-to-kernels": _lazy("lowering.rnn_to_kernels", "LowerRnnToKernelsPass"),
-    "lower-to-vm": _lazy("lowering.to_vm", "LowerToVmPass"),
+    "lower-to-vm": _lazy("lowering.vm.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
     "matmul-to-dense": _lazy("passes.matmul_to_dense", "MatmulToDensePass"),
     "pad-weight-rows": _lazy("passes.pad_weight_rows", "PadWeightRowsPass"),

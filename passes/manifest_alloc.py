@@ -51,7 +51,7 @@ from nimble.dialects.graph.broadcasting import broadcast_sites
 from nimble.dialects.graph.slice import END as SLICE_END
 from nimble.dialects.graph.types import join_types, numpy_dtype
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
-from nimble.lowering import winograd
+from nimble.lowering.kernels import winograd
 from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 
 
@@ -302,7 +302,7 @@ def _keep_group(group: FusedOp, kernels: list[SymbolRefAttr]) -> None:
 
 def _widen(function: func.FuncOp, group: FusedOp) -> None:
     """Make a kept group's function describe `group` too, whose kernel it shares at other
-    sizes (`lowering/shared_forms.py`): each parameter the join of both types (a `?`
+    sizes (`lowering/kernels/shared_forms.py`): each parameter the join of both types (a `?`
     where they differ), the body's types inferred again from them."""
     block = function.body.block
     widened = False

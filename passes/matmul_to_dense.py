@@ -5,7 +5,7 @@ the matrix's transpose, transposed once at compile time.
 down its columns: with few rows of x the kernel steps through K rows N floats apart
 for every panel of columns, and from 4 rows it packs W's panels at every call.
 `dense(x, W^T)` reads the rows of `W^T`, contiguous along K: dot products for 1 to 15
-rows, lanes along x's rows from 16 to 511 (`passes/row_lanes.py`), transposed panels
+rows, lanes along x's rows from 16 to 511 (`passes/loop_transforms/row_lanes.py`), transposed panels
 beyond. Measured per call, 1 thread, `x @ W` against `dense(x, W^T)` (ms):
 512 x 1024 at 1 / 4 / 16 / 128 rows 0.072 / 0.109 / 0.229 / 1.34 against
 0.039 / 0.056 / 0.205 / 1.31; 768 x 3072 at 1 / 8 / 32 rows 0.32 / 0.72 / 1.88 against

@@ -1,7 +1,7 @@
 """`pad-weight-rows`: a constant weight matrix whose rows alias in the L1 cache is passed padded.
 
 A dense layer's kernel reads 8 or 16 rows of `W[N, K]` at once (lanes along the rows,
-passes/row_lanes.py; transposed panels copy 16 x 16 blocks). When a row is a multiple of
+passes/loop_transforms/row_lanes.py; transposed panels copy 16 x 16 blocks). When a row is a multiple of
 `schedule_loops.STAGE_ROWS` elements long (2 KiB of f32: K = 512, 1024, 3072) those rows
 fall into the same few L1 sets and evict each other, so each tile first copies its rows to
 a buffer with a padded stride (schedule-loops' staging). A weight the host passes as a
@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.dialects.graph import ConstantOp, DenseOp, FusedOp, SliceOp
-from nimble.lowering.pad_rows import MIN_ROWS, PAD, padded_constant
+from nimble.lowering.kernels.pad_rows import MIN_ROWS, PAD, padded_constant
 from nimble.lowering.rnn_to_kernels import RECURRENCE_ATTR
 from nimble.passes.schedule_loops import STAGE_ROWS
 

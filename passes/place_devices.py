@@ -46,7 +46,7 @@ from nimble.dialects.graph.adt import MatchOp
 from nimble.dialects.graph.control import IfOp, WhileOp, YieldOp
 from nimble.dialects.graph.vision import NmsOp
 from nimble.lowering.graph_to_loops import kernel_groups, kernel_options
-from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.kernels.kernel_builder import KernelBuilder, NoLoopLowering
 from nimble.lowering.opencl.c_emitter import emit_kernel
 from nimble.lowering.opencl.c_source import NoDeviceLowering
 from nimble.lowering.opencl.to_opencl import OPENCL

@@ -24,7 +24,7 @@ that `tile-vectorize` can apply to it wins (tried on a copy):
 - `lanes_k` (dense-like: both operands contiguous along the reduction): 4 x 4 dot
   products with 16-lane vector accumulators along k;
 - a nest that would pack transposed panels (a dense layer's `W[j, k]`) with 16 to 511
-  rows takes lanes along the rows instead (`ROW_LANES`, passes/row_lanes.py): whole
+  rows takes lanes along the rows instead (`ROW_LANES`, passes/loop_transforms/row_lanes.py): whole
   panels of 16 rows and, when `partial_rows` or more are left, one more panel for
   them; split at run time when the rows are, the rest as above; its tiles stage their
   rows of `W` when W's rows are a multiple of `STAGE_ROWS` long (K, when only known at
@@ -56,10 +56,10 @@ from nimble.dialects.device import Device
 from nimble.dialects.loop import Schedule
 from nimble.dialects.shape_functions import constant_index
 from nimble.dialects.target import target_of
-from nimble.passes.nest_splits import index_constant, split_nest, whole_cut
-from nimble.passes.pack_panels import transposed
-from nimble.passes.row_lanes import row_operands
-from nimble.passes.tile_emitter import NotVectorizable
+from nimble.passes.loop_transforms.nest_splits import index_constant, split_nest, whole_cut
+from nimble.passes.loop_transforms.pack_panels import transposed
+from nimble.passes.loop_transforms.row_lanes import row_operands
+from nimble.passes.loop_transforms.tile_emitter import NotVectorizable
 from nimble.passes.tile_vectorize import packable_loads, realize_nest, transform_nest
 from nimble.runtime.cpu_target import CpuTarget
 
@@ -162,7 +162,7 @@ REMAINDERS = ("auto", "peeled", "masked")
 # models.py).
 
 STRIP = 64
-"""Columns per strip when a body has several dot products (see passes/reduction_strips.py)."""
+"""Columns per strip when a body has several dot products (see passes/loop_transforms/reduction_strips.py)."""
 
 MAX_JAMMED = 24
 """Tile copies x accumulators in the body: beyond this, tiles shrink (code size, compile
@@ -339,7 +339,7 @@ def partial_rows(lanes: int) -> int:
 
 ROW_LANES = (16, 512)
 """Rows [least, most) for which a nest reading a transposed panel (a dense layer's
-`W[j, k]`) runs with lanes along the rows instead (passes/row_lanes.py: `W` read in
+`W[j, k]`) runs with lanes along the rows instead (passes/loop_transforms/row_lanes.py: `W` read in
 place, the rows' operand packed transposed). Measured against packed transposed panels,
 1 thread (2 threads), x @ W^T + b with W 768 x 768, 3072 x 768, 768 x 3072, 1024 x 256:
 64 rows 1.08-1.25x faster (1.10-1.36x), 128 rows 1.02-1.13x (1.04-1.18x), 256 rows
@@ -406,7 +406,7 @@ def _apply_row_lanes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: boo
 
 def _transposes(outer: loop.ForeachOp, inner: loop.ForeachOp, parallel: bool, lanes: int) -> bool:
     """Schedule a copy that no lanes fit (lanes along `j` read a row apart, along `i`
-    store one apart) as blocks transposed in registers (passes/transpose_tiles.py); on a
+    store one apart) as blocks transposed in registers (passes/loop_transforms/transpose_tiles.py); on a
     trial copy, whether tile-vectorize realises them."""
     if any(isinstance(o, loop.ReduceOp) for o in inner.body.block.ops):
         return False
@@ -489,7 +489,7 @@ class ScheduleLoopsPass(ModulePass):
             # them, else by rows, each chunk staging the panels itself (`bounds`).
             strategy, packs = _first(unpacked, outer, inner, remainder), None
             # Rows split between chunks only when they are the kernel's: a product into a
-            # panel's own buffer (a Winograd conv's, lowering/winograd.py), read whole by
+            # panel's own buffer (a Winograd conv's, lowering/kernels/winograd.py), read whole by
             # the nest after it, is the chunk's entire panel (split by panels only).
             rows = not _writes_staged(outer or inner, panels)
             parallel = self.parallel and rows

@@ -2,7 +2,7 @@
 
 Register tiles copy their operands into packed buffers before the product (`loop.alloc`
 then a loop nest filling it: a dense layer's rows transposed into panels for lanes along
-the rows, passes/row_lanes.py). A kernel with several such nests over one operand packs
+the rows, passes/loop_transforms/row_lanes.py). A kernel with several such nests over one operand packs
 it once per nest: a dense layer whose output is sliced into several outputs (BERT's
 query, key and value from one weight matrix) is one nest per slice, each packing `x`.
 
@@ -26,7 +26,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from nimble.dialects import arith, kernel_analysis, loop
-from nimble.passes.tile_emitter import schedule_of
+from nimble.passes.loop_transforms.tile_emitter import schedule_of
 
 
 def _same(a: Operation, b: Operation, known: dict[SSAValue, SSAValue]) -> bool:

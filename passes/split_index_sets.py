@@ -3,7 +3,7 @@
 A `loop.foreach` over `[lb, ub)` (constant bounds) whose body compares its counter with
 a constant `c` and selects on the outcome becomes two loops, `[lb, c)` and `[c, ub)`,
 and the range facts of each (`fold_index_ranges`) decide the comparisons, clamps and
-selects in it (`lowering/index_set_split.py`). The case: a concatenation read per
+selects in it (`passes/loop_transforms/index_set_split.py`). The case: a concatenation read per
 element by what follows it (DenseNet's concat of every earlier feature map, then batch
 norm and relu), whose every element selected among all operands; split, each part reads
 one operand. Measured when DenseNet's convs still carried that concat: a DenseNet-121
@@ -18,10 +18,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from nimble.dialects.device import Device
 from nimble.dialects import loop
-from nimble.lowering.index_set_split import split_loops
+from nimble.dialects.device import Device
 from nimble.passes.int_range_optimizations import fold_index_ranges
+from nimble.passes.loop_transforms.index_set_split import split_loops
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ loops but flat `loop.reduce`s, the schedule is read from the loops:
   vector accumulators, then combines lanes (a dot product along contiguous memory);
 - `vector = V` on `i` (with `unroll = V` on `j`) puts the lanes along the rows for the
   reduction and transposes the V x V accumulators for the rest of the body
-  (passes/row_lanes.py: a dense layer with few rows, `W` read in place; `pack` on `j`
+  (passes/loop_transforms/row_lanes.py: a dense layer with few rows, `W` read in place; `pack` on `j`
   stages each tile's rows of `W` first); without a reduction (a copy that transposes)
-  it runs in V x V blocks transposed in registers (passes/transpose_tiles.py).
+  it runs in V x V blocks transposed in registers (passes/loop_transforms/transpose_tiles.py).
 
 Iterations left over (sizes not multiples of the tile) run in peeled loops with a 1 x 1
 tile (one masked vector step with `mask`); the reduction vectorisation peels its
@@ -43,11 +43,11 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.pack_panels import column_read, copy_panel, lane_index, transposed
-from nimble.passes.reduction_strips import distribute
-from nimble.passes.register_tile import Tile
-from nimble.passes.row_lanes import row_lanes
-from nimble.passes.tile_emitter import (
+from nimble.passes.loop_transforms.pack_panels import column_read, copy_panel, lane_index, transposed
+from nimble.passes.loop_transforms.reduction_strips import distribute
+from nimble.passes.loop_transforms.register_tile import Tile
+from nimble.passes.loop_transforms.row_lanes import row_lanes
+from nimble.passes.loop_transforms.tile_emitter import (
     Copy,
     Emitter,
     NotVectorizable,
@@ -57,7 +57,7 @@ from nimble.passes.tile_emitter import (
     schedule_of,
     split_at,
 )
-from nimble.passes.transpose_tiles import transpose_tiles
+from nimble.passes.loop_transforms.transpose_tiles import transpose_tiles
 
 
 def _leftover_end(e: Emitter, start: SSAValue, upper: SSAValue, tile: int) -> SSAValue:

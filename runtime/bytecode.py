@@ -1,7 +1,7 @@
 """The Nimble bytecode module: a `Program` in memory, one binary file on disk.
 
 The compiler collects a `lower-to-vm` module into a `Program`
-(`lowering/vm_program.py`); `encode` writes it with the kernels' object code, `decode`
+(`lowering/vm/vm_program.py`); `encode` writes it with the kernels' object code, `decode`
 reads it back. The byte layout is documented in docs/bytecode.md. `decode` checks the
 whole file before anything runs (magic, version, SHA-256 digest, section bounds, every
 count against the bytes left) and `validate` every index an instruction holds

@@ -2,7 +2,7 @@
 non-maximum suppression.
 
 `graph.nms` on the CPU (no device placed it), f32 boxes and scores, runs the kernel the
-compiler added for it (`lowering/native_kernels.py`: `nms_cpu`, a greedy selection in
+compiler added for it (`lowering/vm/native_kernels.py`: `nms_cpu`, a greedy selection in
 machine code), compiled with the module's other kernels and saved with them: the VM
 binds it to the op's host function (`device.native_kernel`) as a `NativeKernel`, checked
 against the arguments it takes (`NMS_ABI`), and `nms` calls it. Other inputs, or a host

@@ -181,7 +181,7 @@ class KernelEntry:
     def fit(self, abi: list[tuple[str, tuple[int, ...]] | None]) -> bool:
         """Take the compiled kernel's arguments (`Kernel.abi`) if it computes the group:
         the group's, except that a dim may be `?` where the group's is static (a kernel
-        that groups of other sizes share, `lowering/shared_forms.py`); its `?` dims are
+        that groups of other sizes share, `lowering/kernels/shared_forms.py`); its `?` dims are
         then what each launch passes. False if it does not fit."""
         if len(abi) != len(self.abi):
             return False

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nimble
-from nimble.lowering.scalar import SCALAR
+from nimble.lowering.kernels.scalar import SCALAR
 
 SHAPES = [(1, 1), (3, 15), (2, 16), (5, 17), (4, 33), (3, 100)]
 FLOAT_ONLY_DOMAIN = {"log": "positive", "sqrt": "positive", "rsqrt": "positive", "pow": "positive",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import NMS_SCORES, exact_overlap_boxes, nms_text, numpy_nms
 
 import nimble
 from nimble.dialects.graph.vision import NmsOp
 from nimble.runtime import cpu_vision
-from conftest import NMS_SCORES, exact_overlap_boxes, nms_text, numpy_nms
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 33, 100, 301])
@@ -31,7 +31,7 @@ def test_compiled_nms_matches_the_reference_and_numpy(n, iou, score_threshold, m
 
 def test_compiled_nms_on_many_boxes(rng):
     from nimble.compile import compile_kernels
-    from nimble.lowering.native_kernels import NMS_KERNEL
+    from nimble.lowering.vm.native_kernels import NMS_KERNEL
 
     kernel = compile_kernels(NMS_KERNEL)["nms_cpu"]
     boxes, scores = _detections(rng, 5000)

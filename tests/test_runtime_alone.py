@@ -55,7 +55,7 @@ def test_a_saved_model_runs_without_importing_the_compiler(tmp_path):
 
 
 def test_a_saved_model_runs_its_host_ops_kernels_without_the_compiler(tmp_path):
-    """`graph.nms` on the CPU runs its kernel (`lowering/native_kernels.py`), compiled
+    """`graph.nms` on the CPU runs its kernel (`lowering/vm/native_kernels.py`), compiled
     with the module and saved in it: loading and running needs no compiler."""
     from conftest import nms_text
 

@@ -9,9 +9,7 @@ from xdsl.dialects import vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 import nimble
-from nimble.dialects import arith
-from nimble.dialects import loop
-from nimble.dialects import kernel_analysis
+from nimble.dialects import arith, kernel_analysis, loop
 from nimble.runtime import cpu_target
 
 TARGET = cpu_target.default()
@@ -566,7 +564,7 @@ def _dense_residual(k: str, n: str, rows: str = "s") -> str:
 
 
 def _row_lane_panels(exe) -> list:
-    """The transposed panels of rows that lanes along the rows read (passes/row_lanes.py)."""
+    """The transposed panels of rows that lanes along the rows read (passes/loop_transforms/row_lanes.py)."""
     return [o for o in exe.module.walk() if isinstance(o, loop.AllocOp) and o.memref.type.get_num_dims() == 3
             and o.memref.type.get_shape()[-1] == 16]
 
@@ -621,7 +619,7 @@ def test_a_long_epilogue_runs_as_a_loop_over_the_tile(product, rng, monkeypatch)
     (`Tile._epilogue_loop`), in every strategy (lanes along the rows, packed panels, dot
     products, leftover rows and columns), not once per element of each tile: the
     results match the reference at rows and columns around every tile edge."""
-    from nimble.passes import register_tile
+    from nimble.passes.loop_transforms import register_tile
 
     w_shape = "f32[n, 24]" if product == "dense" else "f32[24, n]"
     product_text = "dense(%x, %w, %b)" if product == "dense" else "%x @ %w + %b"

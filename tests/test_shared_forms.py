@@ -1,12 +1,12 @@
 """Layers that differ only in a size they reduce over share one kernel
-(`lowering/shared_forms.py`): the VM launches it for each with that size at run time."""
+(`lowering/kernels/shared_forms.py`): the VM launches it for each with that size at run time."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import run_mlir
+
 from nimble import compile, load
 from nimble.runtime.bytecode import BytecodeError, decode, encode
 
@@ -90,7 +90,7 @@ def test_kernel_of_other_static_sizes_is_rejected(exe, tmp_path):
 def test_a_form_the_builder_cannot_take_leaves_each_group_its_own_kernel(monkeypatch, rng):
     """Were a shared form beyond the kernel builder, each group is built at its own sizes
     (not left to the host's reference semantics)."""
-    from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder, NoLoopLowering
 
     build = KernelBuilder.build
 

@@ -15,8 +15,8 @@ import nimble
 from nimble.api import parse
 from nimble.dialects.graph.adt import AdtValue
 from nimble.dialects.vm import Opcode
+from nimble.lowering.vm.vm_program import program_from_module
 from nimble.reference import InterpreterError
-from nimble.lowering.vm_program import program_from_module
 from nimble.runtime.bytecode import HEADER, BytecodeError, decode, encode
 from nimble.runtime.vm import VirtualMachine, VMError, private_tensor_storages
 

@@ -1,4 +1,4 @@
-"""The Winograd form of 3 x 3 stride-1 convs (lowering/winograd.py) against the reference
+"""The Winograd form of 3 x 3 stride-1 convs (lowering/kernels/winograd.py) against the reference
 interpreter: map sizes around its pairs of rows and panels, padding on any side, an
 epilogue that reads other tensors, one and two threads, and maps below
 `winograd.MIN_PIXELS` (the direct form: where sizes are known only at run time, the host
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import nimble
-from nimble.lowering import winograd
+from nimble.lowering.kernels import winograd
 
 
 def _conv(cin: int, cout: int, pads: tuple[int, int, int, int], map_type: str, out_type: str) -> str:

@@ -73,7 +73,7 @@ from nimble.lowering.opencl.c_source import (
     vector_pick,
 )
 from nimble.lowering.opencl.c_tiles import NotTileable, tile_block
-from nimble.passes.tile_emitter import discard
+from nimble.passes.loop_transforms.tile_emitter import discard
 
 REMAINDER_WIDTH = 4
 """The narrowest vector of a tile's lane remainder before single lanes (`tile_at`)."""

@@ -30,8 +30,8 @@ from xdsl.rewriter import InsertPoint
 
 from nimble.dialects import arith, loop
 from nimble.lowering.opencl.c_source import Flavor
-from nimble.passes.register_tile import Tile
-from nimble.passes.tile_emitter import Copy, Emitter, NotVectorizable, discard, offsets
+from nimble.passes.loop_transforms.register_tile import Tile
+from nimble.passes.loop_transforms.tile_emitter import Copy, Emitter, NotVectorizable, discard, offsets
 
 
 class NotTileable(Exception):

@@ -65,11 +65,11 @@ from nimble.dialects.graph import ConcatOp, FusedOp, GraphOp, WhileOp, YieldOp
 from nimble.dialects.graph.control import ConditionOp, stacked_rows
 from nimble.dialects.graph.fusion import fused_region
 from nimble.errors import CompileError
-from nimble.lowering.hoist_projections import hoist_input_projections
-from nimble.lowering.index_set_split import split_reductions
-from nimble.lowering.kernel_builder import KernelBuilder, NoLoopLowering
-from nimble.lowering.kernel_parts import memref_of
-from nimble.lowering.pad_rows import pad_aliasing_rows
+from nimble.lowering.kernels.kernel_builder import KernelBuilder, NoLoopLowering
+from nimble.lowering.kernels.kernel_parts import memref_of
+from nimble.lowering.kernels.pad_rows import pad_aliasing_rows
+from nimble.lowering.kernels.symbols import first_free, symbol_names
+from nimble.lowering.spatial.hoist_projections import hoist_input_projections
 from nimble.lowering.spatial.loops import hoist_row_scales, merge_reductions, stage_dram_reads
 from nimble.lowering.spatial.weights import (
     WEIGHT_TYPES,
@@ -80,8 +80,8 @@ from nimble.lowering.spatial.weights import (
     make_resident,
     nest,
 )
-from nimble.lowering.symbols import first_free, symbol_names
 from nimble.passes.int_range_optimizations import fold_index_ranges
+from nimble.passes.loop_transforms.index_set_split import split_reductions
 
 
 class SpatialLoweringError(DiagnosticException, CompileError):

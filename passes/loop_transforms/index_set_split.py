@@ -26,8 +26,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 
 # arith.cmpi predicates comparing `iv` with `c` -> the first index of the upper part.
 _SPLIT_AT = {2: 0, 5: 0, 3: 1, 4: 1}  # slt/sge: iv < c | iv >= c; sle/sgt: iv <= c | iv > c

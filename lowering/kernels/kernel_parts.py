@@ -17,7 +17,7 @@ from nimble.dialects import arith
 from nimble.dialects.shape_functions import ReifyDims, ShapeError
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 Dim = int | SSAValue
 

@@ -36,8 +36,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from nimble.dialects.dim_expr import Expr
 from nimble.dialects.graph import FusedOp, GraphOp
-from nimble.dialects.graph.types import symbolic_dims, tensor
 from nimble.dialects.graph.broadcasting import broadcast_sites
+from nimble.dialects.graph.types import symbolic_dims, tensor
 
 MAX_STATIC = 16
 """Input dims up to this size are never made symbols (see the module docstring)."""

@@ -2,7 +2,7 @@
 tile) with their reductions jammed into one `loop.reduce` (loads shared by copies made
 once), or vectorised along their own iv (lanes along k, a masked last step); the
 epilogue after the reductions as a loop over the copies when it is long. The copies'
-ops come from `Emitter` (passes/tile_emitter.py).
+ops come from `Emitter` (passes/loop_transforms/tile_emitter.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.tile_emitter import (
+from nimble.passes.loop_transforms.tile_emitter import (
     Copy,
     Emitter,
     NotVectorizable,
@@ -68,7 +68,7 @@ class Tile:
         """Whether a long epilogue may run as a loop over the copies (`_epilogue_loop`)."""
         self.after_reductions = False
         """The body follows reductions made apart, their results in the copies (lanes along
-        the rows sum in registers and transpose, passes/row_lanes.py): an epilogue."""
+        the rows sum in registers and transpose, passes/loop_transforms/row_lanes.py): an epilogue."""
 
     def run(self) -> None:
         reduces = [n for n, op in enumerate(self.body) if isinstance(op, loop.ReduceOp)]

@@ -23,11 +23,11 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from nimble.dialects import arith, graph, loop
-from nimble.lowering.kernel_parts import Dim
-from nimble.lowering.scalar import const
+from nimble.lowering.kernels.kernel_parts import Dim
+from nimble.lowering.kernels.scalar import const
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 
 def window_source(kb: KernelBuilder, op: Operation, out_hw: Sequence[Dim], k_hw: Sequence[SSAValue],

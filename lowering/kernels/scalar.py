@@ -16,8 +16,7 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import graph
+from nimble.dialects import arith, graph
 
 Emit = Callable[[Operation], SSAValue]
 Rule = Callable[[Emit, Operation, Sequence[SSAValue]], SSAValue]

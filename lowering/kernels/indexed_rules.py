@@ -20,10 +20,10 @@ from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph, loop
 from nimble.dialects.graph.base import normalize_axis
-from nimble.lowering.kernel_parts import Dim, clamped_index, wrapped_index
+from nimble.lowering.kernels.kernel_parts import Dim, clamped_index, wrapped_index
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 def _lands(kb: KernelBuilder, index: SSAValue, n: Dim, at: Dim) -> SSAValue:
     """Whether an index read from a tensor (negative from the end of a dim of `n`) is `at`."""

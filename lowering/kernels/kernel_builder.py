@@ -33,11 +33,19 @@ from nimble.dialects.dynshape import ShapeType
 from nimble.dialects.graph import Conv2dOp, FusedOp, GraphOp, YieldOp
 from nimble.dialects.graph.types import symbolic_dims
 from nimble.dialects.shape_functions import INT_BINARY
-from nimble.lowering import winograd
-from nimble.lowering.index_rules import FLATTEN_PIXELS, INDEX_RULES, INTO_OUTPUT, broadcast_index
-from nimble.lowering.kernel_parts import Dim, Frame, KernelDims, NoLoopLowering, Panel, Pixels, memref_of
-from nimble.lowering.scalar import SCALAR, NoScalarRule, const
-from nimble.lowering.window_rules import PANEL_PIXELS, panel_rows
+from nimble.lowering.kernels import winograd
+from nimble.lowering.kernels.index_rules import FLATTEN_PIXELS, INDEX_RULES, INTO_OUTPUT, broadcast_index
+from nimble.lowering.kernels.kernel_parts import (
+    Dim,
+    Frame,
+    KernelDims,
+    NoLoopLowering,
+    Panel,
+    Pixels,
+    memref_of,
+)
+from nimble.lowering.kernels.scalar import SCALAR, NoScalarRule, const
+from nimble.lowering.kernels.window_rules import PANEL_PIXELS, panel_rows
 
 
 class KernelBuilder:

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph, loop
-from nimble.lowering.kernel_parts import Dim, bcast_axis, broadcast_axes
-from nimble.lowering.scalar import is_float
+from nimble.lowering.kernels.kernel_parts import Dim, bcast_axis, broadcast_axes
+from nimble.lowering.kernels.scalar import is_float
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 
 def _mac(kb: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:

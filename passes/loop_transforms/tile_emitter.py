@@ -3,7 +3,7 @@
 A `Copy` says what one copy of a body computes in a tile (the ivs' values, the vector
 lane, its offset in a packed panel, its mask); `Emitter` emits ops for copies (uniform
 ops once, lane-varying ops as vector ops, contiguous accesses as vector loads/stores,
-packed and masked variants); `Tile` (passes/register_tile.py) emits all copies of a body
+packed and masked variants); `Tile` (passes/loop_transforms/register_tile.py) emits all copies of a body
 with their reductions jammed into one `loop.reduce`, or vectorised along their own iv. `NotVectorizable` is
 raised for anything else, and the caller keeps the nest as it was.
 """

@@ -43,12 +43,17 @@ from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from nimble.dialects import arith
-from nimble.dialects import loop
+from nimble.dialects import arith, loop
 from nimble.dialects.shape_functions import constant_index
-from nimble.passes.pack_panels import BLOCK, column_read, copy_panel, transpose_block, transposed
-from nimble.passes.register_tile import Tile
-from nimble.passes.tile_emitter import (
+from nimble.passes.loop_transforms.pack_panels import (
+    BLOCK,
+    column_read,
+    copy_panel,
+    transpose_block,
+    transposed,
+)
+from nimble.passes.loop_transforms.register_tile import Tile
+from nimble.passes.loop_transforms.tile_emitter import (
     Copy,
     Emitter,
     NotVectorizable,

@@ -15,12 +15,12 @@ from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import arith, graph, loop
-from nimble.lowering.kernel_parts import Dim
-from nimble.lowering.scalar import const, convert
-from nimble.lowering.window_rules import dram_buffer
+from nimble.lowering.kernels.kernel_parts import Dim
+from nimble.lowering.kernels.scalar import const, convert
+from nimble.lowering.kernels.window_rules import dram_buffer
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 
 DEVICE_TABLE_GRID = 16

@@ -24,7 +24,7 @@ from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
 from nimble.dialects.loop import vector_type
-from nimble.passes.tile_emitter import Emitter, split_at
+from nimble.passes.loop_transforms.tile_emitter import Emitter, split_at
 
 Loop = Callable[[SSAValue, SSAValue, int, Callable[[SSAValue], None]], None]
 """`loop(lower, upper, step, body)`: emits a sequential loop calling `body(iv)`."""

@@ -45,12 +45,12 @@ from nimble.dialects import arith, graph, loop
 from nimble.dialects.discardable import FOLDED_ATTR
 from nimble.dialects.graph.folding import array_to_dense, dense_to_array
 from nimble.dialects.shape_functions import ReifyDims
-from nimble.lowering.kernel_parts import Dim
-from nimble.lowering.scalar import const
-from nimble.lowering.window_rules import PANEL_PIXELS, at_panel, dram_buffer, inside_range, panel_rows
+from nimble.lowering.kernels.kernel_parts import Dim
+from nimble.lowering.kernels.scalar import const
+from nimble.lowering.kernels.window_rules import PANEL_PIXELS, at_panel, dram_buffer, inside_range, panel_rows
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 T = TypeVar("T")
 

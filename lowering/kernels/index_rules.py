@@ -23,16 +23,16 @@ from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import arith, graph, loop
 from nimble.dialects.graph.base import normalize_axes, normalize_axis
-from nimble.lowering.contraction_rules import dense, einsum, matmul
-from nimble.lowering.grouped_conv import conv2d, conv2d_into
-from nimble.lowering.kernel_parts import Dim, NoLoopLowering, broadcast_axes, clamped_index
-from nimble.lowering.roi_align_rules import roi_align
-from nimble.lowering.scalar import const, is_float
-from nimble.lowering.indexed_rules import INDEXED_RULES
-from nimble.lowering.window_rules import max_pool_into, pool
+from nimble.lowering.kernels.contraction_rules import dense, einsum, matmul
+from nimble.lowering.kernels.grouped_conv import conv2d, conv2d_into
+from nimble.lowering.kernels.indexed_rules import INDEXED_RULES
+from nimble.lowering.kernels.kernel_parts import Dim, NoLoopLowering, broadcast_axes, clamped_index
+from nimble.lowering.kernels.roi_align_rules import roi_align
+from nimble.lowering.kernels.scalar import const, is_float
+from nimble.lowering.kernels.window_rules import max_pool_into, pool
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 Rule = Callable[["KernelBuilder", Operation, int, list[Dim]], SSAValue]
 

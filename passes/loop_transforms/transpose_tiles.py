@@ -26,10 +26,10 @@ from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation, SSAValue
 
 from nimble.dialects import loop
-from nimble.passes.pack_panels import BLOCK, transpose_block
-from nimble.passes.row_lanes import Foreach, leftovers
-from nimble.passes.register_tile import Tile
-from nimble.passes.tile_emitter import (
+from nimble.passes.loop_transforms.pack_panels import BLOCK, transpose_block
+from nimble.passes.loop_transforms.register_tile import Tile
+from nimble.passes.loop_transforms.row_lanes import Foreach, leftovers
+from nimble.passes.loop_transforms.tile_emitter import (
     Copy,
     Emitter,
     NotVectorizable,

@@ -14,13 +14,13 @@ from xdsl.dialects import memref
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph
-from nimble.lowering import window_rules, winograd
-from nimble.lowering.kernel_parts import Dim
-from nimble.lowering.scalar import const, is_float
-from nimble.lowering.window_rules import dram_buffer
+from nimble.lowering.kernels import window_rules, winograd
+from nimble.lowering.kernels.kernel_parts import Dim
+from nimble.lowering.kernels.scalar import const, is_float
+from nimble.lowering.kernels.window_rules import dram_buffer
 
 if TYPE_CHECKING:
-    from nimble.lowering.kernel_builder import KernelBuilder
+    from nimble.lowering.kernels.kernel_builder import KernelBuilder
 
 GROUP_TAPS = 144
 """Most taps (input channels of a group x window cells) a grouped conv's pixel takes

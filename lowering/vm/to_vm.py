@@ -28,24 +28,32 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, FunctionType, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from nimble.diagnostics import OpError
-from nimble.dialects import arith
-from nimble.dialects import device, dynshape, vm
+from nimble.dialects import arith, device, dynshape, vm
 from nimble.dialects.device import HOST_FUNCTION
 from nimble.dialects.graph import ConstantOp, ExternalConstantOp, FusedOp
 from nimble.dialects.graph.adt import ConstructOp, MatchOp, find_adt
 from nimble.dialects.graph.control import ConditionOp, GetItemOp, IfOp, MakeTupleOp, WhileOp, YieldOp
 from nimble.dialects.graph.types import numpy_dtype
 from nimble.frontend.printer import named_dim_checks
-from nimble.lowering import native_kernels
+from nimble.lowering.vm import native_kernels
 from nimble.passes.plan_memory import PLAN_ATTR
 from nimble.reference import INDEX_COMPARISONS, where
-
 
 _BINARY: dict[type[Operation], str] = {op: name for name, op in vm.BINARY_OPS.items()}
 
