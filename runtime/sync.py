@@ -33,7 +33,8 @@ MAILBOX_LATE = 1
 was not running: the machine is loaded); the launcher counts it (`workers`)."""
 SPINS = 1 << 14
 LATE_CYCLES = 1 << 20
-"""Time-stamp counter cycles (~0.3-0.5 ms) a chunk may wait for another before the launch
+"""Time-stamp counter cycles (~0.3-0.5 ms) a chunk may wait for another at a barrier, or a
+worker take to start its chunk after the launch posted it (`workers`), before the launch
 counts as late: that long behind, the other was not running (its core taken by other
 processes), not merely waking (tens of microseconds)."""
 

@@ -149,3 +149,90 @@ def test_a_late_worker_starts_a_solo_stretch_and_a_clean_probe_ends_them(monkeyp
     finally:
         native.control[3] = 0
         native._solo_until = native._next_look = 0.0
+
+
+SPIN = """
+declare i64 @llvm.readcyclecounter()
+define void @spin(i8* %slots) {
+entry:
+  %p = bitcast i8* %slots to i64*
+  %n = load i64, i64* %p
+  %t0 = call i64 @llvm.readcyclecounter()
+  br label %loop
+loop:
+  %t = call i64 @llvm.readcyclecounter()
+  %d = sub i64 %t, %t0
+  %more = icmp ult i64 %d, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+"""A chunk that spins for the time-stamp counter cycles in its first slot."""
+
+
+@pytest.fixture
+def spinning():
+    """(the workers, the address of `SPIN`'s chunk, chunk slots for given spins)."""
+    from nimble.runtime import workers as w
+    from nimble.runtime.llvm_jit import support_engine
+
+    native = w.workers(1)
+    if native is None:
+        pytest.skip("no native workers here")
+    engine = support_engine(SPIN)
+    address = engine.get_function_address("spin")
+
+    def slots(*cycles: int) -> np.ndarray:  # (its spins, no mailbox, the chunk, the chunks)
+        return np.array([[c, 0, k, len(cycles)] for k, c in enumerate(cycles)], np.int64)
+
+    native.control[w.SOLO] = 0
+    yield native, address, slots
+    del engine
+
+
+def test_a_worker_with_more_to_do_is_not_late(spinning):
+    """A launch whose worker's chunk is long (3 images on 2 chunks) waits for it without
+    counting the worker late: it started on time. (Counted by when the chunks ended,
+    every such launch was late, and launches ran whole for seconds at a time.) Under
+    load a worker may truly start late: one of ten clean launches is enough."""
+    from nimble.runtime.sync import LATE_CYCLES
+    from nimble.runtime.workers import LATE
+
+    native, address, slots = spinning
+    clean = 0
+    native.hold(1, wake=True)
+    try:
+        for _ in range(10):
+            before = int(native.control[LATE])
+            native.run(address, slots(1000, 40 * LATE_CYCLES))
+            clean += int(native.control[LATE]) == before
+    finally:
+        native.hold(-1)
+    assert clean >= 1
+
+
+def test_a_worker_that_starts_its_chunk_late_is_counted(spinning):
+    """A worker still busy with an earlier job when a launch posts its chunk starts it
+    late: the launch counts it (the machine is loaded, `Workers.ran` then runs launches
+    whole for a while)."""
+    from nimble.runtime.sync import LATE_CYCLES
+    from nimble.runtime.workers import ARGUMENT, CLAIMED, DONE, FUNCTION, JOBS, LATE
+
+    native, address, slots = spinning
+    state = native.states[0]
+    earlier = slots(20 * LATE_CYCLES)
+    job = int(state[JOBS] & 0xFFFFFFFF) + 1
+    state[FUNCTION], state[ARGUMENT] = address, earlier.ctypes.data
+    state[JOBS] = (int(state[JOBS]) & ~0xFFFFFFFF) | job  # post it, as `nimble_run_chunks` does
+    native.hold(1, wake=True)
+    try:
+        while int(state[CLAIMED] & 0xFFFFFFFF) != job:  # (one job at a time: as under the launch lock)
+            pass
+        before = int(native.control[LATE])
+        native.run(address, slots(60 * LATE_CYCLES, 1000))
+        assert int(native.control[LATE]) > before
+        while int(state[DONE]) < job:
+            pass
+    finally:
+        native.hold(-1)
