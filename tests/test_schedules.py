@@ -280,6 +280,44 @@ def test_a_batch_of_one_is_split_inside(chunks, rng, monkeypatch):
     assert {p.chunks for k in exe.vm.kernels for p in k._plans.values()} == {chunks}
 
 
+def test_an_uneven_batch_is_split_inside(rng, monkeypatch):
+    """3 images on 2 chunks do not split 2 + 1 (one chunk would do twice the other's
+    work): with fewer than `UNEVEN_TRIPS` iterations per chunk and a parallel loop inside,
+    the split passes inside, and each chunk computes a share of every image. Only chunk 0
+    is run here (the other chunk's job is dropped), so what it wrote shows its share."""
+    from nimble.runtime import kernels
+    from nimble.runtime.kernels import KernelEntry
+
+    class OneChunk:  # a pool that drops the jobs of chunks 1..
+        def submit(self, *args):
+            return self
+
+        def result(self):
+            return None
+
+    monkeypatch.setattr(KernelEntry, "min_work", 0)
+    text = """func.func @main(%x: tensor<?x?x?x?xf32>, %y: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %a = graph.add %x, %y : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  func.return %a : tensor<?x?x?x?xf32>
+}"""
+    exe = nimble.compile(text, threads=2)
+    for images in (3, 2 * 8 + 1):
+        x, y = (rng.standard_normal((images, 4, 5, 8)).astype(np.float32) for _ in range(2))
+        monkeypatch.setattr(kernels, "workers", lambda count: None)
+        pool, exe.vm.pool = exe.vm.pool, OneChunk()
+        try:
+            made = exe(-x, -y) == -(x + y)
+        finally:
+            exe.vm.pool = pool
+            monkeypatch.undo()
+            monkeypatch.setattr(KernelEntry, "min_work", 0)
+        np.testing.assert_array_equal(exe(x, y), x + y)  # both chunks
+        if images == 3:  # a share of every image
+            assert all(made[n].any() and not made[n].all() for n in range(images))
+        else:  # many images: whole images, 8 of 17
+            assert [bool(made[n].all()) for n in range(images)] == [True] * 8 + [False] * 9
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_conv_panels_are_read_in_place(threads, rng):
     """A conv's im2col rows are staged per panel of 64 pixels inside its parallel loop:
