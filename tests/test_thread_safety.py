@@ -187,8 +187,7 @@ def spinning():
         return np.array([[c, 0, k, len(cycles)] for k, c in enumerate(cycles)], np.int64)
 
     native.control[w.SOLO] = 0
-    yield native, address, slots
-    del engine
+    yield native, address, slots  # (the engine, holding the code, lives until the test ends)
 
 
 def test_a_worker_with_more_to_do_is_not_late(spinning):

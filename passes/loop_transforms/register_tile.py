@@ -95,8 +95,8 @@ class Tile:
         value against the epilogue's ~30 vector ops per copy. Not for masked copies (each
         has its own mask) or ops with regions. Returns whether it did."""
         copies = self.copies
-        if not self.epilogue_loops or len(copies) < 2 or sum(1 for op in epilogue if not isinstance(op, memref.StoreOp)) < EPILOGUE_LOOP_OPS \
-                or any(op.regions for op in epilogue):
+        long = sum(1 for op in epilogue if not isinstance(op, memref.StoreOp)) >= EPILOGUE_LOOP_OPS
+        if not (self.epilogue_loops and long) or len(copies) < 2 or any(op.regions for op in epilogue):
             return False
         first = copies[0]
         if any(c.mask is not None or (c.lane, c.width, c.aligned) != (first.lane, first.width, first.aligned)
