@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from functools import cache, partial
+from typing import Any
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 import nimble.dialects.llvm  # noqa: F401  (casts xdsl's converter lacks)
 from nimble.dialects import loop
-from nimble.runtime import bounds, cpu_target, jit_pool, kernel_cache, sync
+from nimble.runtime import bounds, cpu_target, jit_pool, kernel_cache, scratch, sync
 from nimble.runtime.collector import fewer_collections
 from nimble.runtime.cpu_target import CpuTarget
 from nimble.runtime.kernel_cache import KernelCache
@@ -75,11 +76,20 @@ def _initialise() -> None:
             llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
     for name, address in bounds.symbols().items():  # (what checked kernels refer to)
         llvm.add_symbol(name, address)
-    # The chunks' barriers and shared buffers, which cooperative kernels call.
-    engine = _engine(sync.source(), _machine())
-    _SUPPORT.append(engine)
-    for name in sync.SYMBOLS:
-        llvm.add_symbol(name, engine.get_function_address(name))
+    # Kernels' kept heap buffers, and the chunks' barriers and shared buffers (which
+    # take theirs from the kept ones), which kernels call.
+    for support in (scratch, sync):
+        engine = _engine(support.source(), _machine())
+        _SUPPORT.append(engine)
+        for name in support.SYMBOLS:
+            llvm.add_symbol(name, engine.get_function_address(name))
+
+
+def runtime_function(name: str, result: type | None, *params: type) -> Callable[..., Any]:
+    """The runtime's own native function `name` (`scratch`, `sync`), callable from Python
+    (ctypes: `result` and `params` its C types)."""
+    _initialise()
+    return ctypes.CFUNCTYPE(result, *params)(llvm.address_of_symbol(name))
 
 
 _SUPPORT: list[llvm.ExecutionEngine] = []

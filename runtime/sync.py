@@ -13,9 +13,9 @@ symbols kernels call (`llvm_jit`, before the first kernel is compiled or loaded)
   arrived as often (`*count` is this chunk's number of barriers so far); returns at once
   when `nchunks` is 1. Waiting spins on the counter (acquire loads), yielding the CPU
   after `SPINS` tries so an oversubscribed machine still progresses.
-- `nimble_shared_alloc(mailbox, index, chunk, nchunks, bytes)`: chunk 0 mallocs and
-  publishes the address in word `MAILBOX_BUFFERS + index` (release); the others wait for
-  it. Alone (`nchunks` 1) it is malloc.
+- `nimble_shared_alloc(mailbox, index, chunk, nchunks, bytes)`: chunk 0 allocates
+  (`scratch`) and publishes the address in word `MAILBOX_BUFFERS + index` (release); the
+  others wait for it. Alone (`nchunks` 1) it is `nimble_scratch_alloc`.
 - `nimble_shared_free(chunk, pointer)`: chunk 0 frees (after a barrier: nobody reads).
 """
 
@@ -71,7 +71,7 @@ def _shared_alloc(e: Emitter) -> None:
     slot = e.word(e.arg["mailbox"], b.add(e.arg["index"], I64(MAILBOX_BUFFERS)))
     alone = b.icmp_signed("<=", e.arg["nchunks"], I64(1))
     with b.if_then(b.or_(alone, b.icmp_signed("==", e.arg["chunk"], I64(0)))):
-        new = e.call("malloc", P8, [e.arg["bytes"]])
+        new = e.call("nimble_scratch_alloc", P8, [e.arg["bytes"]])
         with b.if_then(b.not_(alone)):
             b.store_atomic(b.ptrtoint(new, I64), slot, "release", 8)
         b.ret(new)
@@ -83,7 +83,7 @@ def _shared_alloc(e: Emitter) -> None:
 def _shared_free(e: Emitter) -> None:
     b = e.b
     with b.if_then(b.icmp_signed("==", e.arg["chunk"], I64(0))):
-        e.call("free", VOID, [e.arg["pointer"]])
+        e.call("nimble_scratch_free", VOID, [e.arg["pointer"]])
     b.ret_void()
 
 

@@ -76,7 +76,7 @@ class FunctionLowering(MemoryLowering, ScalarLowering):
                 name = self.external("nimble_shared_free", llvm.LLVMVoidType(), [i64, PTR])
                 self.emit(llvm.CallOp(name, self.chunk, ptr))
             else:
-                self.emit(llvm.CallOp(self.external("free", llvm.LLVMVoidType(), [PTR]), ptr))
+                self.emit(llvm.CallOp(self.external("nimble_scratch_free", llvm.LLVMVoidType(), [PTR]), ptr))
         if isinstance(block.last_op, loop.ReturnOp):
             self.emit(llvm.ReturnOp())
 

@@ -33,7 +33,8 @@ a weight matrix) come from the heap."""
 
 
 def on_heap(op: loop.AllocOp) -> bool:
-    """Whether a buffer is malloc'd (sized at run time, or over STACK_LIMIT), not a stack slot."""
+    """Whether a buffer comes from the heap (sized at run time, or over STACK_LIMIT), not a
+    stack slot: from the blocks the runtime keeps between calls (`runtime/scratch.py`)."""
     t = op.memref.type
     return bool(op.dynamic_sizes) or product(t.get_shape()) * byte_size(t.get_element_type()) > STACK_LIMIT
 
@@ -193,9 +194,9 @@ class MemoryLowering(LoweringBase):
         """Heap buffers allocated inside the loops of `nest` (a kernel's top-level op) with
         sizes known before it, a panel per iteration, are allocated once before it and
         freed at the kernel's end (the chunk runs its iterations one after the other):
-        made where it was, the first time the loops get there (`lazy_malloc`), so a nest
+        made where it was, the first time the loops get there (`lazy_alloc`), so a nest
         that runs no iteration this call (the packed side of a run-time split at 8 rows)
-        costs a compare, not a 16 KiB malloc and free per call.
+        costs a compare, not a 16 KiB allocation and free per call.
         Allocated per iteration, a buffer over glibc's mmap threshold (128 KiB at first,
         then moving with the sizes freed) may be mapped and unmapped each time, its pages
         faulted in again: a conv's 147 KB im2col panels, 49 per call, took 0.75 ms more
@@ -232,11 +233,11 @@ class MemoryLowering(LoweringBase):
             frees.append(ptr)
         elif op.memref in self.lazy:  # hoisted: made once, here, the first time
             nbytes = self.mul(count, self.const(byte_size(element), i64))
-            ptr = self.lazy_malloc(self.lazy.pop(op.memref), nbytes)
+            ptr = self.lazy_alloc(self.lazy.pop(op.memref), nbytes)
         elif on_heap(op):
             nbytes = self.mul(count, self.const(byte_size(element), i64))
-            ptr = self.malloc_unless_empty(nbytes) if op.dynamic_sizes else \
-                self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
+            ptr = self.alloc_unless_empty(nbytes) if op.dynamic_sizes else \
+                self.emit(llvm.CallOp(self.external("nimble_scratch_alloc", PTR, [i64]), nbytes, return_type=PTR))
             frees.append(ptr)
         else:  # static: a stack slot in the entry block, made once
             saved = self.block
@@ -251,27 +252,27 @@ class MemoryLowering(LoweringBase):
         self.buffers[op.memref] = Buffer(ptr, dims, bounds.ALLOCATED + self.allocated)
         self.allocated += 1
 
-    def lazy_malloc(self, slot: SSAValue, nbytes: SSAValue) -> SSAValue:
-        """The buffer whose address `slot` holds, malloc'd (and kept there) if it holds 0."""
+    def lazy_alloc(self, slot: SSAValue, nbytes: SSAValue) -> SSAValue:
+        """The buffer whose address `slot` holds, allocated (and kept there) if it holds 0."""
         bits = self.emit(llvm.LoadOp(slot, i64))
         made = self.emit(llvm.ICmpOp(bits, self.const(0, i64), IntegerAttr(1, i64)))  # ne
-        return self.malloc_unless(made, nbytes, self.emit(llvm.IntToPtrOp(bits)), slot)
+        return self.alloc_unless(made, nbytes, self.emit(llvm.IntToPtrOp(bits)), slot)
 
-    def malloc_unless_empty(self, nbytes: SSAValue) -> SSAValue:
-        """malloc(nbytes), or null for 0 bytes (`free` of null does nothing): the staging
+    def alloc_unless_empty(self, nbytes: SSAValue) -> SSAValue:
+        """A heap buffer of nbytes, or null for 0 bytes (freeing null does nothing): the staging
         buffer of a split's side that takes no rows this call (lanes along the rows at 8
-        rows) costs a compare, not a malloc and a free."""
+        rows) costs a compare, not an allocation and a free."""
         empty = self.emit(llvm.ICmpOp(nbytes, self.const(0, i64), IntegerAttr(0, i64)))  # eq
-        return self.malloc_unless(empty, nbytes, self.emit(llvm.IntToPtrOp(self.const(0, i64))))
+        return self.alloc_unless(empty, nbytes, self.emit(llvm.IntToPtrOp(self.const(0, i64))))
 
-    def malloc_unless(self, skip: SSAValue, nbytes: SSAValue, otherwise: SSAValue,
+    def alloc_unless(self, skip: SSAValue, nbytes: SSAValue, otherwise: SSAValue,
                       slot: SSAValue | None = None) -> SSAValue:
-        """`otherwise` where `skip`, else malloc(nbytes) (its address stored in `slot`, if
+        """`otherwise` where `skip`, else a heap buffer of nbytes (its address stored in `slot`, if
         given)."""
         call, join = self.new_block(), self.new_block([PTR])
         self.emit(llvm.CondBrOp(skip, join, [otherwise], call, []))
         self.block = call
-        ptr = self.emit(llvm.CallOp(self.external("malloc", PTR, [i64]), nbytes, return_type=PTR))
+        ptr = self.emit(llvm.CallOp(self.external("nimble_scratch_alloc", PTR, [i64]), nbytes, return_type=PTR))
         if slot is not None:
             self.emit(llvm.StoreOp(self.emit(llvm.PtrToIntOp(ptr, i64)), slot))
         self.emit(llvm.BrOp(join, ptr))
