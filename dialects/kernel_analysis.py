@@ -38,7 +38,8 @@ def reduction_work(kernel: Operation) -> int:
     DYNAMIC_TRIPS): with the output size, what decides whether splitting it over threads
     pays. The reductions of one body add up (an element takes them all); sibling loops
     count their most (they cover different elements: tiles, their remainders, the packed
-    and unpacked parts of a product)."""
+    and unpacked parts of a product). A reduction unrolled into a chain of additions (a
+    depthwise conv's taps: `_unrolled`) counts its steps like a loop's."""
 
     def work(block: Block) -> int:
         total = nested = 0
@@ -47,9 +48,21 @@ def reduction_work(kernel: Operation) -> int:
                 total += _trips(op) * max(1, work(op.body.block))
             elif isinstance(op, ForeachOp | scf.ForOp):  # (a time loop: the work of a step)
                 nested = max(nested, work(op.body.block))
-        return total + nested
+        return total + max(nested, _unrolled(block))
 
     return max(1, work(kernel.regions[0].block))
+
+
+def _unrolled(block: Block) -> int:
+    """The steps of the longest chain of multiply-adds in `block`, each adding a product to
+    the one before (an unrolled reduction), if over one."""
+    depth: dict[SSAValue, int] = {}
+    for op in block.ops:
+        if isinstance(op, arith.AddfOp):
+            step = any(isinstance(v.owner, arith.MulfOp) for v in (op.lhs, op.rhs))
+            depth[op.result] = step + max(depth.get(op.lhs, 0), depth.get(op.rhs, 0))
+    longest = max(depth.values(), default=0)
+    return longest if longest > 1 else 0
 
 
 def kernel_work(kernel: Operation) -> int:

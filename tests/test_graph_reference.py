@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import SIZES, run_mlir
 
 
@@ -327,6 +326,47 @@ def test_depthwise_conv2d_read_in_place(hw, stride, pad, dilation, rng, run):
 }}"""
     (y,) = run(text, x, w, b)
     np.testing.assert_allclose(y, conv2d_naive(x, w, b, stride, pad, dilation, 6), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("hw,k,pad,dilation", [((7, 7), 5, (2, 2, 2, 2), 1), ((14, 14), 5, (2, 2, 2, 2), 1),
+                                               ((7, 7), 3, (1, 1, 1, 1), 1), ((6, 13), 3, (0, 0, 0, 0), 1),
+                                               ((7, 7), 3, (2, 1, 0, 1), 2), ((6, 13), 5, (1, 2, 3, 0), 1)])
+@pytest.mark.parametrize("multiplier,after", [(1, ""), (2, "relu")])
+def test_depthwise_conv2d_in_wide_rows(hw, k, pad, dilation, multiplier, after, rng):
+    """Stride 1 on small maps of known size, compiled for an AVX2 CPU (8 lanes, no
+    masks): each channel's rows as one run of pixels past the rows' ends over the padded
+    input (`grouped_conv._wide_rows`), then copied out, at batch 1 and 3; a channel
+    multiplier of 2, the kernel's output or read by the op after it."""
+    from nimble import compile, parse
+    from nimble.compile import run_stages
+    from nimble.dialects import kernel_analysis, loop
+    from nimble.dialects.target import set_target
+    from nimble.runtime import cpu_target
+
+    c, o = 6, 6 * multiplier
+    oh, ow = (hw[i] + pad[i] + pad[i + 2] - dilation * (k - 1) for i in (0, 1))
+    shape = f"{c}x{hw[0]}x{hw[1]}"
+    result = "%y" if not after else "%z"
+    then = f"  %z = graph.{after} %y : tensor<?x{o}x{oh}x{ow}xf32> -> tensor<?x{o}x{oh}x{ow}xf32>\n" if after else ""
+    text = f"""func.func @main(%x: tensor<?x{shape}xf32>, %w: tensor<{o}x1x{k}x{k}xf32>, %b: tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: 1, 1>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {c} : i64}} : (tensor<?x{shape}xf32>, tensor<{o}x1x{k}x{k}xf32>, tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32>
+{then}  func.return {result} : tensor<?x{o}x{oh}x{ow}xf32>
+}}"""
+    module = parse(text)
+    set_target(module, cpu_target.resolve("haswell", ""))
+    run_stages(module, ["graph", "recurrences", "layout", "loops"])
+    wp = hw[1] + pad[1] + pad[3]
+    assert f"memref<{(oh - 1) * wp + ow}xf32>" in str(module), "the wide rows' buffer"
+    # Its work per element counts the taps' multiply-adds (unrolled), for the launch's split.
+    assert [kernel_analysis.kernel_work(kernel) for kernel in loop.kernels_of(module)] == [k * k]
+    exe = compile(text, cpu="haswell")
+    w = rng.standard_normal((o, 1, k, k)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    for n in (1, 3):
+        x = rng.standard_normal((n, *map(int, shape.split("x")))).astype(np.float32)
+        expected = conv2d_naive(x, w, b, 1, pad, dilation, c)
+        expected = np.maximum(expected, 0) if after else expected
+        np.testing.assert_allclose(exe.run(x, w, b)[0], expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("size", [1, 7, 10])
