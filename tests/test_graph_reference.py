@@ -260,17 +260,18 @@ def test_dense(n, rng, run):
 def conv2d_naive(x, w, b, stride, pad, dilation, groups):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
+    s0, s1 = stride if isinstance(stride, tuple) else (stride, stride)
     xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
-    oh = (h + pad[0] + pad[2] - dilation * (kh - 1) - 1) // stride + 1
-    ow = (wd + pad[1] + pad[3] - dilation * (kw - 1) - 1) // stride + 1
+    oh = (h + pad[0] + pad[2] - dilation * (kh - 1) - 1) // s0 + 1
+    ow = (wd + pad[1] + pad[3] - dilation * (kw - 1) - 1) // s1 + 1
     out = np.zeros((n, o, oh, ow))
     opg = o // groups
     for oc in range(o):
         g = oc // opg
         for i in range(oh):
             for j in range(ow):
-                patch = xp[:, g * cg:(g + 1) * cg, i * stride:i * stride + dilation * (kh - 1) + 1:dilation,
-                           j * stride:j * stride + dilation * (kw - 1) + 1:dilation]
+                patch = xp[:, g * cg:(g + 1) * cg, i * s0:i * s0 + dilation * (kh - 1) + 1:dilation,
+                           j * s1:j * s1 + dilation * (kw - 1) + 1:dilation]
                 out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
     return out + b.reshape(1, -1, 1, 1)
 
@@ -328,15 +329,18 @@ def test_depthwise_conv2d_read_in_place(hw, stride, pad, dilation, rng, run):
     np.testing.assert_allclose(y, conv2d_naive(x, w, b, stride, pad, dilation, 6), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("hw,k,pad,dilation", [((7, 7), 5, (2, 2, 2, 2), 1), ((14, 14), 5, (2, 2, 2, 2), 1),
-                                               ((7, 7), 3, (1, 1, 1, 1), 1), ((6, 13), 3, (0, 0, 0, 0), 1),
-                                               ((7, 7), 3, (2, 1, 0, 1), 2), ((6, 13), 5, (1, 2, 3, 0), 1)])
+@pytest.mark.parametrize("hw,k,stride,pad,dilation", [
+    ((7, 7), 5, 1, (2, 2, 2, 2), 1), ((14, 14), 5, 1, (2, 2, 2, 2), 1), ((7, 7), 3, 1, (1, 1, 1, 1), 1),
+    ((6, 13), 3, 1, (0, 0, 0, 0), 1), ((7, 7), 3, 1, (2, 1, 0, 1), 2), ((6, 13), 5, 1, (1, 2, 3, 0), 1),
+    ((28, 28), 5, 2, (2, 2, 2, 2), 1), ((7, 7), 3, 2, (1, 1, 1, 1), 1), ((14, 14), 5, 2, (2, 2, 2, 2), 1),
+    ((9, 11), 3, 2, (1, 0, 2, 1), 2), ((10, 12), 3, (1, 2), (1, 1, 1, 1), 1)])
 @pytest.mark.parametrize("multiplier,after", [(1, ""), (2, "relu")])
-def test_depthwise_conv2d_in_wide_rows(hw, k, pad, dilation, multiplier, after, rng):
-    """Stride 1 on small maps of known size, compiled for an AVX2 CPU (8 lanes, no
-    masks): each channel's rows as one run of pixels past the rows' ends over the padded
-    input (`grouped_conv._wide_rows`), then copied out, at batch 1 and 3; a channel
-    multiplier of 2, the kernel's output or read by the op after it."""
+def test_depthwise_conv2d_in_wide_rows(hw, k, stride, pad, dilation, multiplier, after, rng):
+    """Small maps of known size, compiled for an AVX2 CPU (8 lanes, no masks): each
+    channel's rows as one run of pixels past the rows' ends over the padded input, or
+    over its phase planes for a stride of 2 (`lowering/kernels/wide_rows.py`), then copied
+    out, at batch 1 and 3; a channel multiplier of 2, the kernel's output or read by the
+    op after it."""
     from nimble import compile, parse
     from nimble.compile import run_stages
     from nimble.dialects import kernel_analysis, loop
@@ -344,19 +348,20 @@ def test_depthwise_conv2d_in_wide_rows(hw, k, pad, dilation, multiplier, after, 
     from nimble.runtime import cpu_target
 
     c, o = 6, 6 * multiplier
-    oh, ow = (hw[i] + pad[i] + pad[i + 2] - dilation * (k - 1) for i in (0, 1))
+    s0, s1 = stride if isinstance(stride, tuple) else (stride, stride)
+    oh, ow = ((hw[i] + pad[i] + pad[i + 2] - dilation * (k - 1) - 1) // s + 1 for i, s in ((0, s0), (1, s1)))
     shape = f"{c}x{hw[0]}x{hw[1]}"
     result = "%y" if not after else "%z"
     then = f"  %z = graph.{after} %y : tensor<?x{o}x{oh}x{ow}xf32> -> tensor<?x{o}x{oh}x{ow}xf32>\n" if after else ""
     text = f"""func.func @main(%x: tensor<?x{shape}xf32>, %w: tensor<{o}x1x{k}x{k}xf32>, %b: tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32> {{
-  %y = graph.conv2d %x, %w, %b {{strides = array<i64: 1, 1>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {c} : i64}} : (tensor<?x{shape}xf32>, tensor<{o}x1x{k}x{k}xf32>, tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32>
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {s0}, {s1}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {c} : i64}} : (tensor<?x{shape}xf32>, tensor<{o}x1x{k}x{k}xf32>, tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32>
 {then}  func.return {result} : tensor<?x{o}x{oh}x{ow}xf32>
 }}"""
     module = parse(text)
     set_target(module, cpu_target.resolve("haswell", ""))
     run_stages(module, ["graph", "recurrences", "layout", "loops"])
-    wp = hw[1] + pad[1] + pad[3]
-    assert f"memref<{(oh - 1) * wp + ow}xf32>" in str(module), "the wide rows' buffer"
+    wq = -(-(hw[1] + pad[1] + pad[3]) // s1)
+    assert f"memref<{(oh - 1) * wq + ow}xf32>" in str(module), "the wide rows' buffer"
     # Its work per element counts the taps' multiply-adds (unrolled), for the launch's split.
     assert [kernel_analysis.kernel_work(kernel) for kernel in loop.kernels_of(module)] == [k * k]
     exe = compile(text, cpu="haswell")
@@ -364,7 +369,7 @@ def test_depthwise_conv2d_in_wide_rows(hw, k, pad, dilation, multiplier, after, 
     b = rng.standard_normal(o).astype(np.float32)
     for n in (1, 3):
         x = rng.standard_normal((n, *map(int, shape.split("x")))).astype(np.float32)
-        expected = conv2d_naive(x, w, b, 1, pad, dilation, c)
+        expected = conv2d_naive(x, w, b, (s0, s1), pad, dilation, c)
         expected = np.maximum(expected, 0) if after else expected
         np.testing.assert_allclose(exe.run(x, w, b)[0], expected, rtol=1e-4, atol=1e-4)
 

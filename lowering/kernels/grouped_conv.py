@@ -11,12 +11,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, i64
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph
-from nimble.dialects.target import target_of
-from nimble.lowering.kernels import window_rules, winograd
+from nimble.lowering.kernels import wide_rows, window_rules, winograd
 from nimble.lowering.kernels.kernel_parts import Dim
 from nimble.lowering.kernels.scalar import const, is_float
 from nimble.lowering.kernels.window_rules import dram_buffer
@@ -49,34 +47,6 @@ def narrow_groups(kb: KernelBuilder, op: graph.Conv2dOp) -> bool:
         cg * kh_ * kw_ <= GROUP_TAPS and op.input in kb.buffers and is_float(op.result.type.get_element_type())
 
 
-def _padded(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
-    """A copy of `op`'s input with its padding written out as zeros (a staged buffer)."""
-    n_, c_, h_, w_ = kb.dims(op.input)
-    _strides, (top, left, bottom, right), _dilations = op.window()
-    t = op.result.type.get_element_type()
-    hp, wp = kb.iadd(h_, top + bottom), kb.iadd(w_, left + right)
-    padded = dram_buffer(kb, [n_, c_, hp, wp], t)
-    zero = const(kb.emit, 0.0, t)
-
-    def zeros(n: SSAValue, c: SSAValue, h: Dim, a: Dim, b: Dim) -> None:
-        kb.foreach(kb.ibinary("sub", b, a),
-                   lambda i: kb.emit(memref.StoreOp.get(zero, padded, [kb.index(j) for j in (n, c, h, kb.iadd(i, a))])))
-
-    def row(n: SSAValue, c: SSAValue, h: Dim) -> None:
-        zeros(n, c, kb.iadd(h, top), 0, left)
-        kb.foreach(w_, lambda w: kb.emit(memref.StoreOp.get(
-            kb.at(op.input, [n, c, h, w]), padded, [kb.index(j) for j in (n, c, kb.iadd(h, top), kb.iadd(w, left))])))
-        zeros(n, c, kb.iadd(h, top), kb.iadd(w_, left), wp)
-
-    def channel(n: SSAValue, c: SSAValue) -> None:
-        kb.foreach(top, lambda h: zeros(n, c, h, 0, wp))
-        kb.foreach(h_, lambda h: row(n, c, h))
-        kb.foreach(bottom, lambda h: zeros(n, c, kb.iadd(h, kb.iadd(h_, top)), 0, wp))
-
-    kb.foreach(n_, lambda n: kb.foreach(c_, lambda c: channel(n, c)))
-    return padded
-
-
 def _in_place(kb: KernelBuilder, op: graph.Conv2dOp) -> bool:
     """Whether `_grouped_rows` reads a depthwise conv's input in place (see there)."""
     _n, _c, h_, w_ = kb.dims(op.input)
@@ -101,9 +71,9 @@ def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = 
     first copied with their padding written out (`_grouped_rows_padded`): on small maps
     most pixels would take the selects, and on wide windows or groups (ConvNeXt's 7 x 7,
     ResNeXt's and RegNetY's 4- to 16-channel groups) an edge pixel's selects cost more
-    than the copy saves. A depthwise conv of stride 1 whose rows are short for the CPU's
-    vectors is copied and computed in wide rows (`_wide_pays`, `_wide_rows`)."""
-    if not _in_place(kb, op) or _wide_pays(kb, op, copied=False):
+    than the copy saves. A depthwise conv whose rows are short for the CPU's vectors is
+    copied and computed in wide rows (`wide_rows`)."""
+    if not _in_place(kb, op) or wide_rows.pays(kb, op, copied=False):
         return _grouped_rows_padded(kb, op, out)
     _n, _c, h_, w_ = kb.dims(op.input)
     _o, cg, kh_, kw_ = kb.dims(op.weight)
@@ -157,11 +127,11 @@ def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = 
 
 def _grouped_rows_padded(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = None) -> SSAValue:
     """`_grouped_rows` from a copy of the input with its padding written out (no bounds
-    checks; `_padded`), in wide rows where they take fewer vector steps (`_wide_pays`)."""
+    checks; `wide_rows.padded`), or in wide rows where they take fewer steps (`wide_rows`)."""
+    if wide_rows.pays(kb, op, copied=True):
+        return wide_rows.conv(kb, op, out)
     (s0, s1), pads, (d0, d1) = op.window()
-    x = kb.staged(("padded", op), lambda: _padded(kb, op)) if any(pads) else kb.buffers[op.input]
-    if _wide_pays(kb, op, copied=True):
-        return _wide_rows(kb, op, x, out)
+    x = kb.staged(("padded", op), lambda: wide_rows.padded(kb, op)) if any(pads) else kb.buffers[op.input]
     n_, o_, oh_, ow_ = kb.dims(op.result)
     _o, cg, kh_, kw_ = kb.dims(op.weight)
     per_group = kb.ibinary("div", o_, op.groups.value.data)
@@ -186,82 +156,6 @@ def _grouped_rows_padded(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | 
 
     kb.foreach(n_, lambda n: kb.foreach(o_, lambda o: channel(n, o)))
     return out
-
-
-def _wide_pays(kb: KernelBuilder, op: graph.Conv2dOp, copied: bool) -> bool:
-    """Whether a depthwise conv of stride 1 on a map of known size takes fewer steps in
-    wide rows (`_wide_rows`) than row by row on the module's CPU, counting a tap's vector
-    (or scalar, or one masked) step along a row as one step, and one a pixel for the copy
-    out of the wide rows and, unless the input is `copied` (padded) either way or has no
-    padding, for the padded copy: a row of 7 or 14 pixels leaves 7 or 6 scalar steps where vectors have 8
-    lanes and no masks (AVX2), on every row and tap."""
-    _n, _c, h_, w_ = kb.dims(op.input)
-    _o, cg, kh_, kw_ = kb.dims(op.weight)
-    _n, _o, oh_, ow_ = kb.dims(op.result)
-    (s0, s1), (top, left, bottom, right), _d = op.window()
-    if kb.device or cg != 1 or (s0, s1) != (1, 1) or not all(isinstance(d, int) for d in (h_, w_, oh_, ow_)):
-        return False
-    cpu = target_of(op)
-    lanes, masks = cpu.lanes(32), cpu.masks
-
-    def steps(n: int) -> int:
-        return n // lanes + (min(n % lanes, 1) if masks else n % lanes)
-
-    taps, wp = kh_ * kw_, w_ + left + right
-    copy = (h_ + top + bottom) * wp if not copied and any((top, left, bottom, right)) else 0
-    wide = steps((oh_ - 1) * wp + ow_) * taps + oh_ * ow_ + copy
-    return wide < oh_ * steps(ow_) * taps
-
-
-def _wide_rows(kb: KernelBuilder, op: graph.Conv2dOp, x: SSAValue, out: SSAValue | None) -> SSAValue:
-    """A depthwise conv of stride 1 in *wide rows*: per channel, every output pixel and
-    the `wp - ow` pixels past each row's end (`wp`: the padded input's width) as one run of
-    `(oh - 1) * wp + ow` pixels, each tap a load along it from the padded channel `x`
-    (flat: pixel `p`'s tap (kh, kw) is `p + kh * d * wp + kw * d`, the last one the plane's
-    last element), into a buffer of the channel's own, then its rows copied out without
-    the pixels past their ends. One vector run instead of a run per row of 7 or 14."""
-    _s, _pads, (d0, d1) = op.window()
-    n_, o_, oh_, ow_ = kb.dims(op.result)
-    _n, c_, hp, wp = kb.buffer_dims[x] if x in kb.buffer_dims else kb.dims(op.input)
-    _o, _cg, kh_, kw_ = kb.dims(op.weight)
-    per_group = kb.ibinary("div", o_, op.groups.value.data)
-    t = op.result.type.get_element_type()
-    run = (oh_ - 1) * wp + ow_
-    flat = _flat(kb, x, [n_, c_, hp * wp])
-    if out is None:
-        out = dram_buffer(kb, [n_, o_, oh_, ow_], t)
-    taps = [(kh, kw) for kh in range(kh_) for kw in range(kw_)]
-
-    def channel(n: SSAValue, o: SSAValue) -> None:
-        c = kb.ibinary("div", o, per_group)
-        weights = [kb.at(op.weight, [o, 0, kh, kw]) for kh, kw in taps]
-        bias = kb.at(op.bias, [o]) if op.bias is not None else const(kb.emit, 0.0, t)
-        wide = dram_buffer(kb, [run], t)
-
-        def pixel(p: SSAValue) -> None:
-            acc = bias
-            for (kh, kw), w in zip(taps, weights):
-                tap = kb.load_buffer(flat, [n, c, kb.iadd(p, kh * d0 * wp + kw * d1)])
-                acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
-            kb.store_buffer(acc, wide, [p])
-
-        kb.foreach(run, pixel)
-        kb.foreach(oh_, lambda oh: kb.foreach(ow_, lambda ow: kb.emit(memref.StoreOp.get(
-            kb.load_buffer(wide, [kb.iadd(kb.imul(oh, wp), ow)]), out, [kb.index(i) for i in (n, o, oh, ow)]))))
-
-    kb.foreach(n_, lambda n: kb.foreach(o_, lambda o: channel(n, o)))
-    return out
-
-
-def _flat(kb: KernelBuilder, buffer: SSAValue, dims: list[Dim]) -> SSAValue:
-    """`buffer` (n, c, h, w) viewed as (n, c, h * w) (no copy: row-major)."""
-    shape = buffer.type.get_shape()
-    t = MemRefType(buffer.type.get_element_type(), [shape[0], shape[1], shape[2] * shape[3]])
-    reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in ([0], [1], [2, 3])])
-    view = kb.emit(memref.CollapseShapeOp.create(operands=[buffer], result_types=[t],
-                                                 properties={"reassociation": reassociation}))
-    kb.buffer_dims[view] = dims
-    return view
 
 
 def conv2d_into(kb: KernelBuilder, op: graph.Conv2dOp, buffer: SSAValue) -> bool:
