@@ -43,14 +43,20 @@ from nimble.runtime.workers import SPLIT_HEADER, split_address, workers
 from nimble.runtime.workers import current as current_workers
 
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-PARALLEL_MIN_WORK = 1 << 22
+PARALLEL_MIN_WORK = 1 << 20
 """Output elements x reduction steps per element below which a kernel runs on one
-thread. Measured on a dense layer 256 -> 256 called alone (`exe(x, w, b)`, workers
-awake, min / median of 200 calls, us), whole vs in 2 chunks: 2^20 31.5/32.2 vs
-30.4/50.1, 2^21 50.6/51.1 vs 41.7/75.8, 2^21.6 68.8/69.6 vs 52.3/54.2, 2^22 88.0/88.9 vs
-59.4/83.4, 2^23 162.7/164.2 vs 97.7/122.3 (6 << 20 before workers stayed awake during a
-run; a 3 x 3 conv 32 -> 64 channels at 16 x 16, 2^22.2, then took 96 us instead of 66).
-With a `ThreadPoolExecutor` (before the native workers), 2^24 took 217 us."""
+thread. In a model, launch after launch, splitting pays from smaller kernels than
+called alone: measured 2026-12-07 (Zen 3, 2 threads, each setting in its own process,
+best / median over 5 s, two rounds), MobileNetV3-small at batch 1 2.19/2.62 ms from
+2^22, 1.71/1.99 from 2^20, 1.48/1.74 from 2^18; MNASNet 6.33/7.10, 6.06/6.74,
+5.90/6.35; MobileNetV2 (batch 1 and 3) and MNASNet at batch 3 within the runs' spread.
+Called alone, a dense layer 256 -> 256 (`exe(x, w, b)`, min / median of 200 calls, us),
+whole vs in 2 chunks: 4 rows (2^18) 28.7/30.0 vs 25.5/34.2, 8 rows (2^19) 39.4/41.3 vs
+65.4/102.4, 16 rows (2^20) 60.0/61.8 vs 47.8/65.1; hence 2^20. Measured before (same
+layer, workers awake): 2^20 31.5/32.2 vs 30.4/50.1, 2^21 50.6/51.1 vs 41.7/75.8, 2^22
+88.0/88.9 vs 59.4/83.4, 2^23 162.7/164.2 vs 97.7/122.3 (6 << 20 before workers stayed
+awake during a run; a 3 x 3 conv 32 -> 64 channels at 16 x 16, 2^22.2, then took 96 us
+instead of 66). With a `ThreadPoolExecutor` (before the native workers), 2^24 took 217 us."""
 PARALLEL_MIN_BYTES = 1 << 19
 """Bytes of arguments (inputs and outputs) from which launches are split whatever their
 work: a kernel that streams memory (a dense layer at batch 1, an elementwise op over a
@@ -60,7 +66,7 @@ KiB 14.6/15.0 vs 14.8/15.3, 192 KiB 15.8/16.2 vs 15.6/16.0, 384 KiB 18.4/18.9 vs
 16.6/17.2, 768 KiB 24.3/25.2 vs 18.9/19.5, 3 MiB 62.3/63.3 vs 41.7/43.1; a dense layer
 at batch 1 over 256 KiB of weights 16.3/16.7 vs 15.8/16.2, 512 KiB 20.0/20.5 vs
 17.1/17.5, 1 MiB 29.6/30.3 vs 21.5/22.4, 4 MiB 69.5/70.9 vs 46.0/48.2 (the last one's
-work 2^20, a quarter of `PARALLEL_MIN_WORK`)."""
+work 2^20)."""
 
 
 class Arg(Enum):
