@@ -38,8 +38,8 @@ def reduction_work(kernel: Operation) -> int:
     DYNAMIC_TRIPS): with the output size, what decides whether splitting it over threads
     pays. The reductions of one body add up (an element takes them all); sibling loops
     count their most (they cover different elements: tiles, their remainders, the packed
-    and unpacked parts of a product). A reduction unrolled into a chain of additions (a
-    depthwise conv's taps: `_unrolled`) counts its steps like a loop's."""
+    and unpacked parts of a product). A reduction unrolled into a chain of multiply-adds
+    (a depthwise conv's taps: `_unrolled`) counts its steps like a loop's."""
 
     def work(block: Block) -> int:
         total = nested = 0
@@ -59,7 +59,7 @@ def _unrolled(block: Block) -> int:
     depth: dict[SSAValue, int] = {}
     for op in block.ops:
         if isinstance(op, arith.AddfOp):
-            step = any(isinstance(v.owner, arith.MulfOp) for v in (op.lhs, op.rhs))
+            step = int(any(isinstance(v.owner, arith.MulfOp) for v in (op.lhs, op.rhs)))
             depth[op.result] = step + max(depth.get(op.lhs, 0), depth.get(op.rhs, 0))
     longest = max(depth.values(), default=0)
     return longest if longest > 1 else 0

@@ -5,7 +5,7 @@ A depthwise conv on a small map (7 x 7, 14 x 14) computed row by row runs each r
 have no masks (AVX2). In wide rows each channel's output rows are one run of
 `(oh - 1) * wq + ow` pixels over a padded plane `wq` wide: the pixels past each row's
 end (`wq - ow` of them) are computed too and dropped when the rows are copied out, and
-every tap is a load along the run at a fixed offset (`offset` below). A stride of 2
+every tap is a load along the run at a fixed offset (`_offset`). A stride of 2
 reads the input's *phases* (`phases`: the s x s planes of every s-th row and column,
 a polyphase copy), each tap from the plane of its phase, so the run is contiguous there
 too. `pays` decides per conv, from the CPU's lanes and masks.
@@ -143,7 +143,7 @@ def pays(kb: KernelBuilder, op: graph.Conv2dOp, copied: bool) -> bool:
 def conv(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None) -> SSAValue:
     """The staged result `out[n, o, oh, ow]` of a depthwise conv in wide rows (a new
     buffer, or `out`: the kernel's output buffer): per channel, each pixel `p` of the run
-    takes tap (kh, kw) from the plane of its phase at `p + offset` (`offset`), into a
+    takes tap (kh, kw) from the plane of its phase at `p + _offset(...)`, into a
     buffer of the channel's own whose rows are then copied out."""
     (s0, s1), pads, _d = op.window()
     n_, o_, oh_, ow_ = kb.dims(op.result)
@@ -171,7 +171,7 @@ def conv(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None) -> SSAValu
         def pixel(p: SSAValue) -> None:
             acc = bias
             for (kh, kw), w in zip(taps, weights):
-                tap = kb.load_buffer(flat, [n, c, kb.iadd(p, offset(op, kh, kw, hq, wq))])
+                tap = kb.load_buffer(flat, [n, c, kb.iadd(p, _offset(op, kh, kw, hq, wq))])
                 acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
             kb.store_buffer(acc, wide, [p])
 
@@ -183,7 +183,7 @@ def conv(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None) -> SSAValu
     return out
 
 
-def offset(op: graph.Conv2dOp, kh: int, kw: int, hq: int, wq: int) -> int:
+def _offset(op: graph.Conv2dOp, kh: int, kw: int, hq: int, wq: int) -> int:
     """Where tap (kh, kw) of output pixel `p` (row-major in rows `wq` wide) is in the
     channel's planes, after `p`: padded row `s0 * oh + kh * d0` is row `oh + kh * d0 //
     s0` of the plane of phase `kh * d0 % s0` (columns alike). The last tap of the run's
