@@ -334,27 +334,28 @@ def test_depthwise_conv2d_read_in_place(hw, stride, pad, dilation, rng, run):
     ((6, 13), 3, 1, (0, 0, 0, 0), 1), ((7, 7), 3, 1, (2, 1, 0, 1), 2), ((6, 13), 5, 1, (1, 2, 3, 0), 1),
     ((28, 28), 5, 2, (2, 2, 2, 2), 1), ((7, 7), 3, 2, (1, 1, 1, 1), 1), ((14, 14), 5, 2, (2, 2, 2, 2), 1),
     ((9, 11), 3, 2, (1, 0, 2, 1), 2), ((10, 12), 3, (1, 2), (1, 1, 1, 1), 1)])
-@pytest.mark.parametrize("multiplier,after", [(1, ""), (2, "relu")])
-def test_depthwise_conv2d_in_wide_rows(hw, k, stride, pad, dilation, multiplier, after, rng):
+@pytest.mark.parametrize("cg,multiplier,after", [(1, 1, ""), (1, 2, "relu"), (4, 1, "relu")])
+def test_depthwise_conv2d_in_wide_rows(hw, k, stride, pad, dilation, cg, multiplier, after, rng):
     """Small maps of known size, compiled for an AVX2 CPU (8 lanes, no masks): each
     channel's rows as one run of pixels past the rows' ends over the padded input, or
     over its phase planes for a stride of 2 (`lowering/kernels/wide_rows.py`), then copied
-    out, at batch 1 and 3; a channel multiplier of 2, the kernel's output or read by the
-    op after it."""
+    out, at batch 1 and 3; depthwise with a channel multiplier of 1 or 2, or groups of 4
+    channels; the kernel's output or read by the op after it."""
     from nimble import compile, parse
     from nimble.compile import run_stages
     from nimble.dialects import kernel_analysis, loop
     from nimble.dialects.target import set_target
     from nimble.runtime import cpu_target
 
-    c, o = 6, 6 * multiplier
+    c = 6 if cg == 1 else 8
+    groups, o = c // cg, c * multiplier
     s0, s1 = stride if isinstance(stride, tuple) else (stride, stride)
     oh, ow = ((hw[i] + pad[i] + pad[i + 2] - dilation * (k - 1) - 1) // s + 1 for i, s in ((0, s0), (1, s1)))
     shape = f"{c}x{hw[0]}x{hw[1]}"
     result = "%y" if not after else "%z"
     then = f"  %z = graph.{after} %y : tensor<?x{o}x{oh}x{ow}xf32> -> tensor<?x{o}x{oh}x{ow}xf32>\n" if after else ""
-    text = f"""func.func @main(%x: tensor<?x{shape}xf32>, %w: tensor<{o}x1x{k}x{k}xf32>, %b: tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32> {{
-  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {s0}, {s1}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {c} : i64}} : (tensor<?x{shape}xf32>, tensor<{o}x1x{k}x{k}xf32>, tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32>
+    text = f"""func.func @main(%x: tensor<?x{shape}xf32>, %w: tensor<{o}x{cg}x{k}x{k}xf32>, %b: tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32> {{
+  %y = graph.conv2d %x, %w, %b {{strides = array<i64: {s0}, {s1}>, padding = array<i64: {", ".join(map(str, pad))}>, dilations = array<i64: {dilation}, {dilation}>, groups = {groups} : i64}} : (tensor<?x{shape}xf32>, tensor<{o}x{cg}x{k}x{k}xf32>, tensor<{o}xf32>) -> tensor<?x{o}x{oh}x{ow}xf32>
 {then}  func.return {result} : tensor<?x{o}x{oh}x{ow}xf32>
 }}"""
     module = parse(text)
@@ -363,15 +364,15 @@ def test_depthwise_conv2d_in_wide_rows(hw, k, stride, pad, dilation, multiplier,
     wq = -(-(hw[1] + pad[1] + pad[3]) // s1)
     assert f"memref<{(oh - 1) * wq + ow}xf32>" in str(module), "the wide rows' buffer"
     # Its work per element counts the taps' multiply-adds (unrolled), for the launch's split.
-    assert [kernel_analysis.kernel_work(kernel) for kernel in loop.kernels_of(module)] == [k * k]
+    assert [kernel_analysis.kernel_work(kernel) for kernel in loop.kernels_of(module)] == [cg * k * k]
     if cpu_target.named("haswell").missing_on(cpu_target.host()):
         pytest.skip("this host cannot run AVX2 code")
     exe = compile(text, cpu="haswell")
-    w = rng.standard_normal((o, 1, k, k)).astype(np.float32)
+    w = rng.standard_normal((o, cg, k, k)).astype(np.float32)
     b = rng.standard_normal(o).astype(np.float32)
     for n in (1, 3):
         x = rng.standard_normal((n, c, *hw)).astype(np.float32)
-        expected = conv2d_naive(x, w, b, (s0, s1), pad, dilation, c)
+        expected = conv2d_naive(x, w, b, (s0, s1), pad, dilation, groups)
         expected = np.maximum(expected, 0) if after else expected
         np.testing.assert_allclose(exe.run(x, w, b)[0], expected, rtol=1e-4, atol=1e-4)
 

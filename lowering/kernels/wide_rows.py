@@ -1,8 +1,9 @@
-"""Depthwise convs in *wide rows*, and the padded copies of a conv's input they read.
+"""Depthwise and narrow grouped convs in *wide rows*, and the padded copies of a conv's
+input they read.
 
-A depthwise conv on a small map (7 x 7, 14 x 14) computed row by row runs each row of
-7 or 14 pixels as one 8-lane vector step and 7 or 6 scalar ones per tap where vectors
-have no masks (AVX2). In wide rows each channel's output rows are one run of
+A depthwise or narrow grouped conv on a small map (7 x 7, 14 x 14) computed row by row
+runs each row of 7 or 14 pixels as one 8-lane vector step and 7 or 6 scalar ones per
+tap where vectors have no masks (AVX2). In wide rows each channel's output rows are one run of
 `(oh - 1) * wq + ow` pixels over a padded plane `wq` wide: the pixels past each row's
 end (`wq - ow` of them) are computed too and dropped when the rows are copied out, and
 every tap is a load along the run at a fixed offset (`_offset`). A stride of 2
@@ -116,16 +117,16 @@ def phases(kb: KernelBuilder, op: graph.Conv2dOp) -> SSAValue:
 
 
 def pays(kb: KernelBuilder, op: graph.Conv2dOp, copied: bool) -> bool:
-    """Whether a depthwise conv on a map of known size takes fewer steps in wide rows than
-    row by row on the module's CPU, counting as one step a tap's vector step along a row
-    (or scalar one, or one masked one), a pixel's copy out of the wide rows, and unless the
-    other form copies the input too (`copied`) or there is nothing to copy (stride 1, no
-    padding), an element of the padded copy or the phase planes."""
+    """Whether a depthwise or narrow grouped conv on a map of known size takes fewer steps
+    in wide rows than row by row on the module's CPU, counting as one step a tap's vector
+    step along a row (or scalar one, or one masked one), a pixel's copy out of the wide
+    rows, and unless the other form copies the input too (`copied`) or there is nothing to
+    copy (stride 1, no padding), an element of the padded copy or the phase planes."""
     _n, _c, h_, w_ = kb.dims(op.input)
     _o, cg, kh_, kw_ = kb.dims(op.weight)
     _n, _o, oh_, ow_ = kb.dims(op.result)
     (s0, s1), pads, _d = op.window()
-    if kb.device or cg != 1 or not all(isinstance(d, int) for d in (h_, w_, oh_, ow_)):
+    if kb.device or not all(isinstance(d, int) for d in (h_, w_, oh_, ow_)):
         return False
     cpu = target_of(op)
     lanes, masks = cpu.lanes(32), cpu.masks
@@ -136,19 +137,21 @@ def pays(kb: KernelBuilder, op: graph.Conv2dOp, copied: bool) -> bool:
     hq, wq = _plane_size(op, h_, w_)
     copies = (s0, s1) != (1, 1) or any(pads)
     copy = hq * wq * s0 * s1 if copies and not copied else 0
-    wide = steps((oh_ - 1) * wq + ow_) * kh_ * kw_ + oh_ * ow_ + copy
-    return wide < oh_ * steps(ow_) * kh_ * kw_
+    taps = cg * kh_ * kw_
+    wide = steps((oh_ - 1) * wq + ow_) * taps + oh_ * ow_ + copy
+    return wide < oh_ * steps(ow_) * taps
 
 
 def conv(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None) -> SSAValue:
-    """The staged result `out[n, o, oh, ow]` of a depthwise conv in wide rows (a new
-    buffer, or `out`: the kernel's output buffer): per channel, each pixel `p` of the run
-    takes tap (kh, kw) from the plane of its phase at `p + _offset(...)`, into a
+    """The staged result `out[n, o, oh, ow]` of a depthwise or narrow grouped conv in wide
+    rows (a new buffer, or `out`: the kernel's output buffer): per output channel, each
+    pixel `p` of the run takes tap (ci, kh, kw) from the plane of its phase of input
+    channel ci of its group at `p + _offset(...)`, into a
     buffer of the channel's own whose rows are then copied out."""
     (s0, s1), pads, _d = op.window()
     n_, o_, oh_, ow_ = kb.dims(op.result)
     _n, c_, h_, w_ = kb.dims(op.input)
-    _o, _cg, kh_, kw_ = kb.dims(op.weight)
+    _o, cg, kh_, kw_ = kb.dims(op.weight)
     hq, wq = _plane_size(op, h_, w_)
     if (s0, s1) != (1, 1):
         source = kb.staged(("phases", op), lambda: phases(kb, op))
@@ -160,18 +163,18 @@ def conv(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None) -> SSAValu
     run = (oh_ - 1) * wq + ow_
     if out is None:
         out = dram_buffer(kb, [n_, o_, oh_, ow_], t)
-    taps = [(kh, kw) for kh in range(kh_) for kw in range(kw_)]
+    taps = [(ci, kh, kw) for ci in range(cg) for kh in range(kh_) for kw in range(kw_)]
 
     def channel(n: SSAValue, o: SSAValue) -> None:
-        c = kb.ibinary("div", o, per_group)
-        weights = [kb.at(op.weight, [o, 0, kh, kw]) for kh, kw in taps]
+        first = kb.imul(kb.ibinary("div", o, per_group), cg)  # (the group's first input channel)
+        weights = [kb.at(op.weight, [o, ci, kh, kw]) for ci, kh, kw in taps]
         bias = kb.at(op.bias, [o]) if op.bias is not None else const(kb.emit, 0.0, t)
         wide = dram_buffer(kb, [run], t)
 
         def pixel(p: SSAValue) -> None:
             acc = bias
-            for (kh, kw), w in zip(taps, weights):
-                tap = kb.load_buffer(flat, [n, c, kb.iadd(p, _offset(op, kh, kw, hq, wq))])
+            for (ci, kh, kw), w in zip(taps, weights):
+                tap = kb.load_buffer(flat, [n, kb.iadd(first, ci), kb.iadd(p, _offset(op, kh, kw, hq, wq))])
                 acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
             kb.store_buffer(acc, wide, [p])
 
