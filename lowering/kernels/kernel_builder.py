@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -42,6 +41,7 @@ from nimble.lowering.kernels.kernel_parts import (
     NoLoopLowering,
     Panel,
     Pixels,
+    collapse_view,
     memref_of,
 )
 from nimble.lowering.kernels.scalar import SCALAR, NoScalarRule, const
@@ -509,19 +509,9 @@ class KernelBuilder:
 
     def collapsed(self, value: SSAValue, groups: list[list[int]]) -> SSAValue:
         """An input buffer viewed with groups of dims merged (no copy: row-major)."""
-        from xdsl.dialects.builtin import ArrayAttr, i64
-
         key = ("collapse", value, tuple(map(tuple, groups)))
         if key not in self._staged:
-            shape = value.type.get_shape()
-            new_shape = []
-            for g in groups:
-                dims = [shape[a] for a in g]
-                new_shape.append(DYNAMIC_INDEX if any(d < 0 for d in dims) else int(np.prod(dims)))
-            t = MemRefType(value.type.get_element_type(), new_shape)
-            reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
-            op = memref.CollapseShapeOp.create(operands=[self.buffers[value]], result_types=[t],
-                                               properties={"reassociation": reassociation})
+            op = collapse_view(self.buffers[value], groups)
             self.entry.insert(op)
             self._staged[key] = op.results[0]
         return self._staged[key]
@@ -559,15 +549,7 @@ class KernelBuilder:
         rank = len(idx)
         key = ("pixels", buf)
         if key not in self._staged:
-            from xdsl.dialects.builtin import ArrayAttr, i64
-
-            shape = buf.type.get_shape()
-            last = DYNAMIC_INDEX if shape[-1] < 0 or shape[-2] < 0 else shape[-1] * shape[-2]
-            t = MemRefType(buf.type.get_element_type(), [*shape[:-2], last])
-            groups = [[a] for a in range(rank - 2)] + [[rank - 2, rank - 1]]
-            reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
-            op = memref.CollapseShapeOp.create(operands=[buf], result_types=[t],
-                                               properties={"reassociation": reassociation})
+            op = collapse_view(buf, [[a] for a in range(rank - 2)] + [[rank - 2, rank - 1]])
             owner = buf.owner
             if isinstance(owner, Operation):  # a staged buffer: right after its allocation
                 owner.parent_block().insert_op_after(op, owner)

@@ -10,7 +10,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    TensorType,
+    i64,
+)
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith
@@ -153,3 +162,17 @@ def clamped_index(kb: KernelBuilder, element: SSAValue, n: Dim) -> Dim:
     (the host checks the range before running when it can)."""
     return kb.ibinary("min", kb.ibinary("max", wrapped_index(kb, element, n), 0), kb.ibinary("sub", n, 1))
 
+
+def collapse_view(buffer: SSAValue, groups: Sequence[Sequence[int]]) -> memref.CollapseShapeOp:
+    """`buffer` viewed with each group of its dims merged into one (no copy: row-major;
+    the caller places the op)."""
+    shape = buffer.type.get_shape()
+    merged = []
+    for g in groups:
+        size = 1
+        for a in g:
+            size *= shape[a]
+        merged.append(DYNAMIC_INDEX if any(shape[a] < 0 for a in g) else size)
+    reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
+    t = MemRefType(buffer.type.get_element_type(), merged)
+    return memref.CollapseShapeOp.create(operands=[buffer], result_types=[t], properties={"reassociation": reassociation})

@@ -18,12 +18,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, i64
 from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph
 from nimble.dialects.target import target_of
-from nimble.lowering.kernels.kernel_parts import Dim
+from nimble.lowering.kernels.kernel_parts import Dim, collapse_view
 from nimble.lowering.kernels.scalar import const
 from nimble.lowering.kernels.window_rules import dram_buffer
 
@@ -197,15 +196,7 @@ def _offset(op: graph.Conv2dOp, kh: int, kw: int, hq: int, wq: int) -> int:
 
 
 def _flat(kb: KernelBuilder, buffer: SSAValue, dims: list[Dim]) -> SSAValue:
-    """`buffer` (n, c, ...) viewed as (n, c, the rest in one dim) (no copy: row-major)."""
-    shape = buffer.type.get_shape()
-    rest = 1
-    for d in shape[2:]:
-        rest *= d
-    t = MemRefType(buffer.type.get_element_type(), [shape[0], shape[1], rest])
-    groups = ([0], [1], list(range(2, len(shape))))
-    reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
-    view = kb.emit(memref.CollapseShapeOp.create(operands=[buffer], result_types=[t],
-                                                 properties={"reassociation": reassociation}))
+    """`buffer` (n, c, ...) viewed as (n, c, the rest in one dim), here."""
+    view = kb.emit(collapse_view(buffer, [[0], [1], list(range(2, len(buffer.type.get_shape())))]))
     kb.buffer_dims[view] = dims
     return view
