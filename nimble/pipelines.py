@@ -5,7 +5,7 @@ without importing a pass)."""
 from __future__ import annotations
 
 STAGES: dict[str, list[str]] = {
-    "graph": ["infer-shapes", "widen-halves", "canonicalize", "cse", "matmul-to-dense", "fuse-ops"],
+    "graph": ["infer-shapes", "widen-halves", "canonicalize", "cse", "matmul-to-dense", "flatten-dense-rows", "fuse-ops"],
     "recurrences": ["lower-rnn-to-kernels"],
     "layout": ["pad-weight-rows"],
     "place": ["place-devices"],

@@ -56,6 +56,7 @@ _BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-rnn-to-kernels": _lazy("lowering.rnn_to_kernels", "LowerRnnToKernelsPass"),
     "lower-to-vm": _lazy("lowering.vm.to_vm", "LowerToVmPass"),
     "manifest-alloc": _lazy("passes.manifest_alloc", "ManifestAllocPass"),
+    "flatten-dense-rows": _lazy("passes.flatten_dense_rows", "FlattenDenseRowsPass"),
     "matmul-to-dense": _lazy("passes.matmul_to_dense", "MatmulToDensePass"),
     "pad-weight-rows": _lazy("passes.pad_weight_rows", "PadWeightRowsPass"),
     "place-devices": _lazy("passes.place_devices", "PlaceDevicesPass"),
