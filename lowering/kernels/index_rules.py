@@ -29,7 +29,7 @@ from nimble.lowering.kernels.indexed_rules import INDEXED_RULES
 from nimble.lowering.kernels.kernel_parts import Dim, NoLoopLowering, broadcast_axes, clamped_index
 from nimble.lowering.kernels.roi_align_rules import roi_align
 from nimble.lowering.kernels.scalar import const, is_float
-from nimble.lowering.kernels.window_rules import max_pool_into, pool
+from nimble.lowering.kernels.window_rules import pool, pool_into
 
 if TYPE_CHECKING:
     from nimble.lowering.kernels.kernel_builder import KernelBuilder
@@ -520,7 +520,8 @@ INDEX_RULES: dict[type[Operation], Rule] = {
 
 
 INTO_OUTPUT: dict[type[Operation], Callable[[KernelBuilder, Operation, SSAValue], bool]] = {
-    graph.MaxPool2dOp: max_pool_into,
+    graph.MaxPool2dOp: pool_into,
+    graph.AvgPool2dOp: pool_into,
     graph.Conv2dOp: conv2d_into,
     graph.SoftmaxOp: _softmax_into,
     graph.ConcatOp: _concat_into,
