@@ -90,8 +90,7 @@ class _FlattenDense(RewritePattern):
             flat = graph.ReshapeOp.create_inferred([op.input], {"shape": i64_array([-1, shape[-1]])})
             rewriter.insert(flat, InsertPoint.before(op))
             rows = flat.result
-        dense = graph.DenseOp.create_inferred([rows, op.weight, list(op.bias)] if op.bias is not None
-                                              else [rows, op.weight, []])
+        dense = graph.DenseOp.create_inferred([rows, op.weight, [] if op.bias is None else [op.bias]])
         rewriter.insert(dense, InsertPoint.before(op))
         self.roots[dense.result] = dense.result
         rewriter.replace(op, _reshape_back(dense.result, op.input, op.result.type))

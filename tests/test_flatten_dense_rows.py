@@ -20,8 +20,8 @@ MLP = """func.func @main(%x: tensor<?x3x5x24xf32>, %w1: tensor<40x24xf32>, %b1: 
   func.return %z : tensor<?x3x5x24xf32>
 }"""
 
-TWO_DIMS = """func.func @main(%x: tensor<?x?x17xf32>, %w: tensor<9x17xf32>, %c: tensor<?x1x9xf32>) -> tensor<?x?x9xf32> {
-  %h = graph.dense %x, %w : (tensor<?x?x17xf32>, tensor<9x17xf32>) -> tensor<?x?x9xf32>
+TWO_DIMS = """func.func @main(%x: tensor<?x?x17xf32>, %w: tensor<9x17xf32>, %b: tensor<9xf32>, %c: tensor<?x1x9xf32>) -> tensor<?x?x9xf32> {
+  %h = graph.dense %x, %w, %b : (tensor<?x?x17xf32>, tensor<9x17xf32>, tensor<9xf32>) -> tensor<?x?x9xf32>
   %r = graph.relu %h : tensor<?x?x9xf32> -> tensor<?x?x9xf32>
   %y = graph.add %r, %c : (tensor<?x?x9xf32>, tensor<?x1x9xf32>) -> tensor<?x?x9xf32>
   func.return %y : tensor<?x?x9xf32>
@@ -56,10 +56,10 @@ def test_mlp_over_pixels(n, rng):
 
 
 @pytest.mark.parametrize("n, s", [(1, 1), (2, 3), (3, 17)])
-def test_two_dynamic_leading_dims(n, s, rng):
+def test_two_dynamic_leading_dims_and_a_bias(n, s, rng):
     f = np.float32
     _check(TWO_DIMS, [rng.standard_normal((n, s, 17)).astype(f), rng.standard_normal((9, 17)).astype(f),
-                      rng.standard_normal((n, 1, 9)).astype(f)])
+                      rng.standard_normal(9).astype(f), rng.standard_normal((n, 1, 9)).astype(f)])
 
 
 @pytest.mark.parametrize("n", [1, 4])
