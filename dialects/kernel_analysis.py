@@ -54,15 +54,15 @@ def reduction_work(kernel: Operation) -> int:
 
 
 def _unrolled(block: Block) -> int:
-    """The steps of the longest chain of multiply-adds in `block`, each adding a product to
-    the one before (an unrolled reduction), if over one."""
-    depth: dict[SSAValue, int] = {}
+    """The products added up by the largest sum of multiply-adds in `block` (an unrolled
+    reduction, in one chain or in several summed at the end: `sum_of_products`), if over
+    one."""
+    count: dict[SSAValue, int] = {}
     for op in block.ops:
         if isinstance(op, arith.AddfOp):
-            step = int(any(isinstance(v.owner, arith.MulfOp) for v in (op.lhs, op.rhs)))
-            depth[op.result] = step + max(depth.get(op.lhs, 0), depth.get(op.rhs, 0))
-    longest = max(depth.values(), default=0)
-    return longest if longest > 1 else 0
+            count[op.result] = sum(1 if isinstance(v.owner, arith.MulfOp) else count.get(v, 0) for v in (op.lhs, op.rhs))
+    largest = max(count.values(), default=0)
+    return largest if largest > 1 else 0
 
 
 def kernel_work(kernel: Operation) -> int:

@@ -15,7 +15,7 @@ from xdsl.ir import SSAValue
 
 from nimble.dialects import arith, graph
 from nimble.lowering.kernels import wide_rows, window_rules, winograd
-from nimble.lowering.kernels.kernel_parts import Dim
+from nimble.lowering.kernels.kernel_parts import Dim, sum_of_products
 from nimble.lowering.kernels.scalar import const, is_float
 from nimble.lowering.kernels.window_rules import dram_buffer
 
@@ -88,16 +88,16 @@ def _grouped_rows(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None = 
     zero = const(kb.emit, 0.0, t)
 
     def pixel(n: SSAValue, o: SSAValue, first: Dim, weights: list[SSAValue], oh: Dim, ow: Dim, edge: bool) -> None:
-        acc = kb.at(op.bias, [o]) if op.bias is not None else zero
-        for (ci, kh, kw), w in zip(taps, weights):
+        def tap(ci: int, kh: int, kw: int) -> SSAValue:
             if edge:  # (a window overhanging the padding: clamped, zero outside)
                 (ih, iw), inside = window_rules.window_source(kb, op, [oh, ow], [kh, kw], [h_, w_])
-                tap = kb.load_buffer(x, [n, kb.iadd(first, ci), ih, iw])
-                tap = kb.emit(arith.SelectOp(inside, tap, zero)) if inside is not None else tap
-            else:
-                tap = kb.load_buffer(x, [n, kb.iadd(first, ci), kb.iadd(kb.imul(oh, s0), kh * d0 - top),
-                                         kb.iadd(kb.imul(ow, s1), kw * d1 - left)])
-            acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
+                x_ = kb.load_buffer(x, [n, kb.iadd(first, ci), ih, iw])
+                return kb.emit(arith.SelectOp(inside, x_, zero)) if inside is not None else x_
+            return kb.load_buffer(x, [n, kb.iadd(first, ci), kb.iadd(kb.imul(oh, s0), kh * d0 - top),
+                                      kb.iadd(kb.imul(ow, s1), kw * d1 - left)])
+
+        acc = sum_of_products(kb, kb.at(op.bias, [o]) if op.bias is not None else zero,
+                              [(tap(*cell), w) for cell, w in zip(taps, weights)])
         kb.emit(memref.StoreOp.get(acc, out, [kb.index(i) for i in (n, o, oh, ow)]))
 
     def span(a: Dim, b: Dim, body: Callable[[Dim], None]) -> None:
@@ -142,11 +142,9 @@ def _grouped_rows_padded(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | 
     taps = [(ci, kh, kw) for ci in range(cg) for kh in range(kh_) for kw in range(kw_)]
 
     def pixel(n: SSAValue, o: SSAValue, first: Dim, weights: list[SSAValue], oh: Dim, ow: Dim) -> None:
-        acc = kb.at(op.bias, [o]) if op.bias is not None else const(kb.emit, 0.0, t)
-        for (ci, kh, kw), w in zip(taps, weights):
-            tap = kb.load_buffer(x, [n, kb.iadd(first, ci), kb.iadd(kb.imul(oh, s0), kh * d0),
-                                     kb.iadd(kb.imul(ow, s1), kw * d1)])
-            acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
+        acc = sum_of_products(kb, kb.at(op.bias, [o]) if op.bias is not None else const(kb.emit, 0.0, t), [
+            (kb.load_buffer(x, [n, kb.iadd(first, ci), kb.iadd(kb.imul(oh, s0), kh * d0),
+                                kb.iadd(kb.imul(ow, s1), kw * d1)]), w) for (ci, kh, kw), w in zip(taps, weights)])
         kb.emit(memref.StoreOp.get(acc, out, [kb.index(i) for i in (n, o, oh, ow)]))
 
     def channel(n: SSAValue, o: SSAValue) -> None:

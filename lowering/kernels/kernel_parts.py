@@ -176,3 +176,31 @@ def collapse_view(buffer: SSAValue, groups: Sequence[Sequence[int]]) -> memref.C
     reassociation = ArrayAttr([ArrayAttr([IntegerAttr(a, i64) for a in g]) for g in groups])
     t = MemRefType(buffer.type.get_element_type(), merged)
     return memref.CollapseShapeOp.create(operands=[buffer], result_types=[t], properties={"reassociation": reassociation})
+
+
+PRODUCT_CHAINS = (16, 4)
+"""An unrolled sum of products is added up in one chain per 16 products, at most 4
+chains (`sum_of_products`)."""
+
+
+def sum_of_products(kb: KernelBuilder, first: SSAValue, products: Sequence[tuple[SSAValue, SSAValue]]) -> SSAValue:
+    """`first + a0 * b0 + a1 * b1 + ...`, long sums in chains taken in turn and summed at
+    the end (`PRODUCT_CHAINS`). In one chain each addition waits for the one before (a
+    multiply-add takes 4 cycles where 2 can start each cycle), and a long one fills the
+    CPU's window of instructions, so that the next pixels' chains cannot overlap it: a
+    3 x 3 conv over groups of 8 channels, 72 taps a pixel vector, ran at ~8 GMAC/s a core.
+    A short one (a depthwise conv's 9 or 25 taps) overlaps the next pixels' and keeps
+    its multiply-adds fused."""
+    per, most = PRODUCT_CHAINS
+    count = max(1, min(most, -(-len(products) // per)))
+    chains: list[SSAValue] = [first]
+    for i, (a, b) in enumerate(products):
+        product = kb.emit(arith.MulfOp(a, b))
+        if i < count - 1:
+            chains.append(product)
+        else:
+            j = (i + 1) % count
+            chains[j] = kb.emit(arith.AddfOp(chains[j], product))
+    while len(chains) > 1:
+        chains = [kb.emit(arith.AddfOp(a, b)) for a, b in zip(chains[::2], chains[1::2])] + chains[len(chains) & ~1:]
+    return chains[0]

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from xdsl.dialects import memref
 from xdsl.ir import SSAValue
 
-from nimble.dialects import arith, graph
+from nimble.dialects import graph
 from nimble.dialects.target import target_of
-from nimble.lowering.kernels.kernel_parts import Dim, collapse_view
+from nimble.lowering.kernels.kernel_parts import Dim, collapse_view, sum_of_products
 from nimble.lowering.kernels.scalar import const
 from nimble.lowering.kernels.window_rules import dram_buffer
 
@@ -171,11 +171,9 @@ def conv(kb: KernelBuilder, op: graph.Conv2dOp, out: SSAValue | None) -> SSAValu
         wide = dram_buffer(kb, [run], t)
 
         def pixel(p: SSAValue) -> None:
-            acc = bias
-            for (ci, kh, kw), w in zip(taps, weights):
-                tap = kb.load_buffer(flat, [n, kb.iadd(first, ci), kb.iadd(p, _offset(op, kh, kw, hq, wq))])
-                acc = kb.emit(arith.AddfOp(acc, kb.emit(arith.MulfOp(tap, w))))
-            kb.store_buffer(acc, wide, [p])
+            kb.store_buffer(sum_of_products(kb, bias, [
+                (kb.load_buffer(flat, [n, kb.iadd(first, ci), kb.iadd(p, _offset(op, kh, kw, hq, wq))]), w)
+                for (ci, kh, kw), w in zip(taps, weights)]), wide, [p])
 
         kb.foreach(run, pixel)
         kb.foreach(oh_, lambda oh: kb.foreach(ow_, lambda ow: kb.emit(memref.StoreOp.get(
