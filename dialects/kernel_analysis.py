@@ -54,15 +54,20 @@ def reduction_work(kernel: Operation) -> int:
 
 
 def _unrolled(block: Block) -> int:
-    """The products added up by the largest sum of multiply-adds in `block` (an unrolled
-    reduction, in one chain or in several summed at the end: `sum_of_products`), if over
-    one."""
+    """The products added up by the largest sum of multiply-adds in `block` that has a
+    chain of them (an unrolled reduction, in one chain or in several summed at the end:
+    `sum_of_products`; not `a * b + c * d`)."""
+    depth: dict[SSAValue, int] = {}
     count: dict[SSAValue, int] = {}
+    largest = 0
     for op in block.ops:
         if isinstance(op, arith.AddfOp):
+            step = int(any(isinstance(v.owner, arith.MulfOp) for v in (op.lhs, op.rhs)))
+            depth[op.result] = step + max(depth.get(op.lhs, 0), depth.get(op.rhs, 0))
             count[op.result] = sum(1 if isinstance(v.owner, arith.MulfOp) else count.get(v, 0) for v in (op.lhs, op.rhs))
-    largest = max(count.values(), default=0)
-    return largest if largest > 1 else 0
+            if depth[op.result] > 1:
+                largest = max(largest, count[op.result])
+    return largest
 
 
 def kernel_work(kernel: Operation) -> int:
